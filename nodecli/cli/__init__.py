@@ -1,0 +1,1 @@
+"""The click command tree. Commands parse, call the domain, render: nothing else."""

@@ -1,0 +1,87 @@
+"""Process entry point: runs the command tree and maps every failure to an exit code.
+
+This is the ONE place where exceptions become messages and exit codes
+(``nodecli.errors.ExitCode``). Nothing below it calls ``sys.exit``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+import click
+
+from nodecli.errors import ExitCode, NodecliError
+
+
+def _terminal():  # noqa: ANN202 - tiny helper, avoids importing app at module level
+    from nodecli.cli.app import Terminal
+
+    return Terminal(no_color="--no-color" in sys.argv)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so interpreter shutdown stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run nodecli and return the exit code (no ``sys.exit``; used by tests and main)."""
+    from nodecli.cli.root import cli
+
+    try:
+        rv = cli.main(args=list(argv) if argv is not None else None, prog_name="nodecli",
+                      standalone_mode=False)
+        return int(rv) if isinstance(rv, int) else 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        sys.stderr.write("\nnodecli: interrupted\n")
+        return ExitCode.INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except NodecliError as exc:
+        _terminal().error(exc.message, exc.hint)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("\nnodecli: interrupted\n")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return ExitCode.BROKEN_PIPE
+    except OSError as exc:
+        # Local I/O trouble (disk full, permission denied on a path the user gave).
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        _terminal().error(f"{exc.strerror or exc}{where and ':' + where}")
+        return ExitCode.ERROR
+    except Exception as exc:
+        if os.environ.get("NODECLI_DEBUG"):
+            raise
+        _terminal().error(
+            f"internal error: {type(exc).__name__}: {exc}",
+            hint="this is a bug in nodecli; NODECLI_DEBUG=1 shows the traceback",
+        )
+        return ExitCode.ERROR
+
+
+def main() -> None:
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    code = run()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        code = ExitCode.BROKEN_PIPE
+    sys.exit(code)

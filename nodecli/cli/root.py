@@ -1,0 +1,135 @@
+"""The root command: global options, the classic administration flags, subcommands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from nodecli import __version__
+from nodecli.cli.app import App, Terminal
+from nodecli.cli.lazy import LazyGroup
+from nodecli.config.paths import resolve_paths
+
+# name -> "module:attribute"; imported only when the subcommand runs.
+SUBCOMMANDS = {
+    "user": ("nodecli.cli.users:user", "Node users: add, list, show, passwd, delete, acl."),
+    "xuser": ("nodecli.cli.xusers:xuser", "Transfer users: restrictions or docroot."),
+    "config": ("nodecli.cli.config_cmd:config", "Config file: path, check, restore, export, import."),
+    "completion": ("nodecli.cli.completion:completion", "Print the shell completion script."),
+    "key": ("nodecli.cli.keys:key", "RSA key pairs for bearer tokens."),
+    "token": ("nodecli.cli.tokens:token", "Create, inspect and verify bearer tokens."),
+    "node": ("nodecli.cli.nodes:node", "Node connection profiles and node info."),
+    "access-key": ("nodecli.cli.nodes:access_key", "Create access keys; set verification keys."),
+    "transfer": ("nodecli.cli.nodes:transfer", "Start transfers on a node."),
+    "emulator": ("nodecli.cli.emulator:emulator", "Run the built-in node emulator."),
+    "events": ("nodecli.cli.events:events", "List, get and tail the node activity log."),
+    "service": ("nodecli.cli.operations:service", "Collaboration service profiles."),
+    "operations": ("nodecli.cli.operations:operations",
+                   "List, watch and resolve long-running operations."),
+    "workspaces": ("nodecli.cli.operations:workspaces", "Create workspaces (202 + operation)."),
+}
+
+CLASSIC_ACTIONS = ("add", "list_users", "modify", "delete", "bearer_create", "backup",
+                   "acl_list", "reload")
+
+HELP = """Administer file-transfer nodes: node users, bearer tokens, events, operations.
+
+\b
+Classic flags (compatible with the node's administration tool):
+  nodecli -au usr1 -x aspera           add node user usr1 on transfer user aspera
+  nodecli -mu usr1 -p pass1.1          change usr1's password (prompted if -p omitted)
+  nodecli -l                           list node users, transfer users and ACLs
+  nodecli -du usr1                     delete node user usr1
+  nodecli -u usr1 --bearer-create --access-key AK --user-id 42   mint a bearer token
+
+\b
+Subcommands:
+  nodecli user add alice --xuser aspera
+  nodecli xuser add aspera --restriction 'file:////data/*'
+  nodecli events tail -f --node prod
+  nodecli operations resolve --workspace 17
+"""
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_subcommands=SUBCOMMANDS,
+    invoke_without_command=True,
+    help=HELP,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option("--home", type=click.Path(file_okay=False), envvar="NODECLI_HOME",
+              show_envvar=True, help="One folder for config.toml, keys/ and state/.")
+@click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv: debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("--no-color", is_flag=True, help="No colour (also: NO_COLOR=1).")
+@click.version_option(__version__, "-A", "--version", prog_name="nodecli",
+                      message="%(prog)s %(version)s")
+# --- classic administration flags ---------------------------------------------------
+@click.option("-a", "--add", is_flag=True, help="Classic: add node user -u with transfer user -x.")
+@click.option("-l", "--list", "list_users", is_flag=True, help="Classic: list node users.")
+@click.option("-m", "--modify", is_flag=True, help="Classic: change -u's password or ACLs.")
+@click.option("-d", "--delete", is_flag=True, help="Classic: delete node user -u.")
+@click.option("-u", "--user", "user", metavar="NAME", help="Classic: node user name.")
+@click.option("-p", "--pwd", "--password", "password", metavar="PASS",
+              help="Classic: password (visible to other users of the machine: "
+                   "prefer the prompt, --password-stdin or NODECLI_PASSWORD).")
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
+@click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.")
+@click.option("--acl-set", metavar="LIST", help="Classic: replace ACLs (comma-separated).")
+@click.option("--acl-add", metavar="LIST", help="Classic: add ACLs.")
+@click.option("--acl-del", metavar="LIST", help="Classic: remove ACLs.")
+@click.option("--acl-list", is_flag=True, help="Classic: show the ACLs of -u (or all).")
+@click.option("-b", "--backup", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Classic: write a backup of all user data to FILE.")
+@click.option("--reload", is_flag=True, help="Classic: validate the config as the node "
+              "service would on reload.")
+@click.option("-o", "--output", "output_format", type=click.Choice(["table", "json", "csv"]),
+              help="Output format for -l / --acl-list.")
+# --- classic bearer-token flags ---------------------------------------------------------
+@click.option("--bearer-create", is_flag=True, help="Classic: create a bearer token.")
+@click.option("--access-key", metavar="AK", help="Token: access key id.")
+@click.option("--user-id", metavar="UID", help="Token: user id granted permissions.")
+@click.option("--group-ids", metavar="G1,G2", help="Token: group ids (comma-separated).")
+@click.option("--expires-at", metavar="TIME",
+              help="Token: expiry, ISO 8601 UTC or +2h/+30m/+7d (default +1h).")
+@click.option("--key-file-dir", metavar="DIR", help="Token: folder of the key pair.")
+@click.option("--key-file-path", metavar="PATH", help="Token: private key file.")
+@click.option("--scope-role", type=click.Choice(["admin", "user"]), help="Token: role "
+              "(default admin).")
+@click.option("--token-key-length", type=int, metavar="BITS",
+              help="Token: RSA key length for a new key (default 4096).")
+@click.option("-y", "--yes", is_flag=True, help="Answer yes to confirmations (create key...).")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_color: bool,
+        **classic: Any) -> None:
+    term = Terminal(verbosity=-1 if quiet else verbose, no_color=no_color)
+    app = App(paths=resolve_paths(home), term=term)
+    ctx.obj = app
+    actions = [name for name in CLASSIC_ACTIONS if classic.get(name)]
+    used = [name for name, value in classic.items() if value not in (None, False)]
+    if ctx.invoked_subcommand is not None:
+        if used:
+            flags = ", ".join("--" + u.replace("_", "-") for u in used)
+            raise click.UsageError(f"classic flags ({flags}) cannot be combined with the "
+                                   f"'{ctx.invoked_subcommand}' subcommand")
+        return
+    if not used:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    if (classic.get("acl_set") or classic.get("acl_add") or classic.get("acl_del")) and not (
+        classic.get("add") or classic.get("modify")
+    ):
+        raise click.UsageError("--acl-set/--acl-add/--acl-del go with -a (add) or -m (modify)")
+    if len(actions) > 1 and not (set(actions) <= {"add", "acl_list"} or
+                                 set(actions) <= {"modify", "acl_list"}):
+        flags = ", ".join("--" + a.replace("_", "-").replace("list-users", "list")
+                          for a in actions)
+        raise click.UsageError(f"choose one action, not {flags}")
+    if not actions:
+        raise click.UsageError("no action given: use -a, -l, -m, -d, --bearer-create, -b "
+                               "or --acl-list (see -h)")
+    from nodecli.cli.classic import run_classic
+
+    run_classic(app, actions, classic)

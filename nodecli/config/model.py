@@ -1,0 +1,325 @@
+"""Typed model of ``config.toml`` and its validation.
+
+Loading turns the parsed TOML into dataclasses and reports the first problem with
+its place, e.g. ``users -> alice -> transfer_user: unknown transfer user 'xfer9'``.
+Saving turns them back into plain TOML tables (``to_dict``), so a save/load round
+trip is the identity.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from nodecli.passwords import is_valid_hash
+
+CONFIG_VERSION = 1
+
+#: ACL values a node user can carry (field-notes: admin, impersonation, internal).
+KNOWN_ACLS = ("admin", "impersonation", "internal")
+
+# Names of users, transfer users and profiles: printable, no separators that would
+# break the classic table, TOML keys or file names; never starting with "-" so a
+# name can not be mistaken for a flag.
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}$")
+
+
+class ModelError(ValueError):
+    """A validation failure at ``where`` (a list of keys leading to the bad value)."""
+
+    def __init__(self, where: list[str], message: str) -> None:
+        self.where = where
+        self.message = message
+        super().__init__(self.text)
+
+    @property
+    def text(self) -> str:
+        return (" -> ".join(self.where) + ": " if self.where else "") + self.message
+
+
+def check_name(name: object, kind: str = "name") -> str:
+    """Return ``name`` if it is an acceptable user/profile name, else raise ValueError."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{kind} must be a non-empty string")
+    if not _NAME_RE.match(name):
+        shown = name.encode("unicode_escape").decode("ascii")[:60]
+        raise ValueError(
+            f"invalid {kind} {shown!r}: use 1-128 letters, digits and . _ @ + - "
+            "(not starting with . + - @)"
+        )
+    return name
+
+
+@dataclass
+class TransferUser:
+    """A system user on the node: EITHER restrictions OR a docroot (or neither yet)."""
+
+    name: str
+    restrictions: list[str] = field(default_factory=list)
+    docroot: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.restrictions) or self.docroot is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if self.restrictions:
+            d["restrictions"] = list(self.restrictions)
+        if self.docroot is not None:
+            d["docroot"] = self.docroot
+        return d
+
+
+@dataclass
+class NodeUser:
+    """A Node API user tied to a transfer user; the password is a PHC hash string."""
+
+    name: str
+    transfer_user: str
+    password_hash: str | None = None
+    acls: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"transfer_user": self.transfer_user}
+        if self.password_hash is not None:
+            d["password"] = self.password_hash
+        if self.acls:
+            d["acls"] = list(self.acls)
+        return d
+
+
+@dataclass
+class NodeProfile:
+    """How to reach a node. Secrets are NOT stored here (see nodecli.secrets)."""
+
+    name: str
+    url: str
+    user: str | None = None
+    access_key: str | None = None
+    bearer_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    access_key_header: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"url": self.url}
+        for key in ("user", "access_key", "bearer_file", "cacert", "access_key_header"):
+            value = getattr(self, key)
+            if value is not None:
+                d[key] = value
+        if self.insecure:
+            d["insecure"] = True
+        return d
+
+
+@dataclass
+class ServiceProfile:
+    """How to reach a collaboration service (OAuth bearer token kept as a secret)."""
+
+    name: str
+    url: str
+    token_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"url": self.url}
+        if self.token_file is not None:
+            d["token_file"] = self.token_file
+        if self.cacert is not None:
+            d["cacert"] = self.cacert
+        if self.insecure:
+            d["insecure"] = True
+        return d
+
+
+@dataclass
+class Config:
+    version: int = CONFIG_VERSION
+    transfer_users: dict[str, TransferUser] = field(default_factory=dict)
+    users: dict[str, NodeUser] = field(default_factory=dict)
+    nodes: dict[str, NodeProfile] = field(default_factory=dict)
+    services: dict[str, ServiceProfile] = field(default_factory=dict)
+    default_node: str | None = None
+    default_service: str | None = None
+
+    # -- serialisation -------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"version": self.version}
+        defaults = {}
+        if self.default_node:
+            defaults["node"] = self.default_node
+        if self.default_service:
+            defaults["service"] = self.default_service
+        if defaults:
+            d["defaults"] = defaults
+        for key in ("transfer_users", "users", "nodes", "services"):
+            table = getattr(self, key)
+            if table:
+                d[key] = {name: table[name].to_dict() for name in sorted(table)}
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Config:
+        """Validate parsed TOML; raise :class:`ModelError` naming the bad field."""
+        v = _Reader(data, [])
+        version = v.opt("version", int, CONFIG_VERSION)
+        if version > CONFIG_VERSION or version < 1:
+            raise ModelError(
+                ["version"],
+                f"unsupported version {version} (this nodecli reads version {CONFIG_VERSION})",
+            )
+        v.only({"version", "defaults", "transfer_users", "users", "nodes", "services"})
+        cfg = cls(version=version)
+
+        for name, r in v.tables("transfer_users"):
+            r.only({"restrictions", "docroot"})
+            restrictions = r.opt_str_list("restrictions")
+            docroot = r.opt("docroot", str, None)
+            if restrictions and docroot is not None:
+                raise ModelError(r.where, "has both restrictions and a docroot; keep one")
+            for i, item in enumerate(restrictions):
+                err = _restriction_problem(item)
+                if err:
+                    raise ModelError([*r.where, "restrictions", str(i)], err)
+            cfg.transfer_users[name] = TransferUser(name, restrictions, docroot)
+
+        for name, r in v.tables("users"):
+            r.only({"transfer_user", "password", "acls"})
+            xuser = r.req("transfer_user", str)
+            if xuser not in cfg.transfer_users:
+                raise ModelError([*r.where, "transfer_user"], f"unknown transfer user {xuser!r}")
+            password = r.opt("password", str, None)
+            if password is not None and not is_valid_hash(password):
+                raise ModelError(
+                    [*r.where, "password"], "is not a password hash (PHC string starting '$')"
+                )
+            acls = r.opt_str_list("acls")
+            for acl in acls:
+                if acl not in KNOWN_ACLS:
+                    raise ModelError(
+                        [*r.where, "acls"],
+                        f"unknown ACL {acl!r} (known: {', '.join(KNOWN_ACLS)})",
+                    )
+            cfg.users[name] = NodeUser(name, xuser, password, acls)
+
+        for name, r in v.tables("nodes"):
+            r.only({"url", "user", "access_key", "bearer_file", "cacert", "insecure",
+                    "access_key_header"})
+            cfg.nodes[name] = NodeProfile(
+                name=name,
+                url=_check_url(r, "url"),
+                user=r.opt("user", str, None),
+                access_key=r.opt("access_key", str, None),
+                bearer_file=r.opt("bearer_file", str, None),
+                cacert=r.opt("cacert", str, None),
+                insecure=r.opt("insecure", bool, False),
+                access_key_header=r.opt("access_key_header", str, None),
+            )
+
+        for name, r in v.tables("services"):
+            r.only({"url", "token_file", "cacert", "insecure"})
+            cfg.services[name] = ServiceProfile(
+                name=name,
+                url=_check_url(r, "url"),
+                token_file=r.opt("token_file", str, None),
+                cacert=r.opt("cacert", str, None),
+                insecure=r.opt("insecure", bool, False),
+            )
+
+        defaults = v.sub("defaults")
+        if defaults is not None:
+            defaults.only({"node", "service"})
+            cfg.default_node = defaults.opt("node", str, None)
+            cfg.default_service = defaults.opt("service", str, None)
+            if cfg.default_node and cfg.default_node not in cfg.nodes:
+                raise ModelError(["defaults", "node"], f"unknown node profile {cfg.default_node!r}")
+            if cfg.default_service and cfg.default_service not in cfg.services:
+                raise ModelError(
+                    ["defaults", "service"], f"unknown service profile {cfg.default_service!r}"
+                )
+        return cfg
+
+
+def _restriction_problem(item: str) -> str | None:
+    """Delegate to the restriction parser; None when ``item`` is acceptable."""
+    from nodecli.restrictions import RestrictionError, parse_restriction
+
+    try:
+        parse_restriction(item)
+    except RestrictionError as exc:
+        return str(exc)
+    return None
+
+
+def _check_url(r: _Reader, key: str) -> str:
+    url = r.req(key, str)
+    if not re.match(r"^https?://[^\s/]+", url):
+        raise ModelError([*r.where, key], f"not an http(s) URL: {url!r}")
+    return url
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list"}
+
+
+class _Reader:
+    """Small typed accessor over one TOML table that knows where it is."""
+
+    def __init__(self, data: dict[str, Any], where: list[str]) -> None:
+        self.data = data
+        self.where = where
+
+    def _fail(self, key: str, message: str) -> ModelError:
+        return ModelError([*self.where, key], message)
+
+    def only(self, allowed: set[str]) -> None:
+        for key in self.data:
+            if key not in allowed:
+                raise self._fail(key, f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+    def opt(self, key: str, typ: type, default: Any) -> Any:
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        # bool is a subclass of int: keep them apart
+        if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+            raise self._fail(key, f"must be {_TYPE_NAMES.get(typ, typ.__name__)}")
+        return value
+
+    def req(self, key: str, typ: type) -> Any:
+        if key not in self.data:
+            raise self._fail(key, "is required")
+        return self.opt(key, typ, None)
+
+    def opt_str_list(self, key: str) -> list[str]:
+        value = self.opt(key, list, [])
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise ModelError([*self.where, key, str(i)], "must be a string")
+        return list(value)
+
+    def sub(self, key: str) -> _Reader | None:
+        if key not in self.data:
+            return None
+        value = self.data[key]
+        if not isinstance(value, dict):
+            raise self._fail(key, "must be a table")
+        return _Reader(value, [*self.where, key])
+
+    def tables(self, key: str) -> list[tuple[str, _Reader]]:
+        section = self.sub(key)
+        if section is None:
+            return []
+        out = []
+        for name, value in section.data.items():
+            try:
+                check_name(name)
+            except ValueError as exc:
+                raise ModelError([*section.where, name], str(exc)) from None
+            if not isinstance(value, dict):
+                raise ModelError([*section.where, name], "must be a table")
+            out.append((name, _Reader(value, [*section.where, name])))
+        return out

@@ -1,0 +1,68 @@
+"""Exit codes and the exception hierarchy that maps onto them.
+
+Every failure the user can cause or meet is raised as a :class:`NodecliError`
+subclass. The CLI entry point (``nodecli.cli.main``) is the one place that turns
+them into a one-line message on stderr and an exit code.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Documented process exit codes (README: "Exit codes")."""
+
+    OK = 0
+    ERROR = 1  # generic failure: conflict, refused operation, stopped operation
+    USAGE = 2  # bad flags or input, missing answer to a prompt without a terminal
+    CONFIG = 3  # config file damaged or invalid; nothing was changed
+    AUTH = 4  # authentication or permission refused; invalid or expired token
+    NOT_FOUND = 5  # the named user, key, event, operation... does not exist
+    REMOTE = 6  # server, network or TLS failure after retries
+    INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
+    BROKEN_PIPE = 141  # stdout closed by the reader (``| head``); exits silently
+
+
+class NodecliError(Exception):
+    """Base of every expected failure. ``hint`` is printed on a second line."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(NodecliError):
+    exit_code = ExitCode.USAGE
+
+
+class ConfigError(NodecliError):
+    exit_code = ExitCode.CONFIG
+
+
+class AuthError(NodecliError):
+    exit_code = ExitCode.AUTH
+
+
+class NotFoundError(NodecliError):
+    exit_code = ExitCode.NOT_FOUND
+
+
+class ConflictError(NodecliError):
+    """The thing to create already exists, or the change contradicts stored state."""
+
+    exit_code = ExitCode.ERROR
+
+
+class RemoteError(NodecliError):
+    exit_code = ExitCode.REMOTE
+
+
+class Interrupted(NodecliError):
+    exit_code = ExitCode.INTERRUPTED

@@ -1,0 +1,109 @@
+"""The config store: atomic, locked, validated, never losing what is stored."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
+from nodecli.errors import ConfigError, NotFoundError
+
+
+@pytest.fixture
+def store(home) -> ConfigStore:
+    return ConfigStore(resolve_paths(home))
+
+
+def _add(store: ConfigStore, name: str) -> None:
+    with store.edit() as cfg:
+        cfg.transfer_users.setdefault("aspera", TransferUser("aspera", ["file:////data/*"]))
+        cfg.users[name] = NodeUser(name, "aspera")
+
+
+def test_absent_file_is_empty_config(store):
+    assert store.load() == Config()
+    assert not store.path.exists()
+
+
+def test_edit_writes_private_files_and_folders_whatever_the_umask(store):
+    old = os.umask(0)
+    try:
+        _add(store, "alice")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.paths.config_dir.stat().st_mode) == 0o700
+    assert store.load().users["alice"].transfer_user == "aspera"
+
+
+def test_previous_version_kept_as_bak_and_restorable(store):
+    _add(store, "alice")
+    _add(store, "bob")
+    assert stat.S_IMODE(store.paths.backup_file.stat().st_mode) == 0o600
+    assert set(ConfigStore(store.paths).load().users) == {"alice", "bob"}
+    restored = store.restore_backup()
+    assert set(restored.users) == {"alice"}
+    assert set(store.load().users) == {"alice"}
+
+
+def test_restore_without_backup_is_not_found(store):
+    with pytest.raises(NotFoundError):
+        store.restore_backup()
+
+
+def test_failed_edit_writes_nothing(store):
+    _add(store, "alice")
+    before = store.path.read_bytes()
+    with pytest.raises(RuntimeError), store.edit() as cfg:
+        cfg.users.clear()
+        raise RuntimeError("boom")
+    assert store.path.read_bytes() == before
+
+
+def test_damaged_file_is_reported_with_line_and_never_overwritten(store):
+    _add(store, "alice")
+    store.path.write_text('version = 1\n[users.alice\ntransfer_user = "x"\n')
+    damaged = store.path.read_bytes()
+    with pytest.raises(ConfigError) as exc:
+        store.load()
+    assert "line 2" in str(exc.value) and str(store.path) in str(exc.value)
+    with pytest.raises(ConfigError), store.edit():
+        pass
+    assert store.path.read_bytes() == damaged
+
+
+@pytest.mark.parametrize(
+    ("toml", "where"),
+    [
+        ('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n',
+         "users -> alice -> transfer_user: unknown transfer user 'xfer9'"),
+        ('version = 99\n', "version: unsupported version 99"),
+        ('version = "1"\n', "version: must be an integer"),
+        ('version = 1\n[transfer_users.t]\nrestrictions = ["ftp://*"]\n',
+         "transfer_users -> t -> restrictions -> 0: invalid restriction 'ftp://*'"),
+        ('version = 1\n[transfer_users.t]\nrestrictions = ["s3://*"]\ndocroot = "/x"\n',
+         "transfer_users -> t: has both restrictions and a docroot"),
+        ('version = 1\n[users."-rf"]\ntransfer_user = "t"\n', "users -> -rf: invalid name"),
+        ('version = 1\n[transfer_users.t]\n[users.a]\ntransfer_user = "t"\npassword = "clear"\n',
+         "users -> a -> password: is not a password hash"),
+        ('version = 1\nsurprise = 1\n', "surprise: unknown key"),
+    ],
+)
+def test_invalid_content_names_the_field(store, toml, where):
+    store.paths.config_dir.mkdir(parents=True)
+    store.path.write_text(toml)
+    with pytest.raises(ConfigError) as exc:
+        store.load()
+    assert where in str(exc.value)
+
+
+def test_writing_through_a_symlink_is_refused(store, tmp_path):
+    target = tmp_path / "elsewhere.toml"
+    target.write_text("")
+    store.paths.config_dir.mkdir(parents=True)
+    store.path.symlink_to(target)
+    with pytest.raises(OSError), store.edit() as cfg:
+        cfg.transfer_users["t"] = TransferUser("t")
+    assert target.read_text() == ""
