@@ -1,0 +1,486 @@
+"""The one HTTP client factory: auth modes, TLS, timeouts, retries, errors, redaction.
+
+Nothing else in nodecli constructs an HTTP client. Domain modules (events,
+operations, nodes) call :func:`open_client` with an :class:`Endpoint` and use
+:meth:`Client.request` / :meth:`Client.json`.
+
+Policy, in one place:
+
+* TLS verification is on (system trust store); ``cacert`` adds a private CA;
+  ``insecure`` turns it off and the caller warns on every run.
+* Every attempt has explicit connect/read timeouts; every request has an overall
+  deadline covering all attempts and the body download (a server dribbling bytes
+  cannot hold us forever), and a maximum body size.
+* Only idempotent methods (GET, HEAD, PUT, DELETE) are retried: on connect errors,
+  timeouts, resets, 429, 502, 503 and 504, with full-jitter exponential backoff,
+  honouring ``Retry-After`` (seconds or HTTP-date). POST is never retried.
+* Redirects are followed by hand: at most 5, and a hop to another origin never
+  carries credentials. The same rule applies to absolute URLs given to ``request``
+  (for example a ``Link: rel="next"`` target on another host).
+* Failures become :mod:`nodecli.errors` exceptions carrying ``status`` and the
+  node's own message (``{"error": {"user_message"|"reason": ...}}``), whatever the
+  body looks like (``{}``, HTML, nothing).
+* ``log`` (the ``-v`` channel) sees requests and responses with secrets redacted.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from nodecli import __version__
+from nodecli.errors import (
+    AuthError,
+    ConflictError,
+    NodecliError,
+    NotFoundError,
+    RemoteError,
+    UsageError,
+)
+
+USER_AGENT = f"nodecli/{__version__}"
+DEFAULT_ACCESS_KEY_HEADER = "X-Vendor-AccessKey"
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_REDIRECTS = 5
+MAX_RETRY_AFTER = 120.0
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Auth:
+    """Credentials for one endpoint.
+
+    kind: ``none``; ``basic`` (node user or access key id + password/secret);
+    ``bearer`` (node bearer token + access-key header); ``oauth`` (collaboration
+    service access token, ``Authorization: Bearer`` only).
+    """
+
+    kind: str = "none"
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
+    access_key: str | None = None
+    access_key_header: str = DEFAULT_ACCESS_KEY_HEADER
+
+    def headers(self) -> dict[str, str]:
+        if self.kind == "basic":
+            raw = f"{self.username or ''}:{self.password or ''}".encode()
+            return {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii")}
+        if self.kind == "bearer":
+            h = {"Authorization": f"Bearer {self.token}"}
+            if self.access_key:
+                h[self.access_key_header] = self.access_key
+            return h
+        if self.kind == "oauth":
+            return {"Authorization": f"Bearer {self.token}"}
+        return {}
+
+    def describe(self) -> str:
+        """Which credentials were used, for error hints (never the secret)."""
+        if self.kind == "basic":
+            return f"HTTP Basic as {self.username!r}"
+        if self.kind == "bearer":
+            return f"bearer token with access key {self.access_key!r} ({self.access_key_header})"
+        if self.kind == "oauth":
+            return "OAuth bearer token"
+        return "no credentials"
+
+    def secrets(self) -> list[str]:
+        return [s for s in (self.password, self.token) if s]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    auth: Auth = field(default_factory=Auth)
+    cacert: str | None = None
+    insecure: bool = False
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    deadline: float = 120.0  # whole request: every attempt, backoff and body
+    max_attempts: int = 4
+    max_body: int = 64 * 1024 * 1024
+    label: str = ""  # profile name or URL, for messages
+
+    def with_auth(self, auth: Auth) -> Endpoint:
+        return replace(self, auth=auth)
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    url: str
+    elapsed: float
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except (ValueError, RecursionError):
+            raise RemoteError(
+                f"{self.url}: the server sent a response that is not valid JSON "
+                f"({len(self.body)} bytes)"
+            ) from None
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def node_message(body: bytes) -> str | None:
+    """The human part of a node error body, if any ({"error": {...}} or plain text)."""
+    if not body:
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        text = body[:300].decode("utf-8", "replace").strip()
+        if text.lstrip().startswith("<"):
+            return None  # an HTML error page says nothing useful on one line
+        return " ".join(text.split()) or None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            for key in ("user_message", "reason", "message", "description", "detail"):
+                value = err.get(key)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()[:300]
+        elif isinstance(err, str) and err.strip():
+            return err.strip()[:300]
+    return None
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if re.fullmatch(r"\d{1,10}", value):
+        return min(float(value), MAX_RETRY_AFTER)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    delay = when.timestamp() - (time.time() if now is None else now)
+    return min(max(delay, 0.0), MAX_RETRY_AFTER)
+
+
+def backoff_delay(attempt: int, base: float = 0.5, cap: float = 30.0) -> float:
+    """Full-jitter exponential backoff for retry number ``attempt`` (1-based)."""
+    return random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
+
+
+def status_error(status: int, message: str, *, auth: Auth, url: str,
+                 hint: str | None = None) -> NodecliError:
+    """Map an HTTP status to the exception (and so the exit code) users script against."""
+    exc: NodecliError
+    if status in (401, 403):
+        default_hint = (f"the request used {auth.describe()}; check the credentials"
+                        if status == 401 else
+                        f"the request used {auth.describe()}, which may not do this")
+        exc = AuthError(message, hint=hint or default_hint)
+    elif status == 404:
+        exc = NotFoundError(message, hint=hint)
+    elif status == 409:
+        exc = ConflictError(message, hint=hint)
+    elif 400 <= status < 500 and status != 429:
+        exc = NodecliError(message, hint=hint)
+    else:
+        exc = RemoteError(message, hint=hint)
+    exc.status = status  # type: ignore[attr-defined]
+    exc.url = url  # type: ignore[attr-defined]
+    return exc
+
+
+class _Transient(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None,
+                 response: Response | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.response = response
+
+
+class Client:
+    """A configured HTTP client for one endpoint. Use :func:`open_client`."""
+
+    def __init__(self, endpoint: Endpoint, *, log: Log | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        import httpx2
+
+        self.endpoint = endpoint
+        self._httpx = httpx2
+        self._log = log
+        self._sleep = sleep
+        self._origin = origin(endpoint.base_url)
+        verify: Any = True
+        if endpoint.insecure:
+            verify = False
+        elif endpoint.cacert:
+            import ssl
+
+            try:
+                verify = ssl.create_default_context(cafile=endpoint.cacert)
+            except (OSError, ssl.SSLError) as exc:
+                raise UsageError(f"cannot use CA file {endpoint.cacert}: {exc}") from None
+        self._client = httpx2.Client(
+            verify=verify,
+            timeout=httpx2.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
+            follow_redirects=False,
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            trust_env=False,
+        )
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def log(self, text: str) -> None:
+        if self._log:
+            self._log(self.redact(text))
+
+    def redact(self, text: str) -> str:
+        for secret in self.endpoint.auth.secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def url_for(self, path_or_url: str) -> str:
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path_or_url):
+            return path_or_url
+        return urljoin(self.endpoint.base_url.rstrip("/") + "/", path_or_url.lstrip("/"))
+
+    def _headers_for(self, url: str, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = dict(extra or {})
+        if origin(url) == self._origin:
+            headers.update(self.endpoint.auth.headers())
+        return headers
+
+    # -- one attempt -------------------------------------------------------------------
+
+    def _attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
+                 headers: dict[str, str], deadline_at: float) -> Response:
+        httpx2 = self._httpx
+        started = time.monotonic()
+        shown = {k: ("***" if k.lower() in ("authorization", "cookie") else v)
+                 for k, v in headers.items()}
+        self.log(f"> {method} {url}" + (f" params={params}" if params else ""))
+        if shown:
+            self.log(f"> headers {shown}")
+        try:
+            with self._client.stream(method, url, params=params, content=content,
+                                     headers=headers) as r:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in r.iter_bytes():
+                    size += len(chunk)
+                    if size > self.endpoint.max_body:
+                        raise RemoteError(f"{url}: response larger than "
+                                          f"{self.endpoint.max_body} bytes; refused")
+                    if time.monotonic() > deadline_at:
+                        raise _Transient("the response took longer than the deadline")
+                    chunks.append(chunk)
+                resp = Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
+                                b"".join(chunks), str(r.url), time.monotonic() - started)
+        except httpx2.ConnectTimeout:
+            raise _Transient("connection timed out") from None
+        except httpx2.ReadTimeout:
+            raise _Transient("no answer within the read timeout") from None
+        except httpx2.ConnectError as exc:
+            text = str(exc)
+            if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+                raise RemoteError(
+                    f"TLS: the certificate of {urlsplit(url).netloc} is not trusted ({text})",
+                    hint="give the node's CA with --cacert PEM (or, for a test node only, "
+                    "--insecure)",
+                ) from None
+            raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None
+        except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
+            raise _Transient(f"connection broken: {exc or type(exc).__name__}") from None
+        except httpx2.TimeoutException:
+            raise _Transient("timed out") from None
+        except httpx2.UnsupportedProtocol:
+            raise UsageError(f"unsupported URL {url!r}: use http:// or https://") from None
+        except httpx2.InvalidURL as exc:
+            raise UsageError(f"invalid URL {url!r}: {exc}") from None
+        self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, {len(resp.body)} bytes)")
+        if self._log:
+            self.log(f"< headers {resp.headers}")
+        if resp.status in RETRY_STATUSES:
+            raise _Transient(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")),
+                             resp)
+        return resp
+
+    # -- public ------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path_or_url: str,
+        *,
+        params: Any = None,
+        json_body: Any = None,
+        headers: dict[str, str] | None = None,
+        expect: tuple[int, ...] = (200,),
+        retry: bool | None = None,
+        hint_for: Callable[[int], str | None] | None = None,
+    ) -> Response:
+        """Send one request with the retry/redirect/error policy; return the response.
+
+        A status outside ``expect`` raises the mapped error (see :func:`status_error`).
+        """
+        method = method.upper()
+        retryable = method in IDEMPOTENT if retry is None else retry
+        content = None
+        hdrs = dict(headers or {})
+        if json_body is not None:
+            content = json.dumps(json_body, separators=(",", ":")).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        url = self.url_for(path_or_url)
+        deadline_at = time.monotonic() + self.endpoint.deadline
+        attempt = 0
+        redirects = 0
+        while True:
+            attempt += 1
+            try:
+                resp = self._attempt(method, url, params=params, content=content,
+                                     headers=self._headers_for(url, hdrs),
+                                     deadline_at=deadline_at)
+            except _Transient as exc:
+                remaining = deadline_at - time.monotonic()
+                if not retryable or attempt >= self.endpoint.max_attempts or remaining <= 0:
+                    if exc.response is not None:
+                        return self._finish(exc.response, expect, method, hint_for)
+                    tries = f" after {attempt} attempts" if attempt > 1 else ""
+                    raise RemoteError(
+                        f"{method} {self.redact(url)}: {exc.reason}{tries}",
+                        hint=None if retryable else "not retried: the request is not idempotent",
+                    ) from None
+                delay = exc.retry_after if exc.retry_after is not None else backoff_delay(attempt)
+                delay = min(delay, max(remaining, 0.0))
+                self.log(f"! {exc.reason}; retry {attempt}/{self.endpoint.max_attempts - 1} "
+                         f"in {delay:.1f} s")
+                self._sleep(delay)
+                continue
+            if resp.status in (301, 302, 303, 307, 308) and resp.header("location"):
+                redirects += 1
+                if redirects > MAX_REDIRECTS:
+                    raise RemoteError(f"{method} {url}: more than {MAX_REDIRECTS} redirects")
+                url = urljoin(url, resp.header("location") or "")
+                if resp.status == 303 or (resp.status in (301, 302) and method == "POST"):
+                    method, content = "GET", None
+                self.log(f"> redirected to {url}")
+                continue
+            return self._finish(resp, expect, method, hint_for)
+
+    def _finish(self, resp: Response, expect: tuple[int, ...], method: str,
+                hint_for: Callable[[int], str | None] | None) -> Response:
+        if resp.status in expect:
+            return resp
+        msg = node_message(resp.body)
+        text = f"{method} {self.redact(resp.url)}: HTTP {resp.status}"
+        if msg:
+            from nodecli.output import sanitize
+
+            text += f": {sanitize(msg)}"
+        hint = hint_for(resp.status) if hint_for else None
+        raise status_error(resp.status, text, auth=self.endpoint.auth, url=resp.url, hint=hint)
+
+    def json(self, method: str, path_or_url: str, **kwargs: Any) -> Any:
+        resp = self.request(method, path_or_url, **kwargs)
+        return resp.json() if resp.body else None
+
+
+def open_client(endpoint: Endpoint, *, log: Log | None = None) -> Client:
+    """The factory. Everything that talks HTTP gets its client here."""
+    return Client(endpoint, log=log)
+
+
+def iter_link_header(value: str | None) -> Iterator[tuple[str, dict[str, str]]]:
+    """Parse an RFC 8288 ``Link`` header into (target, params) pairs; never raises."""
+    if not value or len(value) > 64 * 1024:
+        return
+    pos, n = 0, len(value)
+    while pos < n:
+        while pos < n and value[pos] in " \t,":
+            pos += 1
+        if pos >= n or value[pos] != "<":
+            # skip garbage up to the next comma
+            nxt = value.find(",", pos)
+            if nxt < 0:
+                return
+            pos = nxt + 1
+            continue
+        end = value.find(">", pos)
+        if end < 0:
+            return
+        target = value[pos + 1 : end].strip()
+        pos = end + 1
+        params: dict[str, str] = {}
+        while pos < n:
+            while pos < n and value[pos] in " \t":
+                pos += 1
+            if pos >= n or value[pos] != ";":
+                break
+            pos += 1
+            m = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*").match(value, pos)
+            if not m:
+                break
+            key = m.group(1).lower()
+            pos = m.end()
+            val = ""
+            if pos < n and value[pos] == "=":
+                pos += 1
+                while pos < n and value[pos] in " \t":
+                    pos += 1
+                if pos < n and value[pos] == '"':
+                    pos += 1
+                    buf = []
+                    while pos < n and value[pos] != '"':
+                        if value[pos] == "\\" and pos + 1 < n:
+                            pos += 1
+                        buf.append(value[pos])
+                        pos += 1
+                    pos += 1
+                    val = "".join(buf)
+                else:
+                    m2 = re.compile(r"[^;,\s]*").match(value, pos)
+                    val = m2.group(0) if m2 else ""
+                    pos = m2.end() if m2 else pos
+            params.setdefault(key, val)
+        while pos < n and value[pos] not in ",":
+            pos += 1
+        yield target, params
+
+
+def next_link(value: str | None, base_url: str) -> str | None:
+    """The absolute URL of the first ``rel="next"`` link (rel may list several)."""
+    for target, params in iter_link_header(value):
+        rels = params.get("rel", "").lower().split()
+        if "next" in rels and target:
+            return urljoin(base_url, target)
+    return None
