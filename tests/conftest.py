@@ -91,3 +91,89 @@ def run_cli() -> Callable[..., Result]:
     return _run
 
 
+
+
+# -- the node emulator over real sockets --------------------------------------------------
+
+
+class EmulatorHandle:
+    """A running emulator plus helpers to arrange its data directly."""
+
+    def __init__(self, server, paths) -> None:
+        self.server = server
+        self.paths = paths
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def state(self):
+        return self.server.state
+
+    @property
+    def faults(self):
+        return self.server.faults
+
+    @property
+    def ca_file(self) -> str:
+        from nodecli.emulator.app import ca_file
+
+        return ca_file(self.paths)
+
+    def add_node_user(self, name: str, password: str, *, xuser: str = "xfer",
+                      restrictions: tuple[str, ...] = ("file:////data/*",),
+                      acls: tuple[str, ...] = ()) -> None:
+        from nodecli.config import ConfigStore, NodeUser, TransferUser
+        from nodecli.passwords import hash_password
+
+        with ConfigStore(self.paths).edit() as cfg:
+            cfg.transfer_users.setdefault(xuser, TransferUser(xuser, list(restrictions)))
+            cfg.users[name] = NodeUser(name, xuser, hash_password(password, log_n=4), list(acls))
+
+    def add_access_key(self, ak_id: str, secret: str, *, owner: str = "admin") -> None:
+        self.state.create_access_key(owner, {"id": ak_id, "secret": secret,
+                                             "storage": {"type": "local", "path": "/"}})
+
+
+def _start_emulator(tmp_path_factory: pytest.TempPathFactory, tls: bool):
+    from nodecli.config.paths import resolve_paths
+    from nodecli.emulator.app import build_server
+
+    paths = resolve_paths(tmp_path_factory.mktemp("emulator-home"))
+    server = build_server(paths, tls=tls).start()
+    return EmulatorHandle(server, paths)
+
+
+@pytest.fixture(scope="session")
+def _emulator_session(tmp_path_factory: pytest.TempPathFactory):
+    handle = _start_emulator(tmp_path_factory, tls=False)
+    handle.add_node_user("admin", "admin-pass", acls=("admin",))
+    yield handle
+    handle.server.stop()
+
+
+@pytest.fixture(scope="session")
+def _tls_emulator_session(tmp_path_factory: pytest.TempPathFactory):
+    handle = _start_emulator(tmp_path_factory, tls=True)
+    handle.add_node_user("admin", "admin-pass", acls=("admin",))
+    yield handle
+    handle.server.stop()
+
+
+@pytest.fixture
+def emulator(_emulator_session: EmulatorHandle) -> EmulatorHandle:
+    """The plain-HTTP emulator, reset for this test. Node user admin / admin-pass."""
+    _emulator_session.state.reset()
+    _emulator_session.faults.clear()
+    yield _emulator_session
+    _emulator_session.faults.clear()
+
+
+@pytest.fixture
+def tls_emulator(_tls_emulator_session: EmulatorHandle) -> EmulatorHandle:
+    """The HTTPS emulator (self-signed CA at .ca_file), reset for this test."""
+    _tls_emulator_session.state.reset()
+    _tls_emulator_session.faults.clear()
+    yield _tls_emulator_session
+    _tls_emulator_session.faults.clear()

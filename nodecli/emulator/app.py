@@ -1,0 +1,47 @@
+"""Assemble an emulator: state + every feature module's routes."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from nodecli.config.paths import Paths
+from nodecli.emulator.server import EmulatorServer
+from nodecli.emulator.state import DEFAULT_NODE_VERSION, NodeState
+
+# Feature modules; each has register(router, state). Order matters only for
+# overlapping patterns (none today).
+FEATURES = ("nodecli.emulator.node", "nodecli.emulator.events", "nodecli.emulator.operations")
+
+
+def build_server(
+    paths: Paths,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tls: bool = True,
+    version: str = DEFAULT_NODE_VERSION,
+    access_key_header: str = "X-Vendor-AccessKey",
+    access_log: Callable[[str], None] | None = None,
+) -> EmulatorServer:
+    state = NodeState(paths, version=version, access_key_header=access_key_header)
+    cert = None
+    if tls:
+        from nodecli.emulator.tls import make_certificates
+
+        _ca, cert_path, key_path = make_certificates(state.state_folder() / "tls")
+        cert = (str(cert_path), str(key_path))
+    server = EmulatorServer(state, host=host, port=port, tls=cert, access_log=access_log)
+    for name in FEATURES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(server.router, state)
+    return server
+
+
+def ca_file(paths: Paths) -> str:
+    return str(paths.state_dir / "emulator" / "tls" / "ca.pem")

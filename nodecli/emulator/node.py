@@ -1,0 +1,100 @@
+"""Node endpoints: GET /info, POST /access_keys, PUT /access_keys/{id}, POST /ops/transfers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from nodecli.emulator.server import HttpError, Reply, Request, Router
+from nodecli.emulator.state import NodeState
+
+
+def register(router: Router, state: NodeState) -> None:
+    def info(req: Request) -> Reply:
+        principal = req.principal
+        assert principal is not None
+        xuser = state.transfer_user_of(principal.name) if principal.kind == "node_user" else None
+        acls: list[str] = []
+        if principal.kind == "node_user":
+            acls = list(state.config().users[principal.name].acls)
+        body = {
+            "application": "node",
+            "version": state.version,
+            "current_time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "node_id": state.node_id,
+            "transfer_user": xuser.name if xuser else None,
+            "docroot": xuser.docroot if xuser else None,
+            "restrictions": list(xuser.restrictions) if xuser else [],
+            "acls": acls,
+            "capabilities": [
+                {"name": "events", "value": True},
+                {"name": "events_by_id", "value": True},
+                {"name": "bearer_token", "value": True},
+            ],
+            "settings": [
+                {"name": "activity_event_logging", "value": True},
+            ],
+        }
+        return Reply(200, body)
+
+    def create_access_key(req: Request) -> Reply:
+        principal = req.principal
+        assert principal is not None
+        body = req.json()
+        if not isinstance(body, dict):
+            raise HttpError(400, "the body must be a JSON object")
+        storage = body.get("storage")
+        if not isinstance(storage, dict) or not isinstance(storage.get("type"), str):
+            raise HttpError(400, "storage (an object with a type) is required")
+        for key in ("id", "secret"):
+            if key in body and not (isinstance(body[key], str) and body[key]):
+                raise HttpError(400, f"{key} must be a non-empty string")
+        xuser = state.transfer_user_of(principal.name)
+        if xuser is None or not xuser.restrictions:
+            raise HttpError(
+                403,
+                f"transfer user of {principal.name!r} has no restriction; access keys need one",
+            )
+        ak = state.create_access_key(principal.name, body)
+        return Reply(201, ak.public())
+
+    def update_access_key(req: Request) -> Reply:
+        assert req.match is not None
+        ak_id = req.match.group("id")
+        body = req.json()
+        if not isinstance(body, dict):
+            raise HttpError(400, "the body must be a JSON object")
+        with state.lock:
+            ak = state.access_keys.get(ak_id)
+            if ak is None:
+                raise HttpError(404, f"no access key {ak_id!r}")
+            principal = req.principal
+            assert principal is not None
+            if principal.kind == "access_key" and principal.name != ak_id:
+                raise HttpError(403, "an access key may only change itself")
+            if "token_verification_key" in body:
+                pem = body["token_verification_key"]
+                if not isinstance(pem, str) or "BEGIN PUBLIC KEY" not in pem:
+                    raise HttpError(400, "token_verification_key must be a PEM public key")
+                ak.token_verification_key = pem
+        return Reply(204)
+
+    def start_transfer(req: Request) -> Reply:
+        spec = req.json()
+        if not isinstance(spec, dict):
+            raise HttpError(400, "a transfer specification (JSON object) is required")
+        import uuid
+
+        record: dict[str, Any] = {"id": str(uuid.uuid4()), "status": "running",
+                                  "transfer_spec": spec}
+        with state.lock:
+            state.transfers.append(record)
+        hook = state.extensions.get("on_transfer")
+        if hook:
+            hook(req, record)
+        return Reply(200, record)
+
+    router.add("GET", r"/info", info, auth="basic")
+    router.add("POST", r"/access_keys", create_access_key, auth="node")
+    router.add("PUT", r"/access_keys/(?P<id>[^/]+)", update_access_key, auth="any")
+    router.add("POST", r"/ops/transfers", start_transfer, auth="bearer")

@@ -1,0 +1,166 @@
+"""The emulated node's data and its authentication rules (interface.md 5.1)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nodecli.config.paths import Paths
+from nodecli.emulator.server import HttpError, Principal, Request, parse_basic, secret_digest
+
+DEFAULT_NODE_VERSION = "4.4.5"
+
+
+@dataclass
+class AccessKey:
+    id: str
+    secret_digest: str | None
+    storage: dict[str, Any]
+    owner: str  # node user who created it
+    token_verification_key: str | None = None
+    created_at: float = field(default_factory=time.time)
+
+    def public(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "storage": self.storage}
+        if self.token_verification_key:
+            d["token_verification_key"] = self.token_verification_key
+        return d
+
+
+class NodeState:
+    """Everything the emulated node knows. Thread-safe through ``lock``.
+
+    Node users and their password hashes come from the home's ``config.toml`` (the
+    same file nodecli administers), re-read when it changes. Successful password
+    checks are cached per (user, password digest, config mtime) so that a paging
+    client does not pay a scrypt per request.
+    """
+
+    def __init__(self, paths: Paths, *, version: str = DEFAULT_NODE_VERSION,
+                 access_key_header: str = "X-Vendor-AccessKey") -> None:
+        self.paths = paths
+        self.version = version
+        self.access_key_header = access_key_header
+        self.node_id = str(uuid.uuid4())
+        self.lock = threading.RLock()
+        self.access_keys: dict[str, AccessKey] = {}
+        self.transfers: list[dict[str, Any]] = []
+        self.extensions: dict[str, Any] = {}  # feature modules keep their state here
+        self.reset_hooks: list[Any] = []  # feature modules' "forget everything" callbacks
+        self._config_cache: tuple[float, Any] | None = None
+        self._password_ok: set[tuple[str, str, float]] = set()
+
+    def reset(self) -> None:
+        """Back to a fresh node (tests call this between cases)."""
+        with self.lock:
+            self.access_keys.clear()
+            self.transfers.clear()
+            self._password_ok.clear()
+            for hook in self.reset_hooks:
+                hook()
+
+    # -- node users (from config.toml) ----------------------------------------------
+
+    def config(self) -> Any:
+        from nodecli.config.store import ConfigStore
+
+        path = self.paths.config_file
+        try:
+            mtime = path.stat().st_mtime
+        except FileNotFoundError:
+            mtime = -1.0
+        with self.lock:
+            if self._config_cache is None or self._config_cache[0] != mtime:
+                self._config_cache = (mtime, ConfigStore(self.paths).load())
+                self._password_ok.clear()
+            return self._config_cache[1]
+
+    def _config_mtime(self) -> float:
+        return self._config_cache[0] if self._config_cache else -1.0
+
+    def check_node_user(self, name: str, password: str) -> bool:
+        from nodecli.passwords import verify_password
+
+        cfg = self.config()
+        user = cfg.users.get(name)
+        if user is None:
+            return False
+        key = (name, secret_digest(password), self._config_mtime())
+        if key in self._password_ok:
+            return True
+        if verify_password(password, user.password_hash):
+            with self.lock:
+                self._password_ok.add(key)
+            return True
+        return False
+
+    def transfer_user_of(self, node_user: str) -> Any:
+        cfg = self.config()
+        user = cfg.users.get(node_user)
+        return cfg.transfer_users.get(user.transfer_user) if user else None
+
+    # -- authentication ---------------------------------------------------------------
+
+    def authenticate(self, req: Request, mode: str) -> Principal | None:
+        """Check the request's credentials against what the route accepts.
+
+        mode: ``none``; ``node`` (Basic node user only); ``basic`` (node user or access
+        key); ``any`` (Basic or bearer); ``bearer`` (bearer only); ``service`` (OAuth).
+        """
+        if mode == "none":
+            return None
+        header = req.headers.get("Authorization")
+        if mode == "service":
+            return self.authenticate_service(req)
+        if header and header.startswith("Bearer "):
+            if mode in ("node", "basic"):
+                raise HttpError(401, "this endpoint needs node credentials (HTTP Basic)")
+            return self.authenticate_bearer(req, header[7:].strip())
+        creds = parse_basic(header)
+        if creds is None:
+            raise HttpError(401, "authentication required",
+                            {"WWW-Authenticate": 'Basic realm="node"'})
+        if mode == "bearer":
+            raise HttpError(401, "this endpoint needs a bearer token")
+        user, password = creds
+        if self.check_node_user(user, password):
+            return Principal("node_user", user)
+        if mode != "node":
+            with self.lock:
+                ak = self.access_keys.get(user)
+            if ak is not None and ak.secret_digest == secret_digest(password):
+                return Principal("access_key", user, access_key=user)
+        raise HttpError(401, "invalid credentials", {"WWW-Authenticate": 'Basic realm="node"'})
+
+    def authenticate_bearer(self, req: Request, token: str) -> Principal:
+        """Verify a node bearer token as a node would (see nodecli.emulator.node)."""
+        verifier = self.extensions.get("bearer_verifier")
+        if verifier is None:
+            raise HttpError(401, "bearer tokens are not accepted by this emulator")
+        return verifier(req, token)
+
+    def authenticate_service(self, req: Request) -> Principal:
+        verifier = self.extensions.get("service_verifier")
+        if verifier is None:
+            raise HttpError(401, "no collaboration service in this emulator")
+        return verifier(req)
+
+    # -- access keys ------------------------------------------------------------------
+
+    def create_access_key(self, owner: str, body: dict[str, Any]) -> AccessKey:
+        with self.lock:
+            ak_id = body.get("id") or uuid.uuid4().hex[:20]
+            if ak_id in self.access_keys:
+                raise HttpError(409, f"access key {ak_id!r} already exists")
+            secret = body.get("secret")
+            ak = AccessKey(ak_id, secret_digest(secret) if secret else None,
+                           body["storage"], owner)
+            self.access_keys[ak_id] = ak
+            return ak
+
+    def state_folder(self) -> Path:
+        return self.paths.state_dir / "emulator"
