@@ -1,0 +1,85 @@
+"""Options shared by every command that talks to a node, and the client they open."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import get_secret, read_secret_stdin
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NODE_OPTIONS = [
+    click.option("--node", "node", metavar="NAME", envvar="NODECLI_NODE", show_envvar=True,
+                 help="Saved node profile (default: the one set by 'node default')."),
+    click.option("--url", metavar="URL", envvar="NODECLI_URL", show_envvar=True,
+                 help="Node base URL, e.g. https://node:9092 (overrides the profile)."),
+    click.option("--user", "node_user", metavar="NAME", envvar="NODECLI_USER",
+                 show_envvar=True, help="Node user for HTTP Basic."),
+    click.option("--access-key", metavar="AK", envvar="NODECLI_ACCESS_KEY", show_envvar=True,
+                 help="Access key id (Basic with its secret, or with --bearer-file)."),
+    click.option("--bearer-file", metavar="PATH", type=click.Path(dir_okay=False),
+                 help="File holding a bearer token (or NODECLI_BEARER with the token)."),
+    click.option("--cacert", metavar="PEM", type=click.Path(dir_okay=False),
+                 envvar="NODECLI_CACERT", show_envvar=True,
+                 help="CA certificate(s) to trust for the node's TLS certificate."),
+    click.option("--insecure", is_flag=True,
+                 help="Do not verify TLS certificates (test nodes only; warns every run)."),
+    click.option("--access-key-header", metavar="NAME",
+                 help="Header naming the access key with bearer tokens "
+                      "(default X-Vendor-AccessKey)."),
+    click.option("--password-stdin", "node_password_stdin", is_flag=True,
+                 help="Read the password / access-key secret from stdin "
+                      "(else NODECLI_PASSWORD, the profile, or a prompt)."),
+]
+
+
+def node_options(f: F) -> F:
+    """Add the connection options (flag > env > profile > default) to a command."""
+    for option in reversed(_NODE_OPTIONS):
+        f = option(f)
+    return f
+
+
+NODE_OPTION_NAMES = ("node", "url", "node_user", "access_key", "bearer_file", "cacert",
+                     "insecure", "access_key_header", "node_password_stdin")
+
+
+def pop_node_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Remove the connection options from a command's kwargs and return them."""
+    return {name: kwargs.pop(name) for name in NODE_OPTION_NAMES if name in kwargs}
+
+
+def open_node_client(app: App, conn: dict[str, Any]) -> Any:
+    """Resolve the node from options/env/profile, get the secret, open the client."""
+    from nodecli.connection import NodeFlags, resolve_node
+    from nodecli.http import open_client
+    from nodecli.secrets import open_secrets
+
+    flags = NodeFlags(
+        node=conn.get("node"), url=conn.get("url"), user=conn.get("node_user"),
+        access_key=conn.get("access_key"), bearer_file=conn.get("bearer_file"),
+        cacert=conn.get("cacert"), insecure=bool(conn.get("insecure")),
+        access_key_header=conn.get("access_key_header"),
+        password=read_secret_stdin("password") if conn.get("node_password_stdin") else None,
+    )
+    cfg = app.store.load()
+
+    def lookup(key: str) -> str | None:
+        return open_secrets(app.paths).get(key)
+
+    target = resolve_node(cfg, flags, os.environ, lookup)
+    endpoint = target.endpoint
+    if target.secret_needed:
+        secret = get_secret(app, value=None, env=None, what=target.secret_needed,
+                            prompt=target.secret_needed.capitalize(),
+                            flags="--password-stdin or NODECLI_PASSWORD")
+        endpoint = target.with_secret(secret)
+    if endpoint.insecure:
+        app.term.warn(f"TLS verification is OFF for {endpoint.base_url} (--insecure)")
+    log = app.term.debug if app.verbosity >= 1 else None
+    return open_client(endpoint, log=log)

@@ -1,0 +1,151 @@
+"""Resolve which node to talk to and with which credentials.
+
+Precedence for every setting: command-line flag > environment variable > saved
+profile > default. The identity (bearer token, access key or node user) is taken
+from the highest-precedence source that names one, so ``--user bob`` overrides a
+profile's access key. The secret (password or access-key secret) is resolved by the
+caller: flag-free on purpose (``--password-stdin``, ``NODECLI_PASSWORD``, the
+profile's stored secret, then a prompt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from nodecli.config.model import Config, NodeProfile
+from nodecli.errors import NotFoundError, UsageError
+from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
+
+ENV = {
+    "node": "NODECLI_NODE",
+    "url": "NODECLI_URL",
+    "user": "NODECLI_USER",
+    "password": "NODECLI_PASSWORD",
+    "access_key": "NODECLI_ACCESS_KEY",
+    "bearer": "NODECLI_BEARER",
+    "cacert": "NODECLI_CACERT",
+}
+
+MAX_TOKEN_FILE = 1024 * 1024
+
+
+@dataclass
+class NodeFlags:
+    """What the command line said (None = not given)."""
+
+    node: str | None = None
+    url: str | None = None
+    user: str | None = None
+    access_key: str | None = None
+    bearer_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    access_key_header: str | None = None
+    password: str | None = None  # from --password-stdin (never from argv)
+
+
+@dataclass
+class NodeTarget:
+    """A resolved node, still missing its secret when ``secret_needed`` is set."""
+
+    endpoint: Endpoint
+    profile: NodeProfile | None
+    secret_needed: str | None  # "password for node user 'x'" / "secret of access key 'k'"
+
+    def with_secret(self, secret: str) -> Endpoint:
+        return self.endpoint.with_auth(
+            Auth("basic", self.endpoint.auth.username, secret,
+                 access_key_header=self.endpoint.auth.access_key_header)
+        )
+
+
+def read_token_file(path: str) -> str:
+    p = Path(path).expanduser()
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_TOKEN_FILE + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read token file {p}: {exc.strerror}") from None
+    if len(raw) > MAX_TOKEN_FILE:
+        raise UsageError(f"token file {p} is larger than {MAX_TOKEN_FILE} bytes")
+    token = raw.decode("utf-8", "replace").strip()
+    if token.startswith("Bearer "):
+        token = token[7:].strip()
+    if not token:
+        raise UsageError(f"token file {p} is empty")
+    return token
+
+
+def resolve_node(
+    cfg: Config,
+    flags: NodeFlags,
+    env: Mapping[str, str],
+    secret_lookup: Callable[[str], str | None] | None = None,
+) -> NodeTarget:
+    """Combine flags, environment and profile into an endpoint (see module doc)."""
+    name = flags.node or env.get(ENV["node"]) or None
+    profile: NodeProfile | None = None
+    if name:
+        profile = cfg.nodes.get(name)
+        if profile is None:
+            known = ", ".join(sorted(cfg.nodes)) or "none saved"
+            raise NotFoundError(f"no node profile {name!r} (profiles: {known})",
+                                hint="add one with: nodecli node add NAME --url URL ...")
+    elif not (flags.url or env.get(ENV["url"])) and cfg.default_node:
+        profile = cfg.nodes.get(cfg.default_node)
+
+    url = flags.url or env.get(ENV["url"]) or (profile.url if profile else None)
+    if not url:
+        raise UsageError(
+            "no node given: use --node NAME, --url URL (or NODECLI_NODE / NODECLI_URL), "
+            "or set a default with 'nodecli node default NAME'"
+        )
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"node URL must start with https:// (or http://): {url!r}")
+
+    cacert = flags.cacert or env.get(ENV["cacert"]) or (profile.cacert if profile else None)
+    insecure = flags.insecure or bool(profile and profile.insecure)
+    header = (flags.access_key_header or (profile.access_key_header if profile else None)
+              or DEFAULT_ACCESS_KEY_HEADER)
+
+    # identity: the first source (flags, env, profile) that names one wins
+    sources = [
+        (flags.bearer_file, None, flags.access_key, flags.user),
+        (None, env.get(ENV["bearer"]), env.get(ENV["access_key"]), env.get(ENV["user"])),
+    ]
+    if profile:
+        sources.append((profile.bearer_file, None, profile.access_key, profile.user))
+    bearer_file = bearer = access_key = user = None
+    for bf, tok, ak, us in sources:
+        if bf or tok or ak or us:
+            bearer_file, bearer, access_key, user = bf, tok, ak, us
+            break
+    if (bearer_file or bearer) and not access_key:
+        access_key = flags.access_key or env.get(ENV["access_key"]) or (
+            profile.access_key if profile else None)
+
+    label = profile.name if profile else url
+    base = Endpoint(url, Auth(), cacert=cacert, insecure=insecure, label=label)
+    if bearer_file or bearer:
+        token = read_token_file(bearer_file) if bearer_file else (bearer or "").strip()
+        if token.startswith("Bearer "):
+            token = token[7:].strip()
+        if not access_key:
+            raise UsageError("a bearer token needs the access key it was made for: "
+                             "--access-key AK (or NODECLI_ACCESS_KEY)")
+        auth = Auth("bearer", token=token, access_key=access_key, access_key_header=header)
+        return NodeTarget(base.with_auth(auth), profile, None)
+
+    login = access_key or user
+    if not login:
+        raise UsageError("no credentials: give --user NAME or --access-key AK "
+                         "(or NODECLI_USER / NODECLI_ACCESS_KEY, or a profile that has them)")
+    what = (f"secret of access key {login!r}" if access_key
+            else f"password of node user {login!r}")
+    secret = flags.password or env.get(ENV["password"])
+    if not secret and profile and secret_lookup and login == (profile.access_key or profile.user):
+        secret = secret_lookup(f"node:{profile.name}")
+    auth = Auth("basic", login, secret, access_key_header=header)
+    return NodeTarget(base.with_auth(auth), profile, None if secret else what)
