@@ -1,0 +1,192 @@
+"""Parse and format the points in time users type: token expiries and event start points.
+
+* :func:`parse_expiry` reads ``--expires-at``: ISO 8601 (``2031-01-01T00:00:00Z``,
+  offsets such as ``+02:00``, milliseconds, a bare date meaning midnight UTC, no zone
+  meaning UTC) or a relative delay from now (``+90s``, ``+30m``, ``+2h``, ``+7d``,
+  ``+1w``, combinations such as ``+1h30m``). The result must lie in the future.
+* :func:`parse_since` reads a start point in the past: a duration ago (``10m``, ``2h``,
+  ``1d``, ``1h30m``, optionally written ``-10m``) or an ISO 8601 time.
+* :func:`format_utc` writes the token form ``YYYY-MM-DDTHH:MM:SSZ``.
+
+Every failure is a :class:`TimeParseError` (a ``ValueError``) whose message names the
+accepted forms. Inputs are treated as hostile: bounded length, ASCII digits only, and
+results that do not fit a datetime are refused rather than crashing.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+MAX_TEXT = 64
+
+#: Seconds per unit letter of relative times.
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+_ISO = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})"
+    r"(?:[Tt ](?P<hh>\d{2}):(?P<mm>\d{2})(?::(?P<ss>\d{2})(?:[.,](?P<frac>\d{1,9}))?)?"
+    r"\s*(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?)?",
+    re.ASCII,
+)
+_DURATION = re.compile(r"(?:\d{1,9}[smhdw])+", re.ASCII)
+_DURATION_PART = re.compile(r"(\d{1,9})([smhdw])", re.ASCII)
+
+EXPIRY_FORMS = "ISO 8601 UTC such as 2031-01-01T00:00:00Z, or relative such as +30m, +2h, +7d"
+SINCE_FORMS = "a duration ago such as 10m, 2h, 1d, or an ISO 8601 time such as 2031-01-01T00:00:00Z"
+
+
+class TimeParseError(ValueError):
+    """A time the user typed is malformed or out of range (the message says which)."""
+
+
+def _shown(text: str) -> str:
+    return repr(text[:40] + ("..." if len(text) > 40 else ""))
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(dt: datetime) -> datetime:
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def format_utc(dt: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (fractions of a second are dropped)."""
+    return _aware(dt).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso8601(text: str) -> datetime:
+    """A strict ISO 8601 date-time (or date) as an aware UTC datetime.
+
+    Accepted: ``2031-01-01``, ``2031-01-01T10:00``, ``2031-01-01T10:00:00``, with
+    ``.123`` fractions, and a zone ``Z``/``+02:00``/``+0200``/``+02`` (none = UTC).
+    A space may replace the ``T``.
+    """
+    if not isinstance(text, str):
+        raise TimeParseError("a time must be text")
+    s = text.strip()
+    if len(s) > MAX_TEXT:
+        raise TimeParseError(f"time {_shown(s)} is too long")
+    m = _ISO.fullmatch(s)
+    if not m:
+        raise TimeParseError(f"invalid time {_shown(s)}: expected ISO 8601 such as "
+                             "2031-01-01T00:00:00Z")
+    try:
+        year, month, day = (int(p) for p in m["date"].split("-"))
+        hh = int(m["hh"] or 0)
+        mm = int(m["mm"] or 0)
+        ss = int(m["ss"] or 0)
+        frac = m["frac"] or ""
+        micro = int((frac + "000000")[:6]) if frac else 0
+        tz = UTC
+        zone = m["tz"]
+        if zone and zone not in ("Z", "z"):
+            sign = -1 if zone[0] == "-" else 1
+            digits = zone[1:].replace(":", "")
+            oh, om = int(digits[:2]), int(digits[2:4] or 0)
+            if oh > 23 or om > 59:
+                raise ValueError("zone offset out of range")
+            tz = timezone(sign * timedelta(hours=oh, minutes=om))
+        if ss == 60:  # a leap second: the next instant is as good an answer
+            ss = 59
+            micro = 999999
+        dt = datetime(year, month, day, hh, mm, ss, micro, tzinfo=tz)
+        return dt.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        raise TimeParseError(f"invalid time {_shown(s)}: {exc}") from None
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``30m``, ``2h``, ``7d``, ``1w`` or combinations such as ``1h30m``."""
+    s = text.strip().lower()
+    if len(s) > MAX_TEXT or not _DURATION.fullmatch(s):
+        raise TimeParseError(f"invalid duration {_shown(text)}: use a number and a unit "
+                             "s, m, h, d or w, e.g. 90s, 30m, 2h, 7d, 1h30m")
+    seconds = sum(int(n) * UNITS[u] for n, u in _DURATION_PART.findall(s))
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        raise TimeParseError(f"duration {_shown(text)} is too long") from None
+
+
+def _shift(now: datetime, delta: timedelta, text: str) -> datetime:
+    try:
+        return now + delta
+    except OverflowError:
+        raise TimeParseError(f"time {_shown(text)} is out of range") from None
+
+
+def parse_expiry(text: str, now: datetime | None = None) -> datetime:
+    """An expiry in the future, as an aware UTC datetime truncated to whole seconds.
+
+    ``+2h`` style values count from ``now``; ISO 8601 values are absolute. A past
+    (or present) expiry is refused: a token born expired is always a mistake.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise TimeParseError(f"empty expiry: use {EXPIRY_FORMS}")
+    now = _aware(now or utc_now())
+    s = text.strip()
+    if s.startswith("+"):
+        try:
+            delta = parse_duration(s[1:])
+        except TimeParseError:
+            raise TimeParseError(f"invalid expiry {_shown(s)}: use {EXPIRY_FORMS}") from None
+        when = _shift(now, delta, s)
+    else:
+        try:
+            when = parse_iso8601(s)
+        except TimeParseError as exc:
+            if _ISO.fullmatch(s):  # well-formed but impossible (month 13...)
+                raise
+            raise TimeParseError(f"invalid expiry {_shown(s)}: use {EXPIRY_FORMS}") from exc
+    when = when.replace(microsecond=0)
+    if when.year > 9998:
+        raise TimeParseError(f"expiry {_shown(s)} is too far in the future")
+    if when <= now:
+        raise TimeParseError(
+            f"expiry {format_utc(when)} is not in the future (now is {format_utc(now)})"
+        )
+    return when
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """A start point at or before ``now``: ``10m`` (ago), ``-2h``, ``1d`` or ISO 8601."""
+    if not isinstance(text, str) or not text.strip():
+        raise TimeParseError(f"empty start time: use {SINCE_FORMS}")
+    now = _aware(now or utc_now())
+    s = text.strip()
+    body = s[1:] if s.startswith("-") else s
+    if body and body[0].isdigit() and _DURATION.fullmatch(body.lower()):
+        when = _shift(now, -parse_duration(body), s)
+    else:
+        try:
+            when = parse_iso8601(s)
+        except TimeParseError as exc:
+            if _ISO.fullmatch(s):
+                raise
+            raise TimeParseError(f"invalid start time {_shown(s)}: use {SINCE_FORMS}") from exc
+    if when > now:
+        raise TimeParseError(
+            f"start time {format_utc(when)} is in the future (now is {format_utc(now)})"
+        )
+    return when
+
+
+def describe_delta(seconds: float) -> str:
+    """A short human form of a duration: ``59m 12s``, ``3d 4h``, ``45s``."""
+    s = int(abs(seconds))
+    days, rem = divmod(s, 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m {secs}s" if secs else f"{minutes}m"
+    return f"{secs}s"
