@@ -157,7 +157,8 @@ class Inspection:
 # -- building ----------------------------------------------------------------------------
 
 def check_access_key(access_key: str) -> str:
-    if not isinstance(access_key, str) or not _ACCESS_KEY.fullmatch(access_key):
+    if (not isinstance(access_key, str) or not _ACCESS_KEY.fullmatch(access_key)
+            or not access_key.strip(".")):
         shown = repr(access_key)[:60]
         raise TokenInputError(f"invalid access key id {shown}: use letters, digits and . _ ~ -")
     return access_key
@@ -589,3 +590,44 @@ def inspect(token: str | bytes, now: datetime | None = None) -> Inspection:
         payload_bytes=len(decoded.payload),
         problems=problems,
     )
+
+
+# -- who may issue ---------------------------------------------------------------------------
+
+def check_issuer(cfg: Any, name: str | None) -> Any:
+    """The node user ``name`` from ``cfg`` if it may issue bearer tokens.
+
+    It must exist (exit 5 otherwise) and its transfer user must have a restriction:
+    a docroot-only transfer user cannot serve access keys or bearer tokens
+    (interface.md 5.2), so the token would be refused by the node (exit 1).
+    """
+    from nodecli.errors import NodecliError, NotFoundError
+
+    if not name:
+        raise UsageError("a node user is needed: -u/--user NAME")
+    user = cfg.users.get(name)
+    if user is None:
+        raise NotFoundError(f"node user {name!r} does not exist",
+                            hint="list node users with: nodecli -l")
+    xuser = cfg.transfer_users.get(user.transfer_user)
+    if xuser is None or not xuser.restrictions:
+        what = "a docroot" if xuser is not None and xuser.docroot is not None else "no restriction"
+        raise NodecliError(
+            f"node user {name!r} cannot issue bearer tokens: its transfer user "
+            f"{user.transfer_user!r} has {what}; access keys and bearer tokens need a "
+            "transfer user with a restriction (such as file:////data/*)",
+            hint=f"give transfer user {user.transfer_user!r} a restriction instead of a "
+                 "docroot (see: nodecli xuser --help)",
+        )
+    return user
+
+
+def check_issuer_password(user: Any, password: str) -> None:
+    """Verify ``password`` against the node user's stored hash (exit 4 when wrong)."""
+    from nodecli.passwords import verify_password
+
+    if not getattr(user, "password_hash", None):
+        raise AuthError(f"node user {user.name!r} has no password set",
+                        hint=f"set one with: nodecli -mu {user.name}")
+    if not verify_password(password, user.password_hash):
+        raise AuthError(f"wrong password for node user {user.name!r}")
