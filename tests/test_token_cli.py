@@ -374,3 +374,16 @@ def test_interactive_existing_name_is_asked_again_and_no_means_no(users, home: P
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1 and not (home / "keys" / "AK7").exists()
+
+
+def test_token_and_key_modules_do_not_import_crypto_or_rich() -> None:
+    import subprocess
+
+    code = ("import sys, nodecli.cli.tokens, nodecli.cli.keys, nodecli.tokens, nodecli.keys, "
+            "nodecli.timeparse; from nodecli.cli.main import run; "
+            "rc = run(['token', 'inspect', '--help']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('cryptography', 'rich', 'httpx', 'httpx2')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=subprocess_env(), check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

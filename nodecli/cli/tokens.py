@@ -236,6 +236,11 @@ def token() -> None:
 def create(app: App, **opts: Any) -> None:
     """Mint a node bearer token; it alone is printed on stdout.
 
+    \b
+      nodecli token create -u nodeadmin --access-key AK1 --user-id alice --expires-at +2h
+      nodecli token create -u nodeadmin --password-stdin --access-key AK1 --user-id 42 \\
+          --group-ids eng,staff --scope-role user --key-file-dir ~/keys/ak1 --yes
+
     The node user's password is checked (prompt, --password-stdin or NODECLI_PASSWORD).
     Without --key-file-*, the key pair in the home's keys/AK/ is used, or created when
     you agree (--yes without a terminal).
