@@ -289,6 +289,9 @@ def b64decode_strict(data: bytes, what: str) -> bytes:
     if not _B64.fullmatch(data) or len(data) % 4:
         bad = next((i for i, c in enumerate(data) if c not in
                     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), None)
+        if bad is not None and data[bad] in b" \t\r\n":
+            raise _bad(f"{what} contains whitespace at offset {bad} (a token is one line: "
+                       "remove the line breaks)")
         if bad is not None:
             shown = chr(data[bad]) if 0x21 <= data[bad] < 0x7F else f"\\x{data[bad]:02x}"
             extra = " (URL-safe base64 is not used by tokens)" if shown in "-_" else ""
