@@ -387,3 +387,27 @@ def test_token_and_key_modules_do_not_import_crypto_or_rich() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=subprocess_env(), check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_typed_password_may_be_retried(users, home: Path, key_file: Path) -> None:
+    child = _spawn("token", "create", "-u", "admin", "--access-key", "AK8", "--user-id", "e",
+                   "--key-file-path", str(key_file), env={"NODECLI_HOME": str(home)})
+    for _ in range(2):
+        child.expect("Password for node user admin")
+        child.sendline("wrong")
+        child.expect("wrong password, try again")
+    child.expect("Password for node user admin")
+    child.sendline(PASSWORD)
+    child.expect(r"([A-Za-z0-9+/=]{200,})\r\n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    child = _spawn("token", "create", "-u", "admin", "--access-key", "AK8", "--user-id", "e",
+                   "--key-file-path", str(key_file), env={"NODECLI_HOME": str(home)})
+    for _ in range(3):
+        child.expect("Password for node user admin")
+        child.sendline("wrong")
+    child.expect("wrong password for node user 'admin'")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4
