@@ -97,7 +97,8 @@ class Operation:
     @property
     def path(self) -> str:
         collection = PARENT_PATH[self.type][0]
-        return f"/{collection}/{quote(self.parent_id, safe='')}/operations/{quote(self.id, safe='')}"
+        pid, oid = quote(self.parent_id, safe=""), quote(self.id, safe="")
+        return f"/{collection}/{pid}/operations/{oid}"
 
 
 @dataclass
@@ -115,6 +116,7 @@ class ServiceState:
     put_errors: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     run_polls: int = 1
     ids: Any = field(default_factory=lambda: itertools.count(1))
+    parent_ids: Any = field(default_factory=lambda: itertools.count(100))
     key_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def reset(self) -> None:
@@ -127,9 +129,13 @@ class ServiceState:
         self.put_errors.clear()
         self.run_polls = 1
         self.ids = itertools.count(1)
+        self.parent_ids = itertools.count(100)
 
     def next_id(self) -> str:
         return str(next(self.ids))
+
+    def next_parent_id(self) -> str:
+        return str(next(self.parent_ids))
 
 
 def service_state(state: NodeState) -> ServiceState:
@@ -235,7 +241,7 @@ def add_operation(state: NodeState, op_type: str = "workspace.create", *,
     svc = service_state(state)
     with state.lock:
         op_id = svc.next_id()
-        pid = parent_id or svc.next_id()
+        pid = parent_id or svc.next_parent_id()
         if op_type == "workspace.create":
             svc.workspaces.setdefault(pid, {"id": pid, "name": folder_name, "user_id": user_id})
         elif op_type == "workspace_membership.create":
