@@ -364,7 +364,7 @@ class Choice:
     def label(self) -> str:
         if self.action == RENAME:
             return f"rename to {self.folder_name!r}"
-        return self.action.replace("-", " ")
+        return "use existing folder" if self.action == USE_EXISTING else self.action
 
     def fits(self, op: dict[str, Any]) -> bool:
         return is_conflict(op) or self.action in (RETRY, SKIP)
