@@ -143,12 +143,13 @@ class OpRef:
         """The reference of an operation object the service returned."""
         op_type = op.get("type")
         op_id = op.get("id")
-        if op_type not in PARENTS or not isinstance(op_id, str | int):
+        if (not isinstance(op_type, str) or op_type not in PARENTS
+                or not isinstance(op_id, str | int) or isinstance(op_id, bool)):
             raise RemoteError(f"the service returned an operation of unknown type "
                               f"{str(op_type)[:60]!r}")
         collection, prop = PARENTS[op_type]
         parent = op.get(prop)
-        if not isinstance(parent, str | int) or not str(parent):
+        if not isinstance(parent, str | int) or isinstance(parent, bool) or not str(parent):
             raise RemoteError(f"operation {op_id}: the service did not say its {prop}")
         return cls(collection, str(parent), str(op_id))
 
@@ -220,7 +221,7 @@ def _as_operations(data: Any, where: str) -> list[dict[str, Any]]:
 
 
 def _as_operation(data: Any, where: str) -> dict[str, Any]:
-    if not isinstance(data, dict) or "status" not in data:
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
         raise RemoteError(f"{where}: the service did not return an operation")
     return data
 
@@ -312,7 +313,8 @@ def watch_operation(
         elapsed = clock() - start
         if on_update:
             on_update(op, elapsed)
-        if op.get("status") in FINAL:
+        status = op.get("status")
+        if isinstance(status, str) and status in FINAL:
             return WatchResult(op, False, elapsed)
         if op.get("status") not in STATUSES:
             raise RemoteError(f"operation {ref.op_id}: unknown status "
