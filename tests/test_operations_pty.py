@@ -168,3 +168,14 @@ def test_watch_shows_spinner_with_elapsed_time_on_a_terminal(emulator):
     code, out = p.finish()
     assert code == 0, out
     assert "operation 1: success" in out
+
+
+def test_apply_to_all_flag_on_a_terminal_skips_the_question(emulator):
+    ops = [_stopped(emulator, f"f{i}") for i in range(2)]
+    p = Pty(emulator, "operations", "resolve", "--workspace", "100", "--apply-to-all",
+            "--interval", "0.01")
+    p.answer(CONFLICT, "t")
+    code, out = p.finish()
+    assert code == 0, out
+    assert "Apply this choice" not in out
+    assert _puts(emulator) == [(op.id, {"retry": True, "apply_to_all": True}) for op in ops]

@@ -546,9 +546,10 @@ def _ask_folder_name() -> str:
 class Decider:
     """Answers ``decide(op, index, total)`` from flags or by asking on the terminal."""
 
-    def __init__(self, app: App, flag_choice: Any | None) -> None:
+    def __init__(self, app: App, flag_choice: Any | None, apply_to_all: bool = False) -> None:
         self.app = app
         self.flag_choice = flag_choice
+        self.apply_to_all = apply_to_all  # --apply-to-all on a terminal: do not ask
         self.all_choice: Any = None
 
     def __call__(self, op: dict[str, Any], index: int, total: int) -> Any:
@@ -571,7 +572,7 @@ class Decider:
             return Choice(_ask(ERROR_PROMPT, ("retry", "skip")))
         action = _ask(CONFLICT_PROMPT, ("use-existing", "rename", "retry", "skip"))
         folder = _ask_folder_name() if action == "rename" else None
-        apply_all = click.confirm(APPLY_PROMPT, default=False, err=True)
+        apply_all = self.apply_to_all or click.confirm(APPLY_PROMPT, default=False, err=True)
         choice = Choice(action, folder, apply_all)
         if apply_all:
             self.all_choice = choice
@@ -598,7 +599,8 @@ def _flag_choice(use_existing: bool, folder_name: str | None, retry: bool,
 
 
 def run_resolve(app: App, client: Any, ops: list[dict[str, Any]], flag_choice: Any,
-                interval: float, timeout: float | None, output_format: str) -> None:
+                interval: float, timeout: float | None, output_format: str,
+                apply_to_all: bool = False) -> None:
     """Decide, send, watch and summarise (shared by resolve and workspaces create)."""
     from nodecli.operations import resolve_operations
 
@@ -619,7 +621,7 @@ def run_resolve(app: App, client: Any, ops: list[dict[str, Any]], flag_choice: A
                         _op_line(out.operation))
 
     try:
-        outcomes = resolve_operations(client, ops, Decider(app, flag_choice),
+        outcomes = resolve_operations(client, ops, Decider(app, flag_choice, apply_to_all),
                                       interval=interval, timeout=timeout, on_sent=on_sent,
                                       on_update=on_update)
     except (KeyboardInterrupt, click.Abort):
@@ -632,8 +634,11 @@ def run_resolve(app: App, client: Any, ops: list[dict[str, Any]], flag_choice: A
     app.term.table(rows, SUMMARY_COLUMNS, output_format)
     failed = [o for o in outcomes if not o.ok]
     if failed:
-        raise NodecliError(f"{len(failed)} of {len(outcomes)} operation(s) did not end in "
-                           "success")
+        again = [o for o in failed if o.resumed and o.final_status == "stopped"]
+        raise NodecliError(
+            f"{len(failed)} of {len(outcomes)} operation(s) did not end in success",
+            hint="some stopped again after they resumed: run 'nodecli operations resolve' "
+                 "again for them" if again else None)
 
 
 @operations.command("resolve")
@@ -695,7 +700,8 @@ def ops_resolve(app: App, op_ids: tuple[str, ...], workspace: str | None,
                 app, f"Resolve {len(stopped)} stopped operation(s): {flag_choice.label()}?",
                 yes=yes):
             raise Interrupted("nothing sent")
-        run_resolve(app, client, ops, flag_choice, interval, timeout, output_format)
+        run_resolve(app, client, ops, flag_choice, interval, timeout, output_format,
+                    apply_to_all)
 
 
 # -- workspaces ------------------------------------------------------------------------------------
