@@ -442,3 +442,22 @@ def test_service_add_token_file_and_default(invoke, service, tmp_path):
     assert r.exit_code == 2
     r = invoke("service", "add", "d", "--url", "ftp://x", "--token-stdin", input="x\n")
     assert r.exit_code == 2
+
+
+def test_https_service_with_cacert(invoke, tls_emulator):
+    s = Service(tls_emulator)
+    add_operation(s.state, status="success")
+    r = invoke("operations", "list", "-o", "json", env=s.env)
+    assert r.exit_code == 6 and "not trusted" in r.stderr
+    r = invoke("operations", "list", "-o", "json", "--cacert", tls_emulator.ca_file, env=s.env)
+    assert r.exit_code == 0, r
+    assert len(_json(r)) == 1
+    r = invoke("operations", "list", "--insecure", env=s.env)
+    assert r.exit_code == 0 and "TLS verification is OFF" in r.stderr
+
+
+def test_verbose_log_never_shows_the_token(invoke, service):
+    r = invoke("-vv", "operations", "list", env=service.env)
+    assert r.exit_code == 0, r
+    assert "GET" in r.stderr
+    assert service.token not in r.stderr + r.stdout

@@ -179,3 +179,18 @@ def test_apply_to_all_flag_on_a_terminal_skips_the_question(emulator):
     assert code == 0, out
     assert "Apply this choice" not in out
     assert _puts(emulator) == [(op.id, {"retry": True, "apply_to_all": True}) for op in ops]
+
+
+def test_token_prompt_on_a_terminal(emulator):
+    token = mint_service_token(emulator.state, "u1", "user:all")
+    add_operation(emulator.state, status="success")
+    env = subprocess_env({"NODECLI_SERVICE_URL": emulator.url})
+    child = pexpect.spawn(sys.executable, ["-m", "nodecli", "operations", "list"], env=env,
+                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=15)
+    child.expect("Access token: ")
+    child.sendline(token)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert token not in child.before  # hidden input
+    assert "workspace.create" in child.before

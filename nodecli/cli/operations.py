@@ -335,7 +335,7 @@ def service_remove(app: App, name: str, yes: bool) -> None:
     if name not in app.store.load().services:
         raise NotFoundError(f"no service profile {name!r}")
     if not confirm(app, f"Remove service profile {name!r} and its stored token?", yes=yes):
-        raise Interrupted("nothing removed")
+        raise NodecliError("cancelled: nothing removed")
     with app.store.edit() as cfg:
         if cfg.services.pop(name, None) is None:
             raise NotFoundError(f"no service profile {name!r}")
@@ -699,7 +699,7 @@ def ops_resolve(app: App, op_ids: tuple[str, ...], workspace: str | None,
         if flag_choice is not None and stopped and not confirm(
                 app, f"Resolve {len(stopped)} stopped operation(s): {flag_choice.label()}?",
                 yes=yes):
-            raise Interrupted("nothing sent")
+            raise NodecliError("cancelled: nothing sent")
         run_resolve(app, client, ops, flag_choice, interval, timeout, output_format,
                     apply_to_all)
 
