@@ -181,8 +181,8 @@ def _read_key_file(path: Path, *, private: bool) -> bytes:
         raise KeyFileError(f"{path} is a folder, not a key file") from None
     except PermissionError:
         raise KeyPermissionError(f"cannot read key file {path}: permission denied") from None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
+    try:
+        st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise KeyFileError(f"{path} is a folder, not a key file")
         if not stat.S_ISREG(st.st_mode):
@@ -190,10 +190,14 @@ def _read_key_file(path: Path, *, private: bool) -> bytes:
         if private and os.name == "posix" and st.st_mode & 0o077:
             mode = stat.S_IMODE(st.st_mode)
             raise KeyPermissionError(
-                f"private key {path} has permissions {mode:04o}: readable by others, "
+                f"private key {path} has permissions {mode:04o}: accessible by group or others, "
                 "refusing to use it",
                 hint=f"chmod 600 '{path}' (a private key must be readable only by its owner)",
             )
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
         data = fh.read(MAX_KEY_FILE_BYTES + 1)
     if len(data) > MAX_KEY_FILE_BYTES:
         raise KeyFileError(f"{path} is too large to be a key file")
