@@ -162,12 +162,15 @@ def test_workspace_create_wait_offers_resolve(emulator):
 
 
 def test_watch_shows_spinner_with_elapsed_time_on_a_terminal(emulator):
-    op = add_operation(emulator.state, parent_id="100", polls=20)
-    p = Pty(emulator, "operations", "watch", op.id, "--workspace", "100", "--interval", "0.02")
+    op = add_operation(emulator.state, parent_id="100", polls=1)
+    p = Pty(emulator, "operations", "watch", op.id, "--workspace", "100", "--interval", "1.3")
     p.expect(re.escape("operation 1 (workspace.create): running · 0s"))
+    # the elapsed time ticks between two polls, not only when the service answers
+    p.expect(re.escape("operation 1 (workspace.create): running · 1s"))
     code, out = p.finish()
     assert code == 0, out
     assert "operation 1: success" in out
+    assert len(service_state(emulator.state).requests) == 2
 
 
 def test_apply_to_all_flag_on_a_terminal_skips_the_question(emulator):

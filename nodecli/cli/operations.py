@@ -100,14 +100,25 @@ def open_service_client(app: App, conn: dict[str, Any], what: str = "this call")
 # -- progress ----------------------------------------------------------------------------------
 
 class Progress:
-    """A spinner with elapsed time on a terminal; plain status-change lines elsewhere."""
+    """A spinner with a live elapsed time on a terminal; plain status-change lines elsewhere.
+
+    ``update(line)`` sets the spinner's text; the elapsed time since the Progress was
+    made is appended at every refresh (not only when a poll answers).
+    """
 
     def __init__(self, app: App, text: str) -> None:
+        import time
+
         self.app = app
         self.enabled = app.term.stderr_is_tty and app.verbosity >= 0
         self.text = text
+        self._clock = time.monotonic
+        self._start = time.monotonic()
         self._status: Any = None
         self._last_plain: str | None = None
+
+    def __rich__(self) -> str:
+        return f"{self.text} · {_elapsed(self._clock() - self._start)}"
 
     def __enter__(self) -> Progress:
         return self
@@ -115,12 +126,11 @@ class Progress:
     def update(self, text: str, plain: str | None = None) -> None:
         """``text`` for the spinner (started on first use); ``plain`` (status changes
         only) for the log lines written when stderr is not a terminal."""
+        self.text = text
         if self.enabled:
             if self._status is None:
-                self._status = self.app.term.err_console.status(text, spinner="dots")
+                self._status = self.app.term.err_console.status(self, spinner="dots")
                 self._status.start()
-            else:
-                self._status.update(text)
         elif plain is not None and plain != self._last_plain:
             self._last_plain = plain
             self.app.term.info(plain)
@@ -447,7 +457,7 @@ def _watch(app: App, client: Any, ref: Any, interval: float, timeout: float | No
 
     with Progress(app, f"operation {sanitize(ref.op_id)}: waiting") as progress:
         def on_update(op: dict[str, Any], elapsed: float) -> None:
-            progress.update(f"{_op_line(op)} · {_elapsed(elapsed)}", _op_line(op))
+            progress.update(_op_line(op), _op_line(op))
 
         return watch_operation(client, ref, interval=interval, timeout=timeout,
                                on_update=on_update, first=first)
@@ -617,8 +627,7 @@ def run_resolve(app: App, client: Any, ops: list[dict[str, Any]], flag_choice: A
     progress = Progress(app, "waiting for the resumed operations")
 
     def on_update(out: Any, elapsed: float) -> None:
-        progress.update(f"{_op_line(out.operation)} · {_elapsed(elapsed)}",
-                        _op_line(out.operation))
+        progress.update(_op_line(out.operation), _op_line(out.operation))
 
     try:
         outcomes = resolve_operations(client, ops, Decider(app, flag_choice, apply_to_all),
