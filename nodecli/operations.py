@@ -439,6 +439,7 @@ def resolve_operations(
     *,
     interval: float = 2.0,
     timeout: float | None = None,
+    rounds: int = 1,
     on_sent: Callable[[Outcome], None] | None = None,
     on_update: Callable[[Outcome, float], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
@@ -450,71 +451,85 @@ def resolve_operations(
     operation (it may prompt; an exception such as KeyboardInterrupt stops everything
     and leaves the remaining operations untouched). A PUT that fails is recorded on
     that operation's :class:`Outcome` and the others go on. ``on_sent`` reports each
-    PUT's result (the returned status) as it happens.
+    PUT's result (the returned status) as it happens. With ``rounds`` > 1, operations
+    that resumed and then stopped again (a second conflict) are decided again, up to
+    ``rounds`` times in all.
     """
     outcomes: list[Outcome] = []
-    stopped = [op for op in operations if op.get("status") == "stopped"]
-    total = len(stopped)
-    index = 0
+    pending: list[Outcome] = []
     for op in operations:
-        ref = OpRef.of(op)
-        out = Outcome(ref, op)
+        out = Outcome(OpRef.of(op), op)
         outcomes.append(out)
-        if op.get("status") != "stopped":
+        if op.get("status") == "stopped":
+            pending.append(out)
+        else:
             out.choice = "-"
             out.final_status = str(op.get("status"))
             out.detail = "not stopped: nothing to resolve"
-            continue
-        index += 1
-        choice = decide(op, index, total)
-        out.choice = choice.label()
-        if not choice.fits(op):
-            out.final_status = "stopped"
-            out.detail = f"{stop_reason(op)}: only retry or skip apply"
-            out.choice = "skip"
-            continue
-        body = choice.body(op)
-        if body is None:
-            out.final_status = "stopped"
-            out.detail = f"skipped ({stop_reason(op)})"
-            continue
-        out.sent = body
-        try:
-            answer = _as_operation(client.json("PUT", ref.path, json_body=body), ref.path)
-        except NodecliError as exc:
-            out.error = exc
-            out.final_status = "stopped"
-            status = getattr(exc, "status", None)
-            out.detail = f"PUT failed ({status})" if status else "PUT failed"
-            out.detail += f": {exc.message}"
-        else:
-            out.operation = answer
-            out.final_status = str(answer.get("status"))
-            out.resumed = answer.get("status") == "running"
-            if not out.resumed:
-                out.detail = stop_reason(answer) if answer.get("status") != "success" else ""
-        if on_sent:
-            on_sent(out)
-    for out in outcomes:
-        if not out.resumed:
-            continue
-        try:
-            result = watch_operation(
-                client, out.ref, interval=interval, timeout=timeout, first=out.operation,
-                on_update=(lambda op, t, o=out: on_update(o, t)) if on_update else None,
-                sleep=sleep, clock=clock)
-        except NodecliError as exc:
-            out.final_status = "unknown"
-            out.detail = f"watch failed: {exc.message}"
-            out.error = exc
-            continue
-        out.operation = result.operation
-        out.final_status = str(result.operation.get("status"))
-        if result.timed_out:
-            out.detail = f"still running after {result.elapsed:.0f} s"
-        elif out.final_status != "success":
-            out.detail = stop_reason(result.operation)
+    for _ in range(max(1, rounds)):
+        for index, out in enumerate(pending, 1):
+            _decide_and_send(client, out, decide(out.operation, index, len(pending)))
+            if on_sent and out.sent is not None:
+                on_sent(out)
+        for out in pending:
+            if out.resumed:
+                _watch_outcome(client, out, interval=interval, timeout=timeout,
+                               on_update=on_update, sleep=sleep, clock=clock)
+        pending = [o for o in pending if o.resumed and o.error is None
+                   and o.final_status == "stopped"]
+        if not pending:
+            break
     return outcomes
+
+
+def _decide_and_send(client: Client, out: Outcome, choice: Choice) -> None:
+    op = out.operation
+    label = choice.label() if choice.fits(op) else "skip"
+    out.choice = f"{out.choice}, then {label}" if out.choice else label
+    out.sent, out.resumed, out.error = None, False, None
+    if not choice.fits(op):
+        out.final_status = "stopped"
+        out.detail = f"{stop_reason(op)}: only retry or skip apply"
+        return
+    body = choice.body(op)
+    if body is None:
+        out.final_status = "stopped"
+        out.detail = f"skipped ({stop_reason(op)})"
+        return
+    out.sent = body
+    try:
+        answer = _as_operation(client.json("PUT", out.ref.path, json_body=body), out.ref.path)
+    except NodecliError as exc:
+        out.error = exc
+        out.final_status = "stopped"
+        status = getattr(exc, "status", None)
+        out.detail = (f"PUT failed ({status})" if status else "PUT failed") + f": {exc.message}"
+        return
+    out.operation = answer
+    out.final_status = str(answer.get("status"))
+    out.resumed = answer.get("status") == "running"
+    out.detail = "" if out.resumed or out.final_status == "success" else stop_reason(answer)
+
+
+def _watch_outcome(client: Client, out: Outcome, *, interval: float, timeout: float | None,
+                   on_update: Callable[[Outcome, float], None] | None,
+                   sleep: Callable[[float], None], clock: Callable[[], float]) -> None:
+    try:
+        result = watch_operation(
+            client, out.ref, interval=interval, timeout=timeout, first=out.operation,
+            on_update=(lambda op, t: on_update(out, t)) if on_update else None,
+            sleep=sleep, clock=clock)
+    except NodecliError as exc:
+        out.final_status = "unknown"
+        out.detail = f"watch failed: {exc.message}"
+        out.error = exc
+        return
+    out.operation = result.operation
+    out.final_status = str(result.operation.get("status"))
+    if result.timed_out:
+        out.detail = f"still running after {result.elapsed:.0f} s"
+    elif out.final_status != "success":
+        out.detail = stop_reason(result.operation)
 
 
 # -- workspaces ---------------------------------------------------------------------------------

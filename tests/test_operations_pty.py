@@ -136,15 +136,34 @@ def test_ctrl_c_leaves_remaining_operations_untouched(emulator):
     assert [states[op.id].status for op in ops[1:]] == ["stopped", "stopped"]
 
 
-def test_resumed_operation_stops_on_second_conflict(emulator):
+def test_second_conflict_after_resume_is_asked_again(emulator):
     op = _stopped(emulator, "Shared", conflicts=1)
     p = Pty(emulator, "operations", "resolve", "--workspace", "100", "--interval", "0.01")
     p.answer(CONFLICT, "u")
     p.answer(APPLY, "n")
+    shown = p.answer(CONFLICT, "r")  # the resumed operation stopped on a second conflict
+    assert "folder conflict on 'Shared'" in shown
+    p.answer(NEW_NAME, "Shared-2")
+    p.answer(APPLY, "n")
+    code, out = p.finish()
+    assert code == 0, out
+    assert _puts(emulator) == [(op.id, {"use_existing": True, "apply_to_all": False}),
+                               (op.id, {"folder_name": "Shared-2", "apply_to_all": False})]
+    assert re.search(r"1\s+use existing folder, then rename to 'Shared-2'\s+success", out)
+
+
+def test_second_conflict_skipped_ends_stopped(emulator):
+    op = _stopped(emulator, "Shared", conflicts=1)
+    p = Pty(emulator, "operations", "resolve", "--workspace", "100", "--interval", "0.01")
+    p.answer(CONFLICT, "t")
+    p.answer(APPLY, "n")
+    p.answer(CONFLICT, "s")
+    p.answer(APPLY, "n")
     code, out = p.finish()
     assert code == 1, out
-    assert _puts(emulator) == [(op.id, {"use_existing": True, "apply_to_all": False})]
-    assert re.search(r"1\s+use existing folder\s+stopped\s+folder_conflict", out)
+    assert _puts(emulator) == [(op.id, {"retry": True, "apply_to_all": False})]
+    assert re.search(r"1\s+retry, then skip\s+stopped\s+skipped \(folder_conflict", out)
+    assert service_state(emulator.state).operations[op.id].status == "stopped"
 
 
 def test_workspace_create_wait_offers_resolve(emulator):

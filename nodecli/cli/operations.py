@@ -129,6 +129,7 @@ class Progress:
         self.text = text
         if self.enabled:
             if self._status is None:
+                self._start = self._clock()
                 self._status = self.app.term.err_console.status(self, spinner="dots")
                 self._status.start()
         elif plain is not None and plain != self._last_plain:
@@ -526,6 +527,7 @@ def ops_watch(app: App, op_id: str, interval: float, timeout: float | None,
 CONFLICT_PROMPT = "[u]se existing folder, [r]ename, re[t]ry, [s]kip"
 ERROR_PROMPT = "re[t]ry, [s]kip"
 APPLY_PROMPT = "Apply this choice to all remaining conflicts?"
+MAX_ROUNDS = 5  # times one operation may be asked about on a terminal (conflict after conflict)
 _KEYS = {"u": "use-existing", "use": "use-existing", "use existing": "use-existing",
          "use existing folder": "use-existing", "r": "rename", "rename": "rename",
          "t": "retry", "retry": "retry", "s": "skip", "skip": "skip"}
@@ -630,9 +632,18 @@ def run_resolve(app: App, client: Any, ops: list[dict[str, Any]], flag_choice: A
         progress.update(_op_line(out.operation), _op_line(out.operation))
 
     try:
-        outcomes = resolve_operations(client, ops, Decider(app, flag_choice, apply_to_all),
-                                      interval=interval, timeout=timeout, on_sent=on_sent,
-                                      on_update=on_update)
+        # on a terminal, an operation that stops again (a second conflict) is asked
+        # about again; with flags the service applies the choice itself (apply_to_all)
+        rounds = MAX_ROUNDS if flag_choice is None else 1
+        decider = Decider(app, flag_choice, apply_to_all)
+
+        def decide(op: dict[str, Any], index: int, total: int) -> Any:
+            progress.stop()  # a live spinner would swallow the prompt
+            return decider(op, index, total)
+
+        outcomes = resolve_operations(client, ops, decide,
+                                      interval=interval, timeout=timeout, rounds=rounds,
+                                      on_sent=on_sent, on_update=on_update)
     except (KeyboardInterrupt, click.Abort):
         progress.stop()
         raise Interrupted(f"interrupted: {len(sent)} operation(s) had been sent a resolution; "
