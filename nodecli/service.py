@@ -154,6 +154,152 @@ def secret_key(name: str) -> str:
     return f"service:{name}"
 
 
+# -- saved profiles ---------------------------------------------------------------------------
+
+@dataclass
+class SavedProfile:
+    """What :func:`add_profile` did: the profile, what its token says, warnings."""
+
+    profile: ServiceProfile
+    token_info: TokenInfo
+    stored: bool  # token kept in the secret store (else read from token_file)
+    warnings: list[str]
+
+
+def check_new_profile(cfg: Config, name: str, force: bool = False) -> str:
+    """A valid profile name that is free (or ``force``); checked before asking for a token."""
+    from nodecli.config.model import check_name
+    from nodecli.errors import ConflictError
+
+    try:
+        check_name(name, "service profile name")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not force and name in cfg.services:
+        raise ConflictError(f"service profile {name!r} already exists",
+                            hint="use --force to replace it")
+    return name
+
+
+def add_profile(store: Any, secrets: Any, name: str, url: str, *,
+                token: str | None = None, token_file: str | None = None,
+                cacert: str | None = None, insecure: bool = False,
+                make_default: bool = False, force: bool = False) -> SavedProfile:
+    """Save a service profile (locked config edit) and its token.
+
+    Exactly one of ``token`` (kept in ``secrets`` under ``service:NAME``) or
+    ``token_file`` (its absolute path is saved; the file is read at every call). The
+    token must decode; an expired one or one without the needed scope is saved with a
+    warning. The first profile becomes the default.
+    """
+    import os
+    import stat
+    from pathlib import Path
+
+    from nodecli.errors import ConflictError
+
+    check_new_profile(store.load(), name, force)
+    check_url(url)
+    if (token is None) == (token_file is None):
+        raise UsageError("give the token with --token-file or --token-stdin (not both)")
+    warnings: list[str] = []
+    path: str | None = None
+    if token_file is not None:
+        path = str(Path(token_file).expanduser().resolve())
+        token = read_token_file(path)
+        try:
+            if os.stat(path).st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                warnings.append(f"{path} is readable by other users: chmod 600 {path}")
+        except OSError:
+            pass
+    else:
+        token = clean_token(token or "")
+    info = describe_token(token)
+    if info.seconds_left is not None and info.seconds_left <= 0:
+        warnings.append("the token has already expired: calls will be refused until it is "
+                        "replaced")
+    if not set(info.scopes) & set(OPERATIONS_SCOPES):
+        warnings.append("the token has neither user:all nor admin:all: operations calls "
+                        "will be refused")
+    if cacert is not None:
+        cacert = str(Path(cacert).expanduser().resolve())
+    profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure)
+    if path is None:
+        secrets.set(secret_key(name), token)
+    with store.edit() as cfg:
+        if name in cfg.services and not force:
+            raise ConflictError(f"service profile {name!r} already exists",
+                                hint="use --force to replace it")
+        cfg.services[name] = profile
+        if make_default or not cfg.default_service:
+            cfg.default_service = name
+    if path is not None:
+        secrets.delete(secret_key(name))  # a token stored by an earlier 'add' is obsolete
+    return SavedProfile(profile, info, path is None, warnings)
+
+
+def remove_profile(store: Any, secrets: Any, name: str) -> None:
+    """Delete a profile, its stored token, and the default if it was the default."""
+    with store.edit() as cfg:
+        if cfg.services.pop(name, None) is None:
+            raise NotFoundError(f"no service profile {name!r}")
+        if cfg.default_service == name:
+            cfg.default_service = None
+    secrets.delete(secret_key(name))
+
+
+def set_default(store: Any, name: str | None) -> None:
+    """Make ``name`` the default profile (None: no default)."""
+    with store.edit() as cfg:
+        if name is not None and name not in cfg.services:
+            raise NotFoundError(f"no service profile {name!r}")
+        cfg.default_service = name
+
+
+def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | None]:
+    """(where the token comes from, the token or None) for a saved profile."""
+    if profile.token_file:
+        try:
+            return f"file {profile.token_file}", read_token_file(profile.token_file)
+        except UsageError as exc:
+            return f"file {profile.token_file} ({exc.message})", None
+    token = secrets.get(secret_key(profile.name))
+    return ("stored" if token else "none"), token
+
+
+def list_profiles(cfg: Config, secrets: Any) -> list[dict[str, Any]]:
+    """Rows for ``service list`` (stable json fields)."""
+    rows = []
+    for name in sorted(cfg.services):
+        prof = cfg.services[name]
+        source, _ = profile_token(prof, secrets)
+        rows.append({"name": name, "url": prof.url, "token": source,
+                     "default": name == cfg.default_service, "cacert": prof.cacert,
+                     "insecure": prof.insecure})
+    return rows
+
+
+def show_profile(cfg: Config, secrets: Any, name: str | None) -> dict[str, Any]:
+    """A profile (the default without ``name``) and what its token says."""
+    from nodecli.errors import NodecliError
+
+    name = name or cfg.default_service
+    if not name:
+        raise UsageError("no NAME given and no default service profile")
+    prof = cfg.services.get(name)
+    if prof is None:
+        raise NotFoundError(f"no service profile {name!r}")
+    source, token = profile_token(prof, secrets)
+    data: dict[str, Any] = {"name": name, **prof.to_dict(),
+                            "default": name == cfg.default_service, "token": source}
+    if token:
+        try:
+            data["token_info"] = describe_token(token).as_dict()
+        except NodecliError as exc:
+            data["token_problem"] = exc.message
+    return data
+
+
 # -- pre-flight -------------------------------------------------------------------------------
 
 @dataclass

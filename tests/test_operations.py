@@ -424,7 +424,12 @@ def test_service_add_token_file_and_default(invoke, service, tmp_path):
     path = tmp_path / "token"
     path.write_text(service.token)
     url = service.emulator.url
-    assert invoke("service", "add", "a", "--url", url, "--token-file", str(path)).exit_code == 0
+    path.chmod(0o644)
+    r = invoke("service", "add", "a", "--url", url, "--token-file", str(path))
+    assert r.exit_code == 0 and f"chmod 600 {path}" in r.stderr
+    path.chmod(0o600)
+    r = invoke("service", "add", "a", "--url", url, "--token-file", str(path), "--force")
+    assert r.exit_code == 0 and "warning" not in r.stderr
     expired = mint_service_token(service.state, "u1", "user:all", -10)
     r = invoke("service", "add", "b", "--url", url, "--token-stdin", input=expired + "\n")
     assert r.exit_code == 0 and "already expired" in r.stderr

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -184,15 +183,6 @@ def service() -> None:
     pass
 
 
-def _check_profile_name(name: str) -> str:
-    from nodecli.config.model import check_name
-
-    try:
-        return check_name(name, "service profile name")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
 @service.command("add")
 @click.argument("name")
 @click.option("--url", required=True, metavar="URL", help="Base URL of the service.")
@@ -210,75 +200,29 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
     """Save a service profile. The token comes from --token-file (the path is saved and
     the file read at every call), --token-stdin, NODECLI_TOKEN or a hidden prompt (those
     are stored in the keyring or the 0600 secrets file, never in config.toml)."""
-    from nodecli.config.model import ServiceProfile
-    from nodecli.connection import read_token_file
-    from nodecli.errors import ConflictError
     from nodecli.secrets import open_secrets
-    from nodecli.service import check_url, clean_token, describe_token, secret_key
+    from nodecli.service import add_profile, check_new_profile, check_url
 
-    _check_profile_name(name)
+    check_new_profile(app.store.load(), name, force)
     check_url(url)
     if token_file and token_stdin:
         raise UsageError("give the token with --token-file or --token-stdin, not both")
-    if not force and name in app.store.load().services:
-        raise ConflictError(f"service profile {name!r} already exists",
-                            hint="use --force to replace it")
-    stored: str | None = None
-    path: str | None = None
-    if token_file:
-        path = str(Path(token_file).expanduser().resolve())
-        token = read_token_file(path)
-    elif token_stdin:
-        token = stored = clean_token(read_secret_stdin("access token"))
-    else:
-        token = stored = clean_token(get_secret(
-            app, value=None, env="NODECLI_TOKEN", what="service access token",
-            prompt="Access token", flags="--token-file, --token-stdin"))
-    info = describe_token(token)
+    token = None
+    if token_stdin:
+        token = read_secret_stdin("access token")
+    elif not token_file:
+        token = get_secret(app, value=None, env="NODECLI_TOKEN", what="service access token",
+                           prompt="Access token", flags="--token-file, --token-stdin")
     secrets = open_secrets(app.paths)
-    if stored is not None:
-        secrets.set(secret_key(name), stored)
-    with app.store.edit() as cfg:
-        if name in cfg.services and not force:
-            raise ConflictError(f"service profile {name!r} already exists",
-                                hint="use --force to replace it")
-        cfg.services[name] = ServiceProfile(name, url, token_file=path, cacert=cacert,
-                                            insecure=insecure)
-        if make_default or not cfg.default_service:
-            cfg.default_service = name
-    if stored is None:
-        secrets.delete(secret_key(name))
-    _warn_token(app, info)
-    where = f"file {path}" if path else f"stored ({getattr(secrets, 'name', 'secrets')})"
+    saved = add_profile(app.store, secrets, name, url, token=token, token_file=token_file,
+                        cacert=cacert, insecure=insecure, make_default=make_default,
+                        force=force)
+    for warning in saved.warnings:
+        app.term.warn(sanitize(warning))
+    where = (f"stored ({getattr(secrets, 'name', 'secrets')})" if saved.stored
+             else f"file {saved.profile.token_file}")
     app.term.success(f"saved service profile {name!r}: {url}, token of user "
-                     f"{sanitize(info.user_id)} ({where})")
-
-
-def _warn_token(app: App, info: Any) -> None:
-    from nodecli.service import OPERATIONS_SCOPES
-
-    if info.seconds_left is not None and info.seconds_left <= 0:
-        app.term.warn("the token has already expired: calls will be refused until it is "
-                      "replaced")
-    if not set(info.scopes) & set(OPERATIONS_SCOPES):
-        app.term.warn("the token has neither user:all nor admin:all: operations calls "
-                      "will be refused")
-
-
-def _token_source(app: App, prof: Any) -> tuple[str, str | None]:
-    """(description, token or None) of a profile's token."""
-    from nodecli.secrets import open_secrets
-    from nodecli.service import secret_key
-
-    if prof.token_file:
-        try:
-            from nodecli.connection import read_token_file
-
-            return f"file {prof.token_file}", read_token_file(prof.token_file)
-        except UsageError as exc:
-            return f"file {prof.token_file} ({exc.message})", None
-    token = open_secrets(app.paths).get(secret_key(prof.name))
-    return ("stored" if token else "none"), token
+                     f"{sanitize(saved.token_info.user_id)} ({where})")
 
 
 @service.command("list")
@@ -286,14 +230,10 @@ def _token_source(app: App, prof: Any) -> tuple[str, str | None]:
 @pass_app
 def service_list(app: App, output_format: str) -> None:
     """List saved service profiles."""
-    cfg = app.store.load()
-    rows = []
-    for name in sorted(cfg.services):
-        prof = cfg.services[name]
-        source, _ = _token_source(app, prof)
-        rows.append({"name": name, "url": prof.url, "token": source,
-                     "default": name == cfg.default_service, "cacert": prof.cacert,
-                     "insecure": prof.insecure})
+    from nodecli.secrets import open_secrets
+    from nodecli.service import list_profiles
+
+    rows = list_profiles(app.store.load(), open_secrets(app.paths))
     app.term.table(rows, [Column("name", "name"), Column("url", "url"),
                           Column("token", "token"), Column("default", "default")],
                    output_format)
@@ -305,24 +245,10 @@ def service_list(app: App, output_format: str) -> None:
 @pass_app
 def service_show(app: App, name: str | None, output_format: str) -> None:
     """Show a profile (the default one without NAME) and what its token says."""
-    from nodecli.errors import NotFoundError
-    from nodecli.service import describe_token
+    from nodecli.secrets import open_secrets
+    from nodecli.service import show_profile
 
-    cfg = app.store.load()
-    name = name or cfg.default_service
-    if not name:
-        raise UsageError("no NAME given and no default service profile")
-    prof = cfg.services.get(name)
-    if prof is None:
-        raise NotFoundError(f"no service profile {name!r}")
-    source, token = _token_source(app, prof)
-    data: dict[str, Any] = {"name": name, **prof.to_dict(), "default": name ==
-                            cfg.default_service, "token": source}
-    if token:
-        try:
-            data["token_info"] = describe_token(token).as_dict()
-        except NodecliError as exc:
-            data["token_problem"] = exc.message
+    data = show_profile(app.store.load(), open_secrets(app.paths), name)
     if output_format == "json":
         app.term.json(data)
         return
@@ -341,18 +267,13 @@ def service_remove(app: App, name: str, yes: bool) -> None:
     """Remove a profile and its stored token."""
     from nodecli.errors import NotFoundError
     from nodecli.secrets import open_secrets
-    from nodecli.service import secret_key
+    from nodecli.service import remove_profile
 
     if name not in app.store.load().services:
         raise NotFoundError(f"no service profile {name!r}")
     if not confirm(app, f"Remove service profile {name!r} and its stored token?", yes=yes):
         raise NodecliError("cancelled: nothing removed")
-    with app.store.edit() as cfg:
-        if cfg.services.pop(name, None) is None:
-            raise NotFoundError(f"no service profile {name!r}")
-        if cfg.default_service == name:
-            cfg.default_service = None
-    open_secrets(app.paths).delete(secret_key(name))
+    remove_profile(app.store, open_secrets(app.paths), name)
     app.term.success(f"removed service profile {name!r}")
 
 
@@ -362,7 +283,7 @@ def service_remove(app: App, name: str, yes: bool) -> None:
 @pass_app
 def service_default(app: App, name: str | None, unset: bool) -> None:
     """Show or set the profile used when no --service / --url is given."""
-    from nodecli.errors import NotFoundError
+    from nodecli.service import set_default
 
     if name and unset:
         raise UsageError("give NAME or --unset, not both")
@@ -373,10 +294,7 @@ def service_default(app: App, name: str | None, unset: bool) -> None:
         else:
             app.term.info("no default service profile")
         return
-    with app.store.edit() as cfg:
-        if name and name not in cfg.services:
-            raise NotFoundError(f"no service profile {name!r}")
-        cfg.default_service = name
+    set_default(app.store, name)
     app.term.success(f"default service profile: {name}" if name else
                      "default service profile unset")
 
