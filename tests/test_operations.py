@@ -208,7 +208,7 @@ def test_watch_to_success(invoke, service):
     r = invoke("operations", "watch", op.id, "--workspace", "100", "--interval", "0.01",
                "-o", "json", env=service.env)
     assert r.exit_code == 0, r
-    assert _json(r)[0]["status"] == "success"
+    assert _json(r)["status"] == "success"
     assert "running" in r.stderr and "success" in r.stderr
     # three reads see it running, the fourth sees it finished; nothing else is sent
     assert service.requests == [("GET", "/workspaces/100/operations/1", {})] * 4
@@ -358,7 +358,7 @@ def test_resolve_named_op_from_own_list(invoke, service):
 def test_workspace_create_follows_location(invoke, service):
     r = invoke("workspaces", "create", "--name", "Projects", "-o", "json", env=service.env)
     assert r.exit_code == 0, r
-    op = _json(r)[0]
+    op = _json(r)
     assert op["type"] == "workspace.create" and op["status"] == "running"
     ws = op["workspace_id"]
     assert [(m, p) for m, p, _ in service.requests] == [

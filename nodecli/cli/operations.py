@@ -160,6 +160,14 @@ def _reason(op: dict[str, Any]) -> str:
     return sanitize(stop_reason(op))
 
 
+def _render_op(app: App, op: dict[str, Any], fmt: str) -> None:
+    """One operation: the object itself in json, a one-row table otherwise."""
+    if fmt == "json":
+        app.term.json(op)
+    else:
+        _render_ops(app, [op], fmt)
+
+
 def _render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
     from nodecli.operations import table_row
 
@@ -362,11 +370,8 @@ def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
     ref = parent_ref(op_id, **kwargs)
     with open_service_client(app, conn, "reading an operation") as client:
         op = get_operation(client, ref)
-    if output_format == "json":
-        app.term.json(op)
-        return
-    _render_ops(app, [op], output_format)
-    if op.get("status") in ("stopped", "aborted"):
+    _render_op(app, op, output_format)
+    if output_format != "json" and op.get("status") in ("stopped", "aborted"):
         app.term.info(f"reason: {_reason(op)}")
 
 
@@ -436,7 +441,7 @@ def ops_watch(app: App, op_id: str, interval: float, timeout: float | None,
     ref = parent_ref(op_id, **kwargs)
     with open_service_client(app, conn, "watching an operation") as client:
         result = _watch(app, client, ref, interval, timeout)
-    _render_ops(app, [result.operation], output_format)
+    _render_op(app, result.operation, output_format)
     _finish_watch(app, result, ref)
 
 
@@ -680,7 +685,7 @@ def ws_create(app: App, name: str, wait: bool, interval: float, timeout: float |
         app.term.info(f"workspace {sanitize(name)!r} accepted: operation "
                       f"{sanitize(ref.op_id)} under /{ref.collection}/{sanitize(ref.parent_id)}")
         if not wait:
-            _render_ops(app, [created.operation or {}], output_format)
+            _render_op(app, created.operation or {}, output_format)
             app.term.info(f"follow it: nodecli operations watch {sanitize(ref.op_id)} "
                           f"--workspace {sanitize(ref.parent_id)}")
             return
@@ -691,6 +696,6 @@ def ws_create(app: App, name: str, wait: bool, interval: float, timeout: float |
                                   default=True, err=True)):
             run_resolve(app, client, [op], None, interval, timeout, output_format)
             return
-    _render_ops(app, [op], output_format)
+    _render_op(app, op, output_format)
     _finish_watch(app, result, ref)
 
