@@ -180,16 +180,18 @@ def test_workspace_create_wait_offers_resolve(emulator):
     assert service_state(emulator.state).operations[op_id].status == "success"
 
 
+@pytest.mark.slow
 def test_watch_shows_spinner_with_elapsed_time_on_a_terminal(emulator):
-    op = add_operation(emulator.state, parent_id="100", polls=1)
-    p = Pty(emulator, "operations", "watch", op.id, "--workspace", "100", "--interval", "1.3")
+    # polls: at 0 s (running), after 1.1 s (running), after 1.65 s more (success); the
+    # spinner must show "1s" in the whole second between, when no answer arrives
+    op = add_operation(emulator.state, parent_id="100", polls=2)
+    p = Pty(emulator, "operations", "watch", op.id, "--workspace", "100", "--interval", "1.1")
     p.expect(re.escape("operation 1 (workspace.create): running · 0s"))
-    # the elapsed time ticks between two polls, not only when the service answers
     p.expect(re.escape("operation 1 (workspace.create): running · 1s"))
     code, out = p.finish()
     assert code == 0, out
     assert "operation 1: success" in out
-    assert len(service_state(emulator.state).requests) == 2
+    assert len(service_state(emulator.state).requests) == 3
 
 
 def test_apply_to_all_flag_on_a_terminal_skips_the_question(emulator):
