@@ -106,6 +106,21 @@ def test_apply_to_all_stops_further_prompts(emulator):
                                for op in ops]
 
 
+def test_rename_applied_to_all_still_asks_each_new_name(emulator):
+    a = _stopped(emulator, "a")
+    b = _stopped(emulator, "b")
+    p = Pty(emulator, "operations", "resolve", "--workspace", "100", "--interval", "0.01")
+    p.answer(CONFLICT, "r")
+    p.answer(NEW_NAME, "a2")
+    p.answer(APPLY, "y")
+    p.answer(NEW_NAME, "b2")
+    code, out = p.finish()
+    assert code == 0, out
+    assert out.count("[s]kip:") == 1 and out.count("Apply this choice") == 1
+    assert _puts(emulator) == [(a.id, {"folder_name": "a2", "apply_to_all": True}),
+                               (b.id, {"folder_name": "b2", "apply_to_all": True})]
+
+
 def test_skip_sends_nothing_and_exit_reflects_it(emulator):
     a = _stopped(emulator, "a")
     b = _stopped(emulator, "b")

@@ -500,6 +500,10 @@ class Decider:
         else:
             head += _reason(op)
         if conflict and self.all_choice is not None:
+            if self.all_choice.action == "rename":
+                # each folder needs its own new name: only that is asked
+                click.echo(head + " -> rename (applied to all)", err=True)
+                return Choice("rename", _ask_folder_name(), True)
             click.echo(head + f" -> {self.all_choice.label()} (applied to all)", err=True)
             return self.all_choice
         click.echo(head, err=True)
