@@ -1,0 +1,705 @@
+"""Commands for the collaboration service: service profiles, operations, workspaces.
+
+Thin layer: options are parsed here, one domain function (nodecli.operations /
+nodecli.service) does the work, and results are rendered here. Every string that
+came from the service is sanitized before it reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import confirm, get_secret, output_option, pass_app, read_secret_stdin
+from nodecli.errors import Interrupted, NodecliError, UsageError
+from nodecli.output import Column, sanitize
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+OP_COLUMNS = [
+    Column("id", "id"),
+    Column("type", "type"),
+    Column("status", "status"),
+    Column("conflict_folder", "conflict folder"),
+    Column("user_id", "user"),
+    Column("created_at", "created"),
+    Column("updated_at", "updated"),
+]
+SUMMARY_COLUMNS = [
+    Column("operation", "operation"),
+    Column("choice", "choice"),
+    Column("final_status", "final status"),
+    Column("detail", "detail"),
+]
+
+# -- connection options ------------------------------------------------------------------------
+
+_SERVICE_OPTIONS = [
+    click.option("--service", "service", metavar="NAME", envvar="NODECLI_SERVICE",
+                 show_envvar=True,
+                 help="Saved service profile (default: the one set by 'service default')."),
+    click.option("--url", "service_url", metavar="URL", envvar="NODECLI_SERVICE_URL",
+                 show_envvar=True, help="Service base URL (overrides the profile)."),
+    click.option("--token-file", metavar="PATH", type=click.Path(dir_okay=False),
+                 help="File holding the OAuth access token (else NODECLI_TOKEN, the "
+                      "profile, or a prompt)."),
+    click.option("--cacert", "service_cacert", metavar="PEM", type=click.Path(dir_okay=False),
+                 envvar="NODECLI_SERVICE_CACERT", show_envvar=True,
+                 help="CA certificate(s) to trust for the service's TLS certificate."),
+    click.option("--insecure", "service_insecure", is_flag=True,
+                 help="Do not verify TLS certificates (test services only; warns every run)."),
+]
+SERVICE_OPTION_NAMES = ("service", "service_url", "token_file", "service_cacert",
+                        "service_insecure")
+
+
+def service_options(f: F) -> F:
+    for option in reversed(_SERVICE_OPTIONS):
+        f = option(f)
+    return f
+
+
+def pop_service_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {name: kwargs.pop(name) for name in SERVICE_OPTION_NAMES if name in kwargs}
+
+
+def open_service_client(app: App, conn: dict[str, Any], what: str = "this call") -> Any:
+    """Resolve service + token (prompting on a terminal), run the pre-flight, open."""
+    from nodecli.http import open_client
+    from nodecli.secrets import open_secrets
+    from nodecli.service import ServiceFlags, preflight, resolve_service
+
+    flags = ServiceFlags(service=conn.get("service"), url=conn.get("service_url"),
+                         token_file=conn.get("token_file"), cacert=conn.get("service_cacert"),
+                         insecure=bool(conn.get("service_insecure")))
+
+    def lookup(key: str) -> str | None:
+        return open_secrets(app.paths).get(key)
+
+    target = resolve_service(app.store.load(), flags, os.environ, lookup)
+    if target.token is None:
+        token = get_secret(app, value=None, env=None, what="service access token",
+                           prompt="Access token",
+                           flags="--token-file, NODECLI_TOKEN or 'nodecli service add'")
+        target = target.with_token(token)
+    info = preflight(target.token or "", what=what)
+    app.term.debug(f"service {target.endpoint.base_url}: token of user "
+                   f"{sanitize(info.user_id)} from {target.token_source}, "
+                   f"{info.seconds_left} s left")
+    if target.endpoint.insecure:
+        app.term.warn(f"TLS verification is OFF for {target.endpoint.base_url} (--insecure)")
+    log = app.term.debug if app.verbosity >= 1 else None
+    return open_client(target.endpoint, log=log)
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+class Progress:
+    """A spinner with a live elapsed time on a terminal; plain status-change lines elsewhere.
+
+    ``update(line)`` sets the spinner's text; the elapsed time since the Progress was
+    made is appended at every refresh (not only when a poll answers).
+    """
+
+    def __init__(self, app: App, text: str) -> None:
+        import time
+
+        self.app = app
+        self.enabled = app.term.stderr_is_tty and app.verbosity >= 0
+        self.text = text
+        self._clock = time.monotonic
+        self._start = time.monotonic()
+        self._status: Any = None
+        self._last_plain: str | None = None
+
+    def __rich__(self) -> str:
+        return f"{self.text} · {_elapsed(self._clock() - self._start)}"
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def update(self, text: str, plain: str | None = None) -> None:
+        """``text`` for the spinner (started on first use); ``plain`` (status changes
+        only) for the log lines written when stderr is not a terminal."""
+        self.text = text
+        if self.enabled:
+            if self._status is None:
+                self._start = self._clock()
+                self._status = self.app.term.err_console.status(self, spinner="dots")
+                self._status.start()
+        elif plain is not None and plain != self._last_plain:
+            self._last_plain = plain
+            self.app.term.info(plain)
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _elapsed(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def _op_line(op: dict[str, Any]) -> str:
+    return (f"operation {sanitize(op.get('id'))} ({sanitize(op.get('type'))}): "
+            f"{sanitize(op.get('status'))}")
+
+
+def _reason(op: dict[str, Any]) -> str:
+    from nodecli.operations import stop_reason
+
+    return sanitize(stop_reason(op))
+
+
+def _render_op(app: App, op: dict[str, Any], fmt: str) -> None:
+    """One operation: the object itself in json, a one-row table otherwise."""
+    if fmt == "json":
+        app.term.json(op)
+    else:
+        _render_ops(app, [op], fmt)
+
+
+def _render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
+    from nodecli.operations import table_row
+
+    if fmt == "json":
+        app.term.json(ops)
+    else:
+        app.term.table([table_row(op) for op in ops], OP_COLUMNS, fmt)
+
+
+# -- service profiles ----------------------------------------------------------------------------
+
+@click.group(help="""Collaboration service profiles: URL and OAuth access token.
+
+\b
+  nodecli service add corp --url https://collab.example.com --token-file ~/.corp-token
+  nodecli service add corp --url https://collab.example.com --token-stdin < token.txt
+  nodecli service default corp
+  nodecli service show corp
+""")
+def service() -> None:
+    pass
+
+
+@service.command("add")
+@click.argument("name")
+@click.option("--url", required=True, metavar="URL", help="Base URL of the service.")
+@click.option("--token-file", metavar="PATH", type=click.Path(dir_okay=False),
+              help="Read the token from this file at every call (kept up to date elsewhere).")
+@click.option("--token-stdin", is_flag=True, help="Read the token from stdin and store it.")
+@click.option("--cacert", metavar="PEM", type=click.Path(dir_okay=False, exists=True),
+              help="CA certificate(s) to trust for the service.")
+@click.option("--insecure", is_flag=True, help="Do not verify TLS (test services only).")
+@click.option("--default", "make_default", is_flag=True, help="Also make it the default.")
+@click.option("--force", is_flag=True, help="Replace an existing profile of that name.")
+@pass_app
+def service_add(app: App, name: str, url: str, token_file: str | None, token_stdin: bool,
+                cacert: str | None, insecure: bool, make_default: bool, force: bool) -> None:
+    """Save a service profile. The token comes from --token-file (the path is saved and
+    the file read at every call), --token-stdin, NODECLI_TOKEN or a hidden prompt (those
+    are stored in the keyring or the 0600 secrets file, never in config.toml)."""
+    from nodecli.secrets import open_secrets
+    from nodecli.service import add_profile, check_new_profile, check_url
+
+    check_new_profile(app.store.load(), name, force)
+    check_url(url)
+    if token_file and token_stdin:
+        raise UsageError("give the token with --token-file or --token-stdin, not both")
+    token = None
+    if token_stdin:
+        token = read_secret_stdin("access token")
+    elif not token_file:
+        token = get_secret(app, value=None, env="NODECLI_TOKEN", what="service access token",
+                           prompt="Access token", flags="--token-file, --token-stdin")
+    secrets = open_secrets(app.paths)
+    saved = add_profile(app.store, secrets, name, url, token=token, token_file=token_file,
+                        cacert=cacert, insecure=insecure, make_default=make_default,
+                        force=force)
+    for warning in saved.warnings:
+        app.term.warn(sanitize(warning))
+    where = (f"stored ({getattr(secrets, 'name', 'secrets')})" if saved.stored
+             else f"file {saved.profile.token_file}")
+    app.term.success(f"saved service profile {name!r}: {url}, token of user "
+                     f"{sanitize(saved.token_info.user_id)} ({where})")
+
+
+@service.command("list")
+@output_option(("table", "json"))
+@pass_app
+def service_list(app: App, output_format: str) -> None:
+    """List saved service profiles."""
+    from nodecli.secrets import open_secrets
+    from nodecli.service import list_profiles
+
+    rows = list_profiles(app.store.load(), open_secrets(app.paths))
+    app.term.table(rows, [Column("name", "name"), Column("url", "url"),
+                          Column("token", "token"), Column("default", "default")],
+                   output_format)
+
+
+@service.command("show")
+@click.argument("name", required=False)
+@output_option(("table", "json"))
+@pass_app
+def service_show(app: App, name: str | None, output_format: str) -> None:
+    """Show a profile (the default one without NAME) and what its token says."""
+    from nodecli.secrets import open_secrets
+    from nodecli.service import show_profile
+
+    data = show_profile(app.store.load(), open_secrets(app.paths), name)
+    if output_format == "json":
+        app.term.json(data)
+        return
+    info = data.pop("token_info", None) or {}
+    for key, value in {**data, **{f"token {k}": v for k, v in info.items()}}.items():
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        app.term.data(f"{key:<20} {sanitize('' if value is None else value)}")
+
+
+@service.command("remove")
+@click.argument("name")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@pass_app
+def service_remove(app: App, name: str, yes: bool) -> None:
+    """Remove a profile and its stored token."""
+    from nodecli.errors import NotFoundError
+    from nodecli.secrets import open_secrets
+    from nodecli.service import remove_profile
+
+    if name not in app.store.load().services:
+        raise NotFoundError(f"no service profile {name!r}")
+    if not confirm(app, f"Remove service profile {name!r} and its stored token?", yes=yes):
+        raise NodecliError("cancelled: nothing removed")
+    remove_profile(app.store, open_secrets(app.paths), name)
+    app.term.success(f"removed service profile {name!r}")
+
+
+@service.command("default")
+@click.argument("name", required=False)
+@click.option("--unset", is_flag=True, help="Forget the default profile.")
+@pass_app
+def service_default(app: App, name: str | None, unset: bool) -> None:
+    """Show or set the profile used when no --service / --url is given."""
+    from nodecli.service import set_default
+
+    if name and unset:
+        raise UsageError("give NAME or --unset, not both")
+    if not name and not unset:
+        current = app.store.load().default_service
+        if current:
+            app.term.data(current)
+        else:
+            app.term.info("no default service profile")
+        return
+    set_default(app.store, name)
+    app.term.success(f"default service profile: {name}" if name else
+                     "default service profile unset")
+
+
+# -- operations ----------------------------------------------------------------------------------
+
+@click.group(help="""Long-running operations of the collaboration service.
+
+\b
+  nodecli operations list --workspace 17 --status stopped
+  nodecli operations watch 42 --workspace 17
+  nodecli operations resolve --workspace 17
+  nodecli operations resolve 42 --workspace 17 --use-existing --apply-to-all --yes
+""")
+def operations() -> None:
+    pass
+
+
+def _parent_options(f: F) -> F:
+    f = click.option("--group-membership", metavar="ID",
+                     help="Parent group membership (group_membership.create).")(f)
+    f = click.option("--workspace-membership", metavar="ID",
+                     help="Parent workspace membership (workspace_membership.create).")(f)
+    return click.option("--workspace", metavar="ID", help="Parent workspace.")(f)
+
+
+@operations.command("list")
+@click.option("--workspace", metavar="ID", help="Operations of this workspace (nested list).")
+@click.option("--workspace-membership", metavar="ID",
+              help="Operations of this workspace membership (nested list).")
+@click.option("--group", metavar="ID", help="Filter the top-level list by group_id.")
+@click.option("--group-membership", metavar="ID",
+              help="Filter the top-level list by group_membership_id.")
+@click.option("--user", metavar="ID", help="Filter the top-level list by user_id.")
+@click.option("--status", "statuses", multiple=True, metavar="S",
+              help="Only aborted, running, stopped or success (repeat or comma-separate).")
+@output_option(("table", "json"))
+@service_options
+@pass_app
+def ops_list(app: App, output_format: str, statuses: tuple[str, ...], **kwargs: Any) -> None:
+    """List operations: yours by default, or those of ONE workspace, workspace
+    membership, group, group membership or user."""
+    from nodecli.operations import check_statuses, list_operations, plan_list
+
+    conn = pop_service_options(kwargs)
+    plan_list(kwargs)  # refuse two filters before anything else (exit 2)
+    check_statuses(statuses)
+    with open_service_client(app, conn, "listing operations") as client:
+        ops = list_operations(client, kwargs, statuses)
+    _render_ops(app, ops, output_format)
+
+
+@operations.command("show")
+@click.argument("op_id", metavar="OP")
+@_parent_options
+@output_option(("table", "json"))
+@service_options
+@pass_app
+def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
+    """Show one operation (give its parent: --workspace ID, or for memberships
+    --workspace-membership / --group-membership)."""
+    from nodecli.operations import get_operation, parent_ref
+
+    conn = pop_service_options(kwargs)
+    ref = parent_ref(op_id, **kwargs)
+    with open_service_client(app, conn, "reading an operation") as client:
+        op = get_operation(client, ref)
+    _render_op(app, op, output_format)
+    if output_format != "json" and op.get("status") in ("stopped", "aborted"):
+        app.term.info(f"reason: {_reason(op)}")
+
+
+def _watch(app: App, client: Any, ref: Any, interval: float, timeout: float | None,
+           first: dict[str, Any] | None = None) -> Any:
+    from nodecli.operations import watch_operation
+
+    with Progress(app, f"operation {sanitize(ref.op_id)}: waiting") as progress:
+        def on_update(op: dict[str, Any], elapsed: float) -> None:
+            progress.update(_op_line(op), _op_line(op))
+
+        return watch_operation(client, ref, interval=interval, timeout=timeout,
+                               on_update=on_update, first=first)
+
+
+def _finish_watch(app: App, result: Any, ref: Any) -> None:
+    op = result.operation
+    if result.timed_out:
+        raise NodecliError(f"operation {sanitize(ref.op_id)} is still "
+                           f"{sanitize(op.get('status'))} after {_elapsed(result.elapsed)} "
+                           "(--timeout)")
+    if op.get("status") == "success":
+        app.term.success(f"operation {sanitize(ref.op_id)}: success "
+                         f"({_elapsed(result.elapsed)})")
+        return
+    hint = None
+    if op.get("status") == "stopped":
+        opt = {"workspaces": "--workspace", "workspace_memberships": "--workspace-membership",
+               "group_memberships": "--group-membership"}[ref.collection]
+        hint = (f"resolve it: nodecli operations resolve {ref.op_id} {opt} {ref.parent_id}"
+                if ref.collection != "group_memberships" else None)
+    raise NodecliError(f"operation {sanitize(ref.op_id)} {sanitize(op.get('status'))}: "
+                       f"{_reason(op)}", hint=sanitize(hint) if hint else None)
+
+
+_WATCH_OPTIONS = [
+    click.option("--interval", type=click.FloatRange(min=0.01), default=2.0,
+                 show_default=True, metavar="S", help="Seconds between polls."),
+    click.option("--timeout", type=click.FloatRange(min=0.01), default=None, metavar="S",
+                 help="Give up after S seconds (exit 1)."),
+]
+
+
+def watch_options(f: F) -> F:
+    for option in reversed(_WATCH_OPTIONS):
+        f = option(f)
+    return f
+
+
+@operations.command("watch")
+@click.argument("op_id", metavar="OP")
+@_parent_options
+@watch_options
+@output_option(("table", "json"))
+@service_options
+@pass_app
+def ops_watch(app: App, op_id: str, interval: float, timeout: float | None,
+              output_format: str, **kwargs: Any) -> None:
+    """Poll an operation until success, stopped or aborted.
+
+    Exit 0 on success; 1 on stopped/aborted (with data.type and data.folder_name)
+    or when --timeout passes. The final operation is printed on stdout.
+    """
+    from nodecli.operations import parent_ref
+
+    conn = pop_service_options(kwargs)
+    ref = parent_ref(op_id, **kwargs)
+    with open_service_client(app, conn, "watching an operation") as client:
+        result = _watch(app, client, ref, interval, timeout)
+    _render_op(app, result.operation, output_format)
+    _finish_watch(app, result, ref)
+
+
+# -- resolve -------------------------------------------------------------------------------------
+
+CONFLICT_PROMPT = "[u]se existing folder, [r]ename, re[t]ry, [s]kip"
+ERROR_PROMPT = "re[t]ry, [s]kip"
+APPLY_PROMPT = "Apply this choice to all remaining conflicts?"
+MAX_ROUNDS = 5  # times one operation may be asked about on a terminal (conflict after conflict)
+_KEYS = {"u": "use-existing", "use": "use-existing", "use existing": "use-existing",
+         "use existing folder": "use-existing", "r": "rename", "rename": "rename",
+         "t": "retry", "retry": "retry", "s": "skip", "skip": "skip"}
+
+
+def _ask(question: str, allowed: tuple[str, ...]) -> str:
+    while True:
+        answer = click.prompt(question, err=True, prompt_suffix=": ", show_default=False)
+        action = _KEYS.get(answer.strip().lower())
+        if action in allowed:
+            return action
+        click.echo(f"  please answer {' / '.join(a[0] if a != 'retry' else 't' for a in allowed)}",
+                   err=True)
+
+
+def _ask_folder_name() -> str:
+    from nodecli.operations import folder_name_problem
+
+    while True:
+        name = click.prompt("New folder name", err=True, prompt_suffix=": ", default="",
+                            show_default=False)
+        problem = folder_name_problem(name)
+        if problem is None:
+            return name
+        click.echo(f"  {problem}; try again", err=True)
+
+
+class Decider:
+    """Answers ``decide(op, index, total)`` from flags or by asking on the terminal."""
+
+    def __init__(self, app: App, flag_choice: Any | None, apply_to_all: bool = False) -> None:
+        self.app = app
+        self.flag_choice = flag_choice
+        self.apply_to_all = apply_to_all  # --apply-to-all on a terminal: do not ask
+        self.all_choice: Any = None
+
+    def __call__(self, op: dict[str, Any], index: int, total: int) -> Any:
+        from nodecli.operations import Choice, conflict_folder, is_conflict
+
+        if self.flag_choice is not None:
+            return self.flag_choice
+        conflict = is_conflict(op)
+        head = (f"[{index}/{total}] operation {sanitize(op.get('id'))} "
+                f"({sanitize(op.get('type'))}) stopped: ")
+        if conflict:
+            head += f"folder conflict on {sanitize(repr(conflict_folder(op)))}"
+        else:
+            head += _reason(op)
+        if conflict and self.all_choice is not None:
+            if self.all_choice.action == "rename":
+                # each folder needs its own new name: only that is asked
+                click.echo(head + " -> rename (applied to all)", err=True)
+                return Choice("rename", _ask_folder_name(), True)
+            click.echo(head + f" -> {self.all_choice.label()} (applied to all)", err=True)
+            return self.all_choice
+        click.echo(head, err=True)
+        if not conflict:
+            return Choice(_ask(ERROR_PROMPT, ("retry", "skip")))
+        action = _ask(CONFLICT_PROMPT, ("use-existing", "rename", "retry", "skip"))
+        folder = _ask_folder_name() if action == "rename" else None
+        apply_all = self.apply_to_all or click.confirm(APPLY_PROMPT, default=False, err=True)
+        choice = Choice(action, folder, apply_all)
+        if apply_all:
+            self.all_choice = choice
+        return choice
+
+
+def _flag_choice(use_existing: bool, folder_name: str | None, retry: bool,
+                 apply_to_all: bool) -> Any | None:
+    from nodecli.operations import Choice, check_folder_name
+
+    picked = [n for n, v in (("--use-existing", use_existing),
+                             ("--folder-name", folder_name is not None),
+                             ("--retry", retry)) if v]
+    if len(picked) > 1:
+        raise UsageError(f"choose one of --use-existing, --folder-name, --retry "
+                         f"(got {' and '.join(picked)})")
+    if use_existing:
+        return Choice("use-existing", apply_to_all=apply_to_all)
+    if folder_name is not None:
+        return Choice("rename", check_folder_name(folder_name), apply_to_all=apply_to_all)
+    if retry:
+        return Choice("retry", apply_to_all=apply_to_all)
+    return None
+
+
+def run_resolve(app: App, client: Any, ops: list[dict[str, Any]], flag_choice: Any,
+                interval: float, timeout: float | None, output_format: str,
+                apply_to_all: bool = False) -> None:
+    """Decide, send, watch and summarise (shared by resolve and workspaces create)."""
+    from nodecli.operations import resolve_operations
+
+    sent: list[Any] = []
+
+    def on_sent(out: Any) -> None:
+        sent.append(out)
+        name = f"operation {sanitize(out.ref.op_id)}"
+        if out.error is not None:
+            app.term.warn(f"{name}: {sanitize(out.detail)}")
+        else:
+            app.term.info(f"{name}: {sanitize(out.choice)} -> {sanitize(out.final_status)}")
+
+    progress = Progress(app, "waiting for the resumed operations")
+
+    def on_update(out: Any, elapsed: float) -> None:
+        progress.update(_op_line(out.operation), _op_line(out.operation))
+
+    try:
+        # on a terminal, an operation that stops again (a second conflict) is asked
+        # about again; with flags the service applies the choice itself (apply_to_all)
+        rounds = MAX_ROUNDS if flag_choice is None else 1
+        decider = Decider(app, flag_choice, apply_to_all)
+
+        def decide(op: dict[str, Any], index: int, total: int) -> Any:
+            progress.stop()  # a live spinner would swallow the prompt
+            return decider(op, index, total)
+
+        outcomes = resolve_operations(client, ops, decide,
+                                      interval=interval, timeout=timeout, rounds=rounds,
+                                      on_sent=on_sent, on_update=on_update)
+    except (KeyboardInterrupt, click.Abort):
+        progress.stop()
+        raise Interrupted(f"interrupted: {len(sent)} operation(s) had been sent a resolution; "
+                          "the remaining ones were left untouched") from None
+    finally:
+        progress.stop()
+    rows = [o.row() for o in outcomes]
+    app.term.table(rows, SUMMARY_COLUMNS, output_format)
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        again = [o for o in failed if o.resumed and o.final_status == "stopped"]
+        raise NodecliError(
+            f"{len(failed)} of {len(outcomes)} operation(s) did not end in success",
+            hint="some stopped again after they resumed: run 'nodecli operations resolve' "
+                 "again for them" if again else None)
+
+
+@operations.command("resolve")
+@click.argument("op_ids", metavar="[OP]...", nargs=-1)
+@click.option("--workspace", metavar="ID", help="Stopped operations of this workspace.")
+@click.option("--workspace-membership", metavar="ID",
+              help="Stopped operations of this workspace membership.")
+@click.option("--use-existing", is_flag=True, help="Use the existing folder.")
+@click.option("--folder-name", metavar="NAME", help="Create the folder under this new name.")
+@click.option("--retry", is_flag=True, help="Retry the operation as it is.")
+@click.option("--apply-to-all", is_flag=True,
+              help="Apply the choice to all conflicts (sent as apply_to_all).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@watch_options
+@output_option(("table", "json"))
+@service_options
+@pass_app
+def ops_resolve(app: App, op_ids: tuple[str, ...], workspace: str | None,
+                workspace_membership: str | None, use_existing: bool, folder_name: str | None,
+                retry: bool, apply_to_all: bool, yes: bool, interval: float,
+                timeout: float | None, output_format: str, **kwargs: Any) -> None:
+    """Resolve stopped operations (those named, or all stopped ones in scope).
+
+    \b
+    On a terminal, for each folder conflict:
+      [u]se existing folder, [r]ename, re[t]ry, [s]kip
+      Apply this choice to all remaining conflicts? [y/N]
+    and for an internal_server_error: re[t]ry or [s]kip.
+    Without a terminal: --use-existing | --folder-name NAME | --retry, with
+    --apply-to-all and --yes. Then each resumed operation is watched to its end and a
+    summary is printed. Exit 0 only if every operation ended in success.
+    """
+    from nodecli.operations import check_id, find_stopped
+
+    conn = pop_service_options(kwargs)
+    if workspace is not None and workspace_membership is not None:
+        raise UsageError("give at most one of --workspace and --workspace-membership")
+    for op_id in op_ids:
+        check_id(op_id, "operation id")
+    flag_choice = _flag_choice(use_existing, folder_name, retry, apply_to_all)
+    if not app.term.interactive:
+        missing = [n for n, ok in (("--use-existing | --folder-name NAME | --retry",
+                                    flag_choice is not None),
+                                   ("--apply-to-all", apply_to_all), ("--yes", yes)) if not ok]
+        if missing:
+            raise UsageError("stdin is not a terminal, so nothing can be asked: give "
+                             + ", ".join(missing))
+    with open_service_client(app, conn, "resolving operations") as client:
+        ops = find_stopped(client, op_ids=op_ids, workspace=workspace,
+                           workspace_membership=workspace_membership)
+        stopped = [op for op in ops if op.get("status") == "stopped"]
+        if not ops:
+            app.term.info("no stopped operations in scope")
+            return
+        if flag_choice is not None and flag_choice.action == "rename" and len(stopped) > 1:
+            raise UsageError(f"--folder-name names one folder but {len(stopped)} operations "
+                             "are stopped: name one OP")
+        if flag_choice is not None and stopped and not confirm(
+                app, f"Resolve {len(stopped)} stopped operation(s): {flag_choice.label()}?",
+                yes=yes):
+            raise NodecliError("cancelled: nothing sent")
+        run_resolve(app, client, ops, flag_choice, interval, timeout, output_format,
+                    apply_to_all)
+
+
+# -- workspaces ------------------------------------------------------------------------------------
+
+@click.group(help="""Workspaces of the collaboration service.
+
+\b
+  nodecli workspaces create --name Projects --wait
+""")
+def workspaces() -> None:
+    pass
+
+
+@workspaces.command("create")
+@click.option("--name", required=True, metavar="NAME", help="Name of the new workspace.")
+@click.option("--wait", is_flag=True,
+              help="Watch the operation to its end (offers resolve on a conflict).")
+@watch_options
+@output_option(("table", "json"))
+@service_options
+@pass_app
+def ws_create(app: App, name: str, wait: bool, interval: float, timeout: float | None,
+              output_format: str, **kwargs: Any) -> None:
+    """Create a workspace. The service answers 202 and a Location naming the operation
+    that prepares it; --wait follows that operation to its end."""
+    from nodecli.operations import check_workspace_name, create_workspace
+
+    conn = pop_service_options(kwargs)
+    check_workspace_name(name)
+    with open_service_client(app, conn, "creating a workspace") as client:
+        created = create_workspace(client, name)
+        if created.ref is None:
+            app.term.success(f"workspace {sanitize(name)!r} created")
+            if created.resource is not None:
+                app.term.json(created.resource)
+            return
+        ref = created.ref
+        app.term.info(f"workspace {sanitize(name)!r} accepted: operation "
+                      f"{sanitize(ref.op_id)} under /{ref.collection}/{sanitize(ref.parent_id)}")
+        if not wait:
+            _render_op(app, created.operation or {}, output_format)
+            app.term.info(f"follow it: nodecli operations watch {sanitize(ref.op_id)} "
+                          f"--workspace {sanitize(ref.parent_id)}")
+            return
+        result = _watch(app, client, ref, interval, timeout, first=created.operation)
+        op = result.operation
+        if (op.get("status") == "stopped" and not result.timed_out and app.term.interactive
+                and click.confirm(f"{_op_line(op)}: {_reason(op)}. Resolve it now?",
+                                  default=True, err=True)):
+            run_resolve(app, client, [op], None, interval, timeout, output_format)
+            return
+    _render_op(app, op, output_format)
+    _finish_watch(app, result, ref)
+

@@ -1,0 +1,573 @@
+"""Long-running operations of the collaboration service: list, show, watch, resolve.
+
+Domain only (no click, no rich): functions take a :class:`nodecli.http.Client` opened
+on the service and return plain data; progress and decisions go through callbacks.
+
+Paths (interface.md 4.4). Operations are nested under their parent resource:
+
+* ``workspace.create`` under ``/workspaces/{workspace_id}/operations/{id}``;
+* ``workspace_membership.create`` under
+  ``/workspace_memberships/{workspace_membership_id}/operations/{id}``;
+* ``group_membership.create`` under ``/group_memberships/{group_membership_id}/operations/{id}``
+  (the last two single-operation paths are not shown by interface.md; they follow the
+  nesting rule it states).
+
+The top-level list, whose path interface.md does not show, is ``GET /operations``; it
+takes at most one filter (``group_id``, ``group_membership_id``, ``user_id``,
+``workspace_id``, ``workspace_membership_id``). Listing by workspace or workspace
+membership uses the nested endpoints instead.
+
+Resolving a stopped operation sends ``PUT`` with exactly these bodies:
+
+=====================  ==============================================================
+choice                 body
+=====================  ==============================================================
+use existing folder    ``{"use_existing": true, "apply_to_all": <bool>}``
+rename                 ``{"folder_name": "<new name>", "apply_to_all": <bool>}``
+retry (conflict)       ``{"retry": true, "apply_to_all": <bool>}``
+retry (server error)   ``{"retry": true}``
+skip                   nothing is sent
+=====================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from nodecli.errors import NodecliError, RemoteError, UsageError
+
+if TYPE_CHECKING:
+    from nodecli.http import Client
+
+STATUSES = ("aborted", "running", "stopped", "success")
+FINAL = frozenset({"aborted", "stopped", "success"})
+TYPES = ("group_membership.create", "workspace.create", "workspace_membership.create")
+TOP_LEVEL_PATH = "/operations"
+
+# CLI option name -> (top-level query parameter, nested collection or None)
+FILTERS: dict[str, tuple[str, str | None]] = {
+    "workspace": ("workspace_id", "workspaces"),
+    "workspace_membership": ("workspace_membership_id", "workspace_memberships"),
+    "group": ("group_id", None),
+    "group_membership": ("group_membership_id", None),
+    "user": ("user_id", None),
+}
+FLAG_NAMES = {name: "--" + name.replace("_", "-") for name in FILTERS}
+
+# operation type -> (collection of its parent, property naming the parent)
+PARENTS = {
+    "workspace.create": ("workspaces", "workspace_id"),
+    "workspace_membership.create": ("workspace_memberships", "workspace_membership_id"),
+    "group_membership.create": ("group_memberships", "group_membership_id"),
+}
+PARENT_OPTION = {"workspaces": "workspace", "workspace_memberships": "workspace_membership",
+                 "group_memberships": "group_membership"}
+
+MAX_ID = 256
+MAX_FOLDER_NAME = 255
+
+
+# -- input checks -------------------------------------------------------------------------------
+
+def check_id(value: str, what: str = "id") -> str:
+    """An id that goes into a URL path: non-empty, no '/', no controls, bounded."""
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{what} must not be empty")
+    if len(value) > MAX_ID:
+        raise UsageError(f"{what} is longer than {MAX_ID} characters")
+    if value in (".", "..") or "/" in value or "\\" in value:
+        raise UsageError(f"invalid {what} {value[:60]!r}: no '/', '\\', '.' or '..'")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
+        raise UsageError(f"invalid {what}: it contains control characters")
+    return value
+
+
+def folder_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a new folder name, or None when it can."""
+    if not isinstance(name, str) or not name.strip():
+        return "the folder name is empty"
+    if name != name.strip():
+        return "the folder name starts or ends with spaces"
+    if name in (".", ".."):
+        return f"{name!r} is not a folder name"
+    if "/" in name or "\\" in name:
+        return "the folder name must not contain '/' or '\\'"
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs") for c in name):
+        return "the folder name contains control characters"
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_FOLDER_NAME:
+        return f"the folder name is longer than {MAX_FOLDER_NAME} bytes"
+    return None
+
+
+def check_folder_name(name: str) -> str:
+    problem = folder_name_problem(name)
+    if problem:
+        raise UsageError(problem)
+    return name
+
+
+def check_statuses(values: Iterable[str]) -> list[str]:
+    out = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip().lower()
+            if part not in STATUSES:
+                raise UsageError(f"unknown status {part!r} (use {', '.join(STATUSES)})")
+            if part not in out:
+                out.append(part)
+    return out
+
+
+# -- references -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OpRef:
+    """Where one operation lives: its parent collection, parent id and its own id."""
+
+    collection: str  # workspaces / workspace_memberships / group_memberships
+    parent_id: str
+    op_id: str
+
+    @property
+    def path(self) -> str:
+        return (f"/{self.collection}/{quote(self.parent_id, safe='')}/operations/"
+                f"{quote(self.op_id, safe='')}")
+
+    @classmethod
+    def of(cls, op: dict[str, Any]) -> OpRef:
+        """The reference of an operation object the service returned."""
+        op_type = op.get("type")
+        op_id = op.get("id")
+        if (not isinstance(op_type, str) or op_type not in PARENTS
+                or not isinstance(op_id, str | int) or isinstance(op_id, bool)):
+            raise RemoteError(f"the service returned an operation of unknown type "
+                              f"{str(op_type)[:60]!r}")
+        collection, prop = PARENTS[op_type]
+        parent = op.get(prop)
+        if not isinstance(parent, str | int) or isinstance(parent, bool) or not str(parent):
+            raise RemoteError(f"operation {op_id}: the service did not say its {prop}")
+        return cls(collection, str(parent), str(op_id))
+
+    @classmethod
+    def from_location(cls, location: str) -> OpRef:
+        """Parse a 202 ``Location`` header: ``.../{collection}/{pid}/operations/{id}``."""
+        from urllib.parse import unquote, urlsplit
+
+        parts = [unquote(p) for p in urlsplit(location).path.split("/") if p]
+        if len(parts) < 4 or parts[-2] != "operations" or parts[-4] not in PARENT_OPTION:
+            raise RemoteError(f"the service answered 202 with an unexpected Location "
+                              f"{location[:200]!r}")
+        return cls(parts[-4], parts[-3], parts[-1])
+
+
+def parent_ref(op_id: str, *, workspace: str | None = None,
+               workspace_membership: str | None = None,
+               group_membership: str | None = None) -> OpRef:
+    """The reference of operation ``op_id`` given exactly one parent option."""
+    given = [(c, v) for c, v in (("workspaces", workspace),
+                                 ("workspace_memberships", workspace_membership),
+                                 ("group_memberships", group_membership)) if v is not None]
+    if len(given) != 1:
+        raise UsageError("name the operation's parent with exactly one of --workspace ID, "
+                         "--workspace-membership ID, --group-membership ID")
+    collection, pid = given[0]
+    return OpRef(collection, check_id(pid, f"{PARENT_OPTION[collection]} id"),
+                 check_id(op_id, "operation id"))
+
+
+# -- list / show ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ListPlan:
+    """Which request ``list_operations`` sends (built and checked before any request)."""
+
+    path: str
+    params: dict[str, str]
+
+
+def plan_list(filters: dict[str, str | None]) -> ListPlan:
+    """Choose the endpoint: nested where interface.md has one, else the top-level list.
+
+    More than one filter is refused here (exit 2), before any request is made.
+    """
+    given = {k: v for k, v in filters.items() if v is not None}
+    unknown = sorted(set(given) - set(FILTERS))
+    if unknown:
+        raise UsageError(f"unknown filter {unknown[0]!r}")
+    if len(given) > 1:
+        names = " and ".join(FLAG_NAMES[k] for k in FILTERS if k in given)
+        raise UsageError(f"the operations list takes at most one filter, not {names}",
+                         hint="the service filters by one of: " +
+                              ", ".join(FLAG_NAMES.values()))
+    if not given:
+        return ListPlan(TOP_LEVEL_PATH, {})
+    (key, value), = given.items()
+    value = check_id(value, f"{FLAG_NAMES[key]} id")
+    param, nested = FILTERS[key]
+    if nested:
+        return ListPlan(f"/{nested}/{quote(value, safe='')}/operations", {})
+    return ListPlan(TOP_LEVEL_PATH, {param: value})
+
+
+def _as_operations(data: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise RemoteError(f"{where}: the service did not return a list of operations")
+    return data
+
+
+def _as_operation(data: Any, where: str) -> dict[str, Any]:
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
+        raise RemoteError(f"{where}: the service did not return an operation")
+    return data
+
+
+def list_operations(client: Client, filters: dict[str, str | None],
+                    statuses: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Operations in scope, optionally only those in ``statuses`` (filtered here)."""
+    plan = plan_list(filters)
+    wanted = check_statuses(statuses)
+    ops = _as_operations(client.json("GET", plan.path, params=plan.params or None), plan.path)
+    if wanted:
+        ops = [op for op in ops if op.get("status") in wanted]
+    return ops
+
+
+def get_operation(client: Client, ref: OpRef) -> dict[str, Any]:
+    return _as_operation(client.json("GET", ref.path), ref.path)
+
+
+def stop_reason(op: dict[str, Any]) -> str:
+    """Human text for why an operation stopped: ``folder_conflict: 'name'`` etc."""
+    data = op.get("data")
+    if op.get("status") == "aborted":
+        kind = data.get("type") if isinstance(data, dict) else None
+        return f"aborted ({kind})" if kind else "aborted"
+    if not isinstance(data, dict):
+        return str(op.get("status", "unknown"))
+    kind = str(data.get("type") or "unknown error")
+    folder = data.get("folder_name")
+    if kind == "folder_conflict" and folder is not None:
+        return f"folder_conflict: folder {str(folder)!r} already exists"
+    return kind
+
+
+def conflict_folder(op: dict[str, Any]) -> str | None:
+    data = op.get("data")
+    if isinstance(data, dict) and data.get("type") == "folder_conflict":
+        name = data.get("folder_name")
+        return None if name is None else str(name)
+    return None
+
+
+def table_row(op: dict[str, Any]) -> dict[str, Any]:
+    """The table columns: id, type, status, conflict folder, user, created, updated."""
+    return {"id": op.get("id"), "type": op.get("type"), "status": op.get("status"),
+            "conflict_folder": conflict_folder(op), "user_id": op.get("user_id"),
+            "created_at": op.get("created_at"), "updated_at": op.get("updated_at")}
+
+
+# -- watch --------------------------------------------------------------------------------------
+
+@dataclass
+class WatchResult:
+    operation: dict[str, Any]
+    timed_out: bool
+    elapsed: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.timed_out and self.operation.get("status") == "success"
+
+
+def watch_operation(
+    client: Client,
+    ref: OpRef,
+    *,
+    interval: float = 2.0,
+    timeout: float | None = None,
+    on_update: Callable[[dict[str, Any], float], None] | None = None,
+    first: dict[str, Any] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> WatchResult:
+    """Poll until success, stopped or aborted (or ``timeout`` seconds).
+
+    ``on_update(op, elapsed)`` is called after every poll. ``first`` is an operation
+    already fetched (saves one request). The interval grows gently (x1.5, up to 4x
+    the one given) while nothing changes, and resets on every change.
+    """
+    if interval <= 0:
+        raise UsageError("--interval must be more than 0 seconds")
+    if timeout is not None and timeout <= 0:
+        raise UsageError("--timeout must be more than 0 seconds")
+    start = clock()
+    op = first if first is not None else get_operation(client, ref)
+    delay = interval
+    last = (op.get("status"), op.get("updated_at"))
+    while True:
+        elapsed = clock() - start
+        if on_update:
+            on_update(op, elapsed)
+        status = op.get("status")
+        if isinstance(status, str) and status in FINAL:
+            return WatchResult(op, False, elapsed)
+        if op.get("status") not in STATUSES:
+            raise RemoteError(f"operation {ref.op_id}: unknown status "
+                              f"{str(op.get('status'))[:40]!r}")
+        if timeout is not None and elapsed >= timeout:
+            return WatchResult(op, True, elapsed)
+        wait = delay if timeout is None else max(0.0, min(delay, timeout - elapsed))
+        sleep(wait)
+        op = get_operation(client, ref)
+        now = (op.get("status"), op.get("updated_at"))
+        delay = interval if now != last else min(delay * 1.5, interval * 4)
+        last = now
+
+
+# -- resolve ------------------------------------------------------------------------------------
+
+USE_EXISTING, RENAME, RETRY, SKIP = "use-existing", "rename", "retry", "skip"
+CHOICES = (USE_EXISTING, RENAME, RETRY, SKIP)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """How to resolve one stopped operation."""
+
+    action: str  # one of CHOICES
+    folder_name: str | None = None
+    apply_to_all: bool = False
+
+    def __post_init__(self) -> None:
+        if self.action not in CHOICES:
+            raise ValueError(f"unknown choice {self.action!r}")
+        if (self.action == RENAME) != (self.folder_name is not None):
+            raise ValueError("a folder name goes with rename, and only with rename")
+
+    def body(self, op: dict[str, Any]) -> dict[str, Any] | None:
+        """The PUT body for ``op`` (None for skip). See the module docstring."""
+        if self.action == SKIP:
+            return None
+        if not is_conflict(op):
+            if self.action != RETRY:
+                raise ValueError("only retry applies to an internal_server_error")
+            return {"retry": True}
+        if self.action == USE_EXISTING:
+            return {"use_existing": True, "apply_to_all": self.apply_to_all}
+        if self.action == RENAME:
+            return {"folder_name": self.folder_name, "apply_to_all": self.apply_to_all}
+        return {"retry": True, "apply_to_all": self.apply_to_all}
+
+    def label(self) -> str:
+        if self.action == RENAME:
+            return f"rename to {self.folder_name!r}"
+        return "use existing folder" if self.action == USE_EXISTING else self.action
+
+    def fits(self, op: dict[str, Any]) -> bool:
+        return is_conflict(op) or self.action in (RETRY, SKIP)
+
+
+def is_conflict(op: dict[str, Any]) -> bool:
+    data = op.get("data")
+    return isinstance(data, dict) and data.get("type") == "folder_conflict"
+
+
+@dataclass
+class Outcome:
+    """One row of the resolve summary."""
+
+    ref: OpRef
+    operation: dict[str, Any]
+    choice: str = ""
+    final_status: str = ""
+    detail: str = ""
+    sent: dict[str, Any] | None = None
+    error: NodecliError | None = None
+    resumed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.final_status == "success"
+
+    def row(self) -> dict[str, Any]:
+        return {"operation": self.ref.op_id, "type": self.operation.get("type"),
+                "parent": f"{self.ref.collection}/{self.ref.parent_id}",
+                "choice": self.choice, "final_status": self.final_status,
+                "detail": self.detail, "body": self.sent}
+
+
+def find_stopped(client: Client, *, op_ids: Sequence[str] = (),
+                 workspace: str | None = None,
+                 workspace_membership: str | None = None) -> list[dict[str, Any]]:
+    """The stopped operations to resolve: those named, or every stopped one in scope.
+
+    Named operations need their parent (``--workspace``/``--workspace-membership``)
+    unless they can be found in the caller's top-level list. A named operation that
+    is not stopped stays in the result (it is reported, not resolved).
+    """
+    if workspace is not None and workspace_membership is not None:
+        raise UsageError("give at most one of --workspace and --workspace-membership")
+    ids = [check_id(i, "operation id") for i in op_ids]
+    filters = {"workspace": workspace, "workspace_membership": workspace_membership}
+    if ids and (workspace is not None or workspace_membership is not None):
+        ref0 = parent_ref("x", workspace=workspace, workspace_membership=workspace_membership)
+        ops = [get_operation(client, OpRef(ref0.collection, ref0.parent_id, i)) for i in ids]
+        return ops
+    ops = list_operations(client, filters)
+    if ids:
+        by_id = {str(op.get("id")): op for op in ops}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            from nodecli.errors import NotFoundError
+
+            raise NotFoundError(
+                f"operation {missing[0]} is not in your operations list",
+                hint="name its parent: --workspace ID or --workspace-membership ID")
+        return [by_id[i] for i in ids]
+    return [op for op in ops if op.get("status") == "stopped"]
+
+
+def resolve_operations(
+    client: Client,
+    operations: Sequence[dict[str, Any]],
+    decide: Callable[[dict[str, Any], int, int], Choice],
+    *,
+    interval: float = 2.0,
+    timeout: float | None = None,
+    rounds: int = 1,
+    on_sent: Callable[[Outcome], None] | None = None,
+    on_update: Callable[[Outcome, float], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[Outcome]:
+    """Decide, PUT, then watch every resumed operation to its end.
+
+    ``decide(op, index, total)`` returns the :class:`Choice` for one stopped
+    operation (it may prompt; an exception such as KeyboardInterrupt stops everything
+    and leaves the remaining operations untouched). A PUT that fails is recorded on
+    that operation's :class:`Outcome` and the others go on. ``on_sent`` reports each
+    PUT's result (the returned status) as it happens. With ``rounds`` > 1, operations
+    that resumed and then stopped again (a second conflict) are decided again, up to
+    ``rounds`` times in all.
+    """
+    outcomes: list[Outcome] = []
+    pending: list[Outcome] = []
+    for op in operations:
+        out = Outcome(OpRef.of(op), op)
+        outcomes.append(out)
+        if op.get("status") == "stopped":
+            pending.append(out)
+        else:
+            out.choice = "-"
+            out.final_status = str(op.get("status"))
+            out.detail = "not stopped: nothing to resolve"
+    for _ in range(max(1, rounds)):
+        for index, out in enumerate(pending, 1):
+            _decide_and_send(client, out, decide(out.operation, index, len(pending)))
+            if on_sent and out.sent is not None:
+                on_sent(out)
+        for out in pending:
+            if out.resumed:
+                _watch_outcome(client, out, interval=interval, timeout=timeout,
+                               on_update=on_update, sleep=sleep, clock=clock)
+        pending = [o for o in pending if o.resumed and o.error is None
+                   and o.final_status == "stopped"]
+        if not pending:
+            break
+    return outcomes
+
+
+def _decide_and_send(client: Client, out: Outcome, choice: Choice) -> None:
+    op = out.operation
+    label = choice.label() if choice.fits(op) else "skip"
+    out.choice = f"{out.choice}, then {label}" if out.choice else label
+    out.sent, out.resumed, out.error = None, False, None
+    if not choice.fits(op):
+        out.final_status = "stopped"
+        out.detail = f"{stop_reason(op)}: only retry or skip apply"
+        return
+    body = choice.body(op)
+    if body is None:
+        out.final_status = "stopped"
+        out.detail = f"skipped ({stop_reason(op)})"
+        return
+    out.sent = body
+    try:
+        answer = _as_operation(client.json("PUT", out.ref.path, json_body=body), out.ref.path)
+    except NodecliError as exc:
+        out.error = exc
+        out.final_status = "stopped"
+        status = getattr(exc, "status", None)
+        out.detail = (f"PUT failed ({status})" if status else "PUT failed") + f": {exc.message}"
+        return
+    out.operation = answer
+    out.final_status = str(answer.get("status"))
+    out.resumed = answer.get("status") == "running"
+    out.detail = "" if out.resumed or out.final_status == "success" else stop_reason(answer)
+
+
+def _watch_outcome(client: Client, out: Outcome, *, interval: float, timeout: float | None,
+                   on_update: Callable[[Outcome, float], None] | None,
+                   sleep: Callable[[float], None], clock: Callable[[], float]) -> None:
+    try:
+        result = watch_operation(
+            client, out.ref, interval=interval, timeout=timeout, first=out.operation,
+            on_update=(lambda op, t: on_update(out, t)) if on_update else None,
+            sleep=sleep, clock=clock)
+    except NodecliError as exc:
+        out.final_status = "unknown"
+        out.detail = f"watch failed: {exc.message}"
+        out.error = exc
+        return
+    out.operation = result.operation
+    out.final_status = str(result.operation.get("status"))
+    if result.timed_out:
+        out.detail = f"still running after {result.elapsed:.0f} s"
+    elif out.final_status != "success":
+        out.detail = stop_reason(result.operation)
+
+
+# -- workspaces ---------------------------------------------------------------------------------
+
+@dataclass
+class Created:
+    """What POST /workspaces answered: the operation to follow (202) or the resource."""
+
+    status: int
+    ref: OpRef | None = None
+    operation: dict[str, Any] | None = None
+    resource: Any = None
+    location: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_workspace_name(name: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError("the workspace name is empty")
+    if len(name) > 255:
+        raise UsageError("the workspace name is longer than 255 characters")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+        raise UsageError("the workspace name contains control characters")
+    return name
+
+
+def create_workspace(client: Client, name: str) -> Created:
+    """POST /workspaces ``{"name": NAME}``; on 202 follow ``Location`` to the operation."""
+    body = {"name": check_workspace_name(name)}
+    resp = client.request("POST", "/workspaces", json_body=body, expect=(200, 201, 202))
+    if resp.status != 202:
+        return Created(resp.status, resource=resp.json() if resp.body else None)
+    location = resp.header("location")
+    if not location:
+        raise RemoteError("the service answered 202 Accepted without a Location header")
+    from urllib.parse import urljoin
+
+    ref = OpRef.from_location(location)
+    url = urljoin(resp.url, location)
+    op = _as_operation(client.json("GET", url), location)
+    return Created(202, ref=ref, operation=op, location=location)

@@ -1,0 +1,374 @@
+"""Which collaboration service to call, with which OAuth access token, and a pre-flight.
+
+Precedence for every setting: command-line flag > environment variable > saved
+service profile > default profile (``nodecli service default NAME``):
+
+=========  ====================  ==========================  ==========================
+setting    flag                  environment                 profile
+=========  ====================  ==========================  ==========================
+profile    ``--service NAME``    ``NODECLI_SERVICE``         ``defaults.service``
+URL        ``--url URL``         ``NODECLI_SERVICE_URL``     ``url``
+token      ``--token-file F``    ``NODECLI_TOKEN``           ``token_file``, then the
+                                                             stored secret
+                                                             ``service:NAME``
+CA file    ``--cacert PEM``      ``NODECLI_SERVICE_CACERT``  ``cacert``
+=========  ====================  ==========================  ==========================
+
+When no source gives a token, the CLI prompts for one on a terminal (hidden) and
+otherwise fails with exit 2 naming the flags.
+
+Pre-flight (:func:`preflight`): before any request, the token is decoded without a key
+(interface.md 2.5; the same decoder as ``nodecli token inspect``) and refused with a
+clear message when it cannot be decoded, has expired, or lacks the scope the call
+needs. Operations and workspaces are resources "of the authenticated user on other
+servers that accept the token" (interface.md 5.4), so every call needs ``user:all``;
+an ``admin:all`` token (an organization admin's, which interface.md 4.4 lets list the
+whole organization) is accepted as well. A ``self``-only or node-only token is refused.
+The service still checks the signature: the pre-flight only avoids a bare 401/403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from nodecli.config.model import Config, ServiceProfile
+from nodecli.connection import read_token_file
+from nodecli.errors import AuthError, NotFoundError, UsageError
+from nodecli.http import Auth, Endpoint
+
+ENV = {
+    "service": "NODECLI_SERVICE",
+    "url": "NODECLI_SERVICE_URL",
+    "token": "NODECLI_TOKEN",
+    "cacert": "NODECLI_SERVICE_CACERT",
+}
+
+#: Scopes that allow a call to the operations and workspaces resources (any one of them).
+OPERATIONS_SCOPES: tuple[str, ...] = ("user:all", "admin:all")
+
+
+@dataclass
+class ServiceFlags:
+    """What the command line said (None = not given)."""
+
+    service: str | None = None
+    url: str | None = None
+    token_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    token: str | None = None  # from --token-stdin (never from argv)
+
+
+@dataclass
+class ServiceTarget:
+    """A resolved service; ``token`` is None when it must still be asked for."""
+
+    endpoint: Endpoint
+    profile: ServiceProfile | None
+    token: str | None
+    token_source: str  # "--token-file", "NODECLI_TOKEN", "profile token file", ...
+
+    def with_token(self, token: str, source: str = "prompt") -> ServiceTarget:
+        token = clean_token(token)
+        return ServiceTarget(self.endpoint.with_auth(Auth("oauth", token=token)),
+                             self.profile, token, source)
+
+
+def clean_token(token: str) -> str:
+    token = token.strip()
+    if token[:7].lower() == "bearer ":
+        token = token[7:].strip()
+    if not token:
+        raise UsageError("the access token is empty")
+    return token
+
+
+def check_url(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise UsageError(f"service URL must start with https:// (or http://): {url!r}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise UsageError(f"invalid service URL {url!r}: {exc}") from None
+    if not parts.hostname or any(c.isspace() for c in url):
+        raise UsageError(f"invalid service URL {url!r}")
+    return url
+
+
+def resolve_service(
+    cfg: Config,
+    flags: ServiceFlags,
+    env: Mapping[str, str],
+    secret_lookup: Callable[[str], str | None] | None = None,
+) -> ServiceTarget:
+    """Combine flags, environment and profile into an endpoint (see module doc)."""
+    name = flags.service or env.get(ENV["service"]) or None
+    profile: ServiceProfile | None = None
+    if name:
+        profile = cfg.services.get(name)
+        if profile is None:
+            known = ", ".join(sorted(cfg.services)) or "none saved"
+            raise NotFoundError(f"no service profile {name!r} (profiles: {known})",
+                                hint="add one with: nodecli service add NAME --url URL")
+    elif not (flags.url or env.get(ENV["url"])) and cfg.default_service:
+        profile = cfg.services.get(cfg.default_service)
+
+    url = flags.url or env.get(ENV["url"]) or (profile.url if profile else None)
+    if not url:
+        raise UsageError(
+            "no collaboration service given: use --service NAME or --url URL "
+            f"({ENV['service']} / {ENV['url']}), or set a default with "
+            "'nodecli service default NAME'")
+    check_url(url)
+    cacert = flags.cacert or env.get(ENV["cacert"]) or (profile.cacert if profile else None)
+    insecure = flags.insecure or bool(profile and profile.insecure)
+    label = profile.name if profile else url
+    base = Endpoint(url, Auth("oauth"), cacert=cacert, insecure=insecure, label=label)
+
+    token: str | None = None
+    source = ""
+    if flags.token is not None:
+        token, source = flags.token, "--token-stdin"
+    elif flags.token_file:
+        token, source = read_token_file(flags.token_file), f"--token-file {flags.token_file}"
+    elif env.get(ENV["token"]):
+        token, source = env[ENV["token"]], ENV["token"]
+    elif profile and profile.token_file:
+        token = read_token_file(profile.token_file)
+        source = f"token file {profile.token_file} of profile {profile.name!r}"
+    elif profile and secret_lookup:
+        token = secret_lookup(secret_key(profile.name))
+        source = f"stored token of profile {profile.name!r}"
+    target = ServiceTarget(base, profile, None, "")
+    return target.with_token(token, source) if token else target
+
+
+def secret_key(name: str) -> str:
+    """Key of a profile's stored token in :mod:`nodecli.secrets`."""
+    return f"service:{name}"
+
+
+# -- saved profiles ---------------------------------------------------------------------------
+
+@dataclass
+class SavedProfile:
+    """What :func:`add_profile` did: the profile, what its token says, warnings."""
+
+    profile: ServiceProfile
+    token_info: TokenInfo
+    stored: bool  # token kept in the secret store (else read from token_file)
+    warnings: list[str]
+
+
+def check_new_profile(cfg: Config, name: str, force: bool = False) -> str:
+    """A valid profile name that is free (or ``force``); checked before asking for a token."""
+    from nodecli.config.model import check_name
+    from nodecli.errors import ConflictError
+
+    try:
+        check_name(name, "service profile name")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not force and name in cfg.services:
+        raise ConflictError(f"service profile {name!r} already exists",
+                            hint="use --force to replace it")
+    return name
+
+
+def add_profile(store: Any, secrets: Any, name: str, url: str, *,
+                token: str | None = None, token_file: str | None = None,
+                cacert: str | None = None, insecure: bool = False,
+                make_default: bool = False, force: bool = False) -> SavedProfile:
+    """Save a service profile (locked config edit) and its token.
+
+    Exactly one of ``token`` (kept in ``secrets`` under ``service:NAME``) or
+    ``token_file`` (its absolute path is saved; the file is read at every call). The
+    token must decode; an expired one or one without the needed scope is saved with a
+    warning. The first profile becomes the default.
+    """
+    import os
+    import stat
+    from pathlib import Path
+
+    from nodecli.errors import ConflictError
+
+    check_new_profile(store.load(), name, force)
+    check_url(url)
+    if (token is None) == (token_file is None):
+        raise UsageError("give the token with --token-file or --token-stdin (not both)")
+    warnings: list[str] = []
+    path: str | None = None
+    if token_file is not None:
+        path = str(Path(token_file).expanduser().resolve())
+        token = read_token_file(path)
+        try:
+            if os.stat(path).st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                warnings.append(f"{path} is readable by other users: chmod 600 {path}")
+        except OSError:
+            pass
+    else:
+        token = clean_token(token or "")
+    info = describe_token(token)
+    if info.seconds_left is not None and info.seconds_left <= 0:
+        warnings.append("the token has already expired: calls will be refused until it is "
+                        "replaced")
+    if not set(info.scopes) & set(OPERATIONS_SCOPES):
+        warnings.append("the token has neither user:all nor admin:all: operations calls "
+                        "will be refused")
+    if cacert is not None:
+        cacert = str(Path(cacert).expanduser().resolve())
+    profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure)
+    if path is None:
+        secrets.set(secret_key(name), token)
+    with store.edit() as cfg:
+        if name in cfg.services and not force:
+            raise ConflictError(f"service profile {name!r} already exists",
+                                hint="use --force to replace it")
+        cfg.services[name] = profile
+        if make_default or not cfg.default_service:
+            cfg.default_service = name
+    if path is not None:
+        secrets.delete(secret_key(name))  # a token stored by an earlier 'add' is obsolete
+    return SavedProfile(profile, info, path is None, warnings)
+
+
+def remove_profile(store: Any, secrets: Any, name: str) -> None:
+    """Delete a profile, its stored token, and the default if it was the default."""
+    with store.edit() as cfg:
+        if cfg.services.pop(name, None) is None:
+            raise NotFoundError(f"no service profile {name!r}")
+        if cfg.default_service == name:
+            cfg.default_service = None
+    secrets.delete(secret_key(name))
+
+
+def set_default(store: Any, name: str | None) -> None:
+    """Make ``name`` the default profile (None: no default)."""
+    with store.edit() as cfg:
+        if name is not None and name not in cfg.services:
+            raise NotFoundError(f"no service profile {name!r}")
+        cfg.default_service = name
+
+
+def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | None]:
+    """(where the token comes from, the token or None) for a saved profile."""
+    if profile.token_file:
+        try:
+            return f"file {profile.token_file}", read_token_file(profile.token_file)
+        except UsageError as exc:
+            return f"file {profile.token_file} ({exc.message})", None
+    token = secrets.get(secret_key(profile.name))
+    return ("stored" if token else "none"), token
+
+
+def list_profiles(cfg: Config, secrets: Any) -> list[dict[str, Any]]:
+    """Rows for ``service list`` (stable json fields)."""
+    rows = []
+    for name in sorted(cfg.services):
+        prof = cfg.services[name]
+        source, _ = profile_token(prof, secrets)
+        rows.append({"name": name, "url": prof.url, "token": source,
+                     "default": name == cfg.default_service, "cacert": prof.cacert,
+                     "insecure": prof.insecure})
+    return rows
+
+
+def show_profile(cfg: Config, secrets: Any, name: str | None) -> dict[str, Any]:
+    """A profile (the default without ``name``) and what its token says."""
+    from nodecli.errors import NodecliError
+
+    name = name or cfg.default_service
+    if not name:
+        raise UsageError("no NAME given and no default service profile")
+    prof = cfg.services.get(name)
+    if prof is None:
+        raise NotFoundError(f"no service profile {name!r}")
+    source, token = profile_token(prof, secrets)
+    data: dict[str, Any] = {"name": name, **prof.to_dict(),
+                            "default": name == cfg.default_service, "token": source}
+    if token:
+        try:
+            data["token_info"] = describe_token(token).as_dict()
+        except NodecliError as exc:
+            data["token_problem"] = exc.message
+    return data
+
+
+# -- pre-flight -------------------------------------------------------------------------------
+
+@dataclass
+class TokenInfo:
+    """What the pre-flight learnt from the token (decoded without a key)."""
+
+    user_id: Any
+    group_ids: list[Any] | None
+    scopes: list[str]
+    expires_at: datetime | None
+    seconds_left: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        from nodecli.timeparse import format_utc
+
+        return {"user_id": self.user_id, "group_ids": self.group_ids, "scopes": self.scopes,
+                "expires_at": format_utc(self.expires_at) if self.expires_at else None,
+                "seconds_left": self.seconds_left}
+
+
+def describe_token(token: str, now: datetime | None = None) -> TokenInfo:
+    """Decode (no key, no trust) an access token; :class:`AuthError` when unreadable."""
+    from nodecli.timeparse import utc_now
+    from nodecli.tokens import TokenError, decode_unverified, token_expiry
+
+    try:
+        claims = decode_unverified(token).claims
+    except TokenError as exc:
+        raise AuthError(f"the service access token cannot be read: {exc.message}",
+                        hint="see what is wrong: nodecli token inspect - < TOKEN_FILE",
+                        ) from None
+    try:
+        expires: datetime | None = token_expiry(claims)
+    except TokenError:
+        expires = None
+    scope = claims.get("scope")
+    scopes = scope.split() if isinstance(scope, str) else []
+    groups = claims.get("group_ids")
+    now = now or utc_now()
+    left = int((expires - now).total_seconds()) if expires else None
+    return TokenInfo(claims.get("user_id"), groups if isinstance(groups, list) else None,
+                     scopes, expires, left)
+
+
+def preflight(token: str, needed: Sequence[str] = OPERATIONS_SCOPES, *,
+              now: datetime | None = None, what: str = "this call") -> TokenInfo:
+    """Refuse a token that is unreadable, expired or lacks every scope in ``needed``.
+
+    ``needed`` lists alternatives: one of them is enough. Raises :class:`AuthError`
+    (exit 4) with the reason and the fix; returns what the token says otherwise.
+    """
+    from nodecli.timeparse import describe_delta, format_utc
+    from nodecli.tokens import has_scope
+
+    info = describe_token(token, now)
+    if info.expires_at is None:
+        raise AuthError("the service access token has no valid expires_at",
+                        hint="get a new token from the authorization server")
+    if info.seconds_left is not None and info.seconds_left <= 0:
+        raise AuthError(
+            f"the service access token expired at {format_utc(info.expires_at)} "
+            f"({describe_delta(-info.seconds_left)} ago); nothing was sent",
+            hint="get a new token and give it with --token-file F, NODECLI_TOKEN, or "
+                 "'nodecli service add NAME --url URL --force'")
+    claims = {"scope": " ".join(info.scopes)}
+    if not any(has_scope(claims, s) for s in needed):
+        have = " ".join(info.scopes) or "none"
+        raise AuthError(
+            f"the service access token does not allow {what}: it needs scope "
+            f"{' or '.join(needed)} and has: {have}; nothing was sent",
+            hint="ask the authorization server for a token with scope user:all")
+    return info

@@ -1,0 +1,131 @@
+"""Hostile-input tests for the operations parsers and validators (no network)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nodecli.errors import NodecliError, RemoteError, UsageError
+from nodecli.operations import (
+    Choice,
+    OpRef,
+    check_id,
+    check_statuses,
+    folder_name_problem,
+    parent_ref,
+    plan_list,
+    stop_reason,
+)
+
+
+@given(st.text(max_size=300))
+def test_folder_name_problem_never_raises_and_accepted_names_are_safe(name):
+    problem = folder_name_problem(name)
+    if problem is None:
+        assert name.strip() == name and name not in ("", ".", "..")
+        assert "/" not in name and "\\" not in name
+        assert all(ord(c) >= 0x20 and not 0x7F <= ord(c) < 0xA0 for c in name)
+        assert len(name.encode("utf-8", "surrogatepass")) <= 255
+
+
+@pytest.mark.parametrize("bad", ["", " ", "/", "a/b", "..", ".", "a\\b", "x\x00", "x\x1b[1m",
+                                 "x\u202ey", " lead", "trail ", "x" * 256])
+def test_folder_name_rejects(bad):
+    assert folder_name_problem(bad) is not None
+
+
+@pytest.mark.parametrize("good", ["Projects", "beta 2", "Übersicht", "日本語", "a.b", "x" * 255])
+def test_folder_name_accepts(good):
+    assert folder_name_problem(good) is None
+
+
+@given(st.text(max_size=300))
+def test_check_id_only_usage_errors_and_safe_ids(value):
+    try:
+        out = check_id(value)
+    except UsageError:
+        return
+    assert out == value and "/" not in out and out not in (".", "..")
+
+
+@given(st.dictionaries(st.sampled_from(["workspace", "workspace_membership", "group",
+                                        "group_membership", "user"]),
+                       st.text(min_size=1, max_size=20), max_size=5))
+def test_plan_list_one_filter_rule(filters):
+    try:
+        plan = plan_list(filters)
+    except UsageError as exc:
+        assert len(filters) > 1 or filters
+        if len(filters) > 1:
+            assert "at most one filter" in exc.message
+        return
+    assert len(filters) <= 1
+    if not filters:
+        assert plan.path == "/operations" and plan.params == {}
+    elif set(filters) & {"workspace", "workspace_membership"}:
+        assert plan.path.endswith("/operations") and plan.path.count("/") == 3
+        assert plan.params == {}
+    else:
+        assert plan.path == "/operations" and len(plan.params) == 1
+
+
+def test_plan_list_quotes_ids():
+    assert plan_list({"workspace": "a b?c"}).path == "/workspaces/a%20b%3Fc/operations"
+
+
+@given(st.text(max_size=200))
+def test_from_location_never_crashes(location):
+    try:
+        ref = OpRef.from_location(location)
+    except RemoteError:
+        return
+    assert ref.collection in ("workspaces", "workspace_memberships", "group_memberships")
+
+
+def test_from_location_shapes():
+    assert OpRef.from_location("/workspaces/7/operations/9") == OpRef("workspaces", "7", "9")
+    ref = OpRef.from_location("https://h/api/v1/workspace_memberships/a%2Fb/operations/x")
+    assert ref == OpRef("workspace_memberships", "a/b", "x")
+    assert ref.path == "/workspace_memberships/a%2Fb/operations/x"
+    with pytest.raises(RemoteError):
+        OpRef.from_location("/somewhere/else")
+
+
+@given(st.dictionaries(st.sampled_from(["id", "type", "workspace_id", "status", "data",
+                                        "workspace_membership_id", "group_membership_id"]),
+                       st.one_of(st.none(), st.integers(), st.text(max_size=10),
+                                 st.sampled_from(["workspace.create",
+                                                  "group_membership.create"]),
+                                 st.dictionaries(st.text(max_size=5), st.text(max_size=5)))))
+def test_op_ref_of_and_stop_reason_on_hostile_objects(op):
+    stop_reason(op)
+    try:
+        OpRef.of(op)
+    except NodecliError:
+        pass
+
+
+def test_choice_bodies():
+    conflict = {"status": "stopped", "data": {"type": "folder_conflict", "folder_name": "x"}}
+    error = {"status": "stopped", "data": {"type": "internal_server_error"}}
+    assert Choice("use-existing").body(conflict) == {"use_existing": True, "apply_to_all": False}
+    assert Choice("rename", "y", True).body(conflict) == {"folder_name": "y",
+                                                          "apply_to_all": True}
+    assert Choice("retry").body(conflict) == {"retry": True, "apply_to_all": False}
+    assert Choice("retry", apply_to_all=True).body(error) == {"retry": True}
+    assert Choice("skip").body(conflict) is None
+    assert not Choice("use-existing").fits(error)
+    with pytest.raises(ValueError):
+        Choice("rename")
+
+
+def test_statuses_and_parent():
+    assert check_statuses(["stopped,running", "stopped"]) == ["stopped", "running"]
+    with pytest.raises(UsageError):
+        check_statuses(["nope"])
+    with pytest.raises(UsageError):
+        parent_ref("1")
+    with pytest.raises(UsageError):
+        parent_ref("1", workspace="a", workspace_membership="b")
+    assert parent_ref("1", group_membership="g").path == "/group_memberships/g/operations/1"
