@@ -108,7 +108,9 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
 
 
 @contextlib.contextmanager
-def file_lock(lock_path: Path, *, timeout: float = 30.0, what: str = "the config") -> Iterator[None]:
+def file_lock(
+    lock_path: Path, *, timeout: float = 30.0, what: str = "the config"
+) -> Iterator[None]:
     """Hold an exclusive inter-process lock on ``lock_path`` (a separate ``.lock`` file).
 
     ``filelock`` is imported here, not at module import, to keep read-only commands fast.

@@ -16,7 +16,7 @@ import click
 from nodecli.errors import ExitCode, NodecliError
 
 
-def _terminal():  # noqa: ANN202 - tiny helper, avoids importing app at module level
+def _terminal():
     from nodecli.cli.app import Terminal
 
     return Terminal(no_color="--no-color" in sys.argv)

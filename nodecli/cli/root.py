@@ -15,7 +15,8 @@ from nodecli.config.paths import resolve_paths
 SUBCOMMANDS = {
     "user": ("nodecli.cli.users:user", "Node users: add, list, show, passwd, delete, acl."),
     "xuser": ("nodecli.cli.xusers:xuser", "Transfer users: restrictions or docroot."),
-    "config": ("nodecli.cli.config_cmd:config", "Config file: path, check, restore, export, import."),
+    "config": ("nodecli.cli.config_cmd:config",
+               "Config file: path, check, restore, export, import."),
     "completion": ("nodecli.cli.completion:completion", "Print the shell completion script."),
     "key": ("nodecli.cli.keys:key", "RSA key pairs for bearer tokens."),
     "token": ("nodecli.cli.tokens:token", "Create, inspect and verify bearer tokens."),

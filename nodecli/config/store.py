@@ -125,7 +125,8 @@ class ConfigStore:
         with self.locked():
             raw = self._read_bytes(self.paths.backup_file)
             if raw is None:
-                raise NotFoundError(f"no backup to restore: {self.paths.backup_file} does not exist")
+                raise NotFoundError(
+                    f"no backup to restore: {self.paths.backup_file} does not exist")
             cfg = parse_config_bytes(raw, self.paths.backup_file)
             current = self._read_bytes(self.path)
             atomic_write(self.path, raw)
