@@ -31,6 +31,17 @@ SUBCOMMANDS = {
     "workspaces": ("nodecli.cli.operations:workspaces", "Create workspaces (202 + operation)."),
 }
 
+def _lazy_complete(name: str) -> Any:
+    """A shell_complete callback importing nodecli.cli.complete only when completing."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+        from nodecli.cli import complete as completers
+
+        return getattr(completers, name)(ctx, param, incomplete)
+
+    return complete
+
+
 CLASSIC_ACTIONS = ("add", "list_users", "modify", "delete", "bearer_create", "backup",
                    "acl_list", "reload")
 
@@ -72,12 +83,14 @@ Subcommands:
 @click.option("-l", "--list", "list_users", is_flag=True, help="Classic: list node users.")
 @click.option("-m", "--modify", is_flag=True, help="Classic: change -u's password or ACLs.")
 @click.option("-d", "--delete", is_flag=True, help="Classic: delete node user -u.")
-@click.option("-u", "--user", "user", metavar="NAME", help="Classic: node user name.")
+@click.option("-u", "--user", "user", metavar="NAME", help="Classic: node user name.",
+              shell_complete=_lazy_complete("complete_users"))
 @click.option("-p", "--pwd", "--password", "password", metavar="PASS",
               help="Classic: password (visible to other users of the machine: "
                    "prefer the prompt, --password-stdin or NODECLI_PASSWORD).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
-@click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.")
+@click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.",
+              shell_complete=_lazy_complete("complete_transfer_users"))
 @click.option("--acl-set", metavar="LIST", help="Classic: replace ACLs (comma-separated).")
 @click.option("--acl-add", metavar="LIST", help="Classic: add ACLs.")
 @click.option("--acl-del", metavar="LIST", help="Classic: remove ACLs.")
