@@ -31,7 +31,6 @@ hash, never clear text) and ``acls``. Both tables have exactly the shape of the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -387,6 +386,8 @@ def export_dict(cfg: Config) -> dict[str, Any]:
 
 
 def dump_export(cfg: Config) -> bytes:
+    import json
+
     return (json.dumps(export_dict(cfg), indent=2, sort_keys=True, ensure_ascii=False)
             + "\n").encode("utf-8")
 
@@ -395,6 +396,8 @@ def parse_export(raw: bytes, source: str) -> Config:
     """Validate an export file into a Config holding only user data (ConfigError if bad)."""
     if len(raw) > MAX_IMPORT_BYTES:
         raise ConfigError(f"{source}: file is larger than {MAX_IMPORT_BYTES} bytes")
+    import json
+
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -461,9 +464,12 @@ def show_user(store: Any, name: str) -> dict[str, Any]:
 def add_user(store: Any, name: str, *, transfer_user: str, password: PasswordSource | None,
              acls: Sequence[str] = ()) -> Outcome:
     """Add a node user. ``password`` may be a callable (a prompt), asked only after the
-    name was checked, so nobody types a password for a doomed command. The hash is
-    computed outside the lock (it is deliberately slow)."""
-    check_can_add_user(store.load(), name, transfer_user)
+    name was checked against the stored users, so nobody types a password for a doomed
+    command. The hash is computed outside the lock (it is deliberately slow)."""
+    validate_name(name, "node user name")
+    validate_name(transfer_user, "transfer user name")
+    if callable(password):
+        check_can_add_user(store.load(), name, transfer_user)
     password_hash = _resolve_password(password) if password is not None else None
     with store.edit() as cfg:
         warnings = apply_add_user(cfg, name, transfer_user=transfer_user,
@@ -482,7 +488,8 @@ def modify_user(
     acl_del: Sequence[str] = (),
 ) -> Outcome:
     validate_name(name, "node user name")
-    get_user(store.load(), name)  # fail before any prompt
+    if callable(password):
+        get_user(store.load(), name)  # fail before any prompt
     if transfer_user is not None:
         validate_name(transfer_user, "transfer user name")
     password_hash = _resolve_password(password) if password is not None else None

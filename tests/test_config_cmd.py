@@ -206,3 +206,26 @@ def test_store_round_trip_on_disk(home):
         live.transfer_users.update(cfg.transfer_users)
         live.users.update(cfg.users)
     assert store.load() == cfg
+
+
+def test_parse_cache_never_outranks_the_file(invoke, home):
+    _populate(invoke)
+    store = _store(home)
+    assert invoke("user", "list").exit_code == 0
+    assert stat.S_IMODE(store.cache_path.stat().st_mode) == 0o600
+    # a hand edit is seen at once (the cache holds the bytes it was made from)
+    text = store.path.read_text()
+    store.path.write_text(text.replace('acls = [\n    "admin",\n]', 'acls = ["internal"]'))
+    assert json.loads(invoke("user", "list", "-o", "json").stdout)[0]["acls"] == ["internal"]
+    # a damaged file is reported even though a cache of the good version exists
+    store.path.write_text(text + "\n[oops\n")
+    assert invoke("user", "list").exit_code == 3
+    # a garbage cache is ignored
+    store.path.write_text(text)
+    for garbage in (b"\x00\xff", b'{"source": 1}', b"[]", b""):
+        store.cache_path.write_bytes(garbage)
+        r = invoke("user", "list", "-o", "json")
+        assert r.exit_code == 0 and json.loads(r.stdout)[0]["acls"] == ["admin"]
+    # a forged cache that does not match the file is ignored too
+    store.cache_path.write_text(json.dumps({"source": "version = 1\n", "data": {"version": 1}}))
+    assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2

@@ -21,8 +21,7 @@ import click
 
 from nodecli import users as domain
 from nodecli.cli.app import App
-from nodecli.cli.common import get_secret
-from nodecli.cli.users import report
+from nodecli.cli.users import password_source, report
 from nodecli.output import Column, sanitize
 
 TOKEN_OPTS = ("access_key", "user_id", "group_ids", "expires_at", "key_file_dir",
@@ -112,12 +111,7 @@ def _acl_changes(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _password(app: App, opts: dict[str, Any], name: str) -> Any:
-    def ask() -> str:
-        return get_secret(app, value=opts.get("password"),
-                          from_stdin=bool(opts.get("password_stdin")),
-                          prompt=f"Password for {name}", confirm=True)
-
-    return ask
+    return password_source(app, name, opts.get("password"), bool(opts.get("password_stdin")))
 
 
 def run_classic(app: App, actions: Sequence[str], opts: dict[str, Any]) -> None:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
 def _config(ctx: click.Context) -> Any:
@@ -32,6 +34,8 @@ def _config(ctx: click.Context) -> Any:
 def _complete(names: Callable[[Any], Iterable[str]]) -> Callable[..., list[CompletionItem]]:
     def complete(ctx: click.Context, param: click.Parameter,
                  incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
         with contextlib.suppress(Exception):
             return [CompletionItem(n) for n in sorted(names(_config(ctx)))
                     if n.startswith(incomplete)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -37,12 +38,15 @@ def password_options(f: F) -> F:
 
 
 def password_source(app: App, name: str, password: str | None,
-                    password_stdin: bool) -> Callable[[], str]:
-    """A deferred password: asked (with confirmation) only when the domain needs it."""
+                    password_stdin: bool) -> str | Callable[[], str]:
+    """The password from -p, stdin or NODECLI_PASSWORD; else a deferred prompt (with
+    confirmation) that the domain calls only once it checked the name."""
     def ask() -> str:
         return get_secret(app, value=password, from_stdin=password_stdin,
                           prompt=f"Password for {name}", confirm=True)
 
+    if password is not None or password_stdin or os.environ.get("NODECLI_PASSWORD"):
+        return ask()
     return ask
 
 
