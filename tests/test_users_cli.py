@@ -234,3 +234,23 @@ def test_interactive_prompt_with_confirmation_in_a_pty(home):
     assert "added node user 'usr1'" in output
     assert "s3cret" not in output and "first-try" not in output  # never echoed
     assert verify_password("s3cret!", _store(home).load().users["usr1"].password_hash)
+
+
+@pytest.mark.parametrize("argv", [["user", "list"], ["-l"], ["--help"], ["xuser", "list"],
+                                  ["user", "show", "usr1"]])
+def test_local_read_commands_do_not_import_heavy_stacks(with_users, argv):
+    code = (
+        "import sys, io\n"
+        "from nodecli.cli.main import run\n"
+        "real, sys.stdout = sys.stdout, io.StringIO()\n"
+        f"rc = run({argv!r})\n"
+        "sys.stdout = real\n"
+        "heavy = ('httpx2', 'httpx', 'httpcore', 'cryptography', 'rich', 'filelock',\n"
+        "         'platformdirs', 'tomli_w', 'ssl')\n"
+        "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", code], env=subprocess_env(),
+                          capture_output=True, text=True, timeout=60, cwd=str(REPO_ROOT))
+    assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr
