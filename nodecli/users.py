@@ -31,6 +31,7 @@ hash, never clear text) and ``acls``. Both tables have exactly the shape of the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,7 +110,7 @@ def validate_docroot(docroot: str) -> str:
         raise UsageError("the docroot contains control characters")
     absolute = (
         docroot.startswith("/")
-        or "://" in docroot.split("/", 1)[0] + "/"  # scheme://...
+        or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", docroot) is not None  # scheme://...
         or (len(docroot) >= 3 and docroot[0].isalpha() and docroot[1] == ":"
             and docroot[2] in "/\\")
     )

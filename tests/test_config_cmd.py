@@ -229,3 +229,16 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
     # a forged cache that does not match the file is ignored too
     store.cache_path.write_text(json.dumps({"source": "version = 1\n", "data": {"version": 1}}))
     assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow,
+                                                   HealthCheck.function_scoped_fixture])
+@given(configs())
+def test_store_save_load_identity_with_and_without_parse_cache(home, cfg):
+    store = _store(home)
+    with store.locked():
+        store.save_unlocked(cfg)
+    assert store.load() == cfg  # through the cache written by save
+    store.cache_path.unlink()
+    assert store.load() == cfg  # through the TOML parser
+    assert store.load() == cfg  # through the cache written by that load
