@@ -70,3 +70,43 @@ def test_sigkill_at_random_moments_never_damages_or_loses_acknowledged_adds(home
     proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert "after" in store.load().users
+
+
+WRITER = """
+import sys
+from nodecli.config import ConfigStore, resolve_paths
+from nodecli.users import apply_add_user
+
+store = ConfigStore(resolve_paths())
+prefix = sys.argv[1]
+for i in range(100000):
+    name = f"{prefix}{i:05d}"
+    with store.edit() as cfg:
+        apply_add_user(cfg, name, transfer_user="aspera", password_hash=None)
+    print(name, flush=True)  # acknowledged only once the locked write returned
+"""
+
+
+def test_sigkill_during_back_to_back_writes(home):
+    """Writers that do nothing but write, killed at random: kills land inside the write
+    (each round stores one to three writes that were done but not yet acknowledged)."""
+    store = ConfigStore(resolve_paths(home))
+    rng = random.Random(int(os.environ.get("NODECLI_TEST_SEED", "7")))
+    acknowledged: set[str] = set()
+    for round_no in range(6):
+        procs = [subprocess.Popen([nodecli_cmd()[0], "-c", WRITER, f"r{round_no}w{w}x"],
+                                  env=subprocess_env(), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for w in range(3)]
+        time.sleep(rng.uniform(0.4, 1.2))
+        for proc in procs:
+            time.sleep(rng.uniform(0, 0.05))
+            proc.send_signal(signal.SIGKILL)
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == -signal.SIGKILL, err
+            acknowledged.update(out.split())
+        cfg = store.load()  # parses: never half-written
+        missing = acknowledged - set(cfg.users)
+        assert not missing, f"acknowledged writes lost: {sorted(missing)[:5]}"
+    assert len(acknowledged) > 20, f"too few writes ({len(acknowledged)}) to prove anything"

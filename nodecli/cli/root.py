@@ -42,6 +42,14 @@ def _lazy_complete(name: str) -> Any:
     return complete
 
 
+def _flag_name(ctx: click.Context, param_name: str) -> str:
+    """How the user spells a parameter: its longest option (``output_format`` -> --output)."""
+    for param in ctx.command.params:
+        if param.name == param_name and param.opts:
+            return max(param.opts, key=len)
+    return "--" + param_name.replace("_", "-")
+
+
 CLASSIC_ACTIONS = ("add", "list_users", "modify", "delete", "bearer_create", "backup",
                    "acl_list", "reload")
 
@@ -125,7 +133,7 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
     used = [name for name, value in classic.items() if value not in (None, False)]
     if ctx.invoked_subcommand is not None:
         if used:
-            flags = ", ".join("--" + u.replace("_", "-") for u in used)
+            flags = ", ".join(_flag_name(ctx, u) for u in used)
             raise click.UsageError(f"classic flags ({flags}) cannot be combined with the "
                                    f"'{ctx.invoked_subcommand}' subcommand")
         return
@@ -138,8 +146,7 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
         raise click.UsageError("--acl-set/--acl-add/--acl-del go with -a (add) or -m (modify)")
     if len(actions) > 1 and not (set(actions) <= {"add", "acl_list"} or
                                  set(actions) <= {"modify", "acl_list"}):
-        flags = ", ".join("--" + a.replace("_", "-").replace("list-users", "list")
-                          for a in actions)
+        flags = ", ".join(_flag_name(ctx, a) for a in actions)
         raise click.UsageError(f"choose one action, not {flags}")
     if not actions:
         raise click.UsageError("no action given: use -a, -l, -m, -d, --bearer-create, -b "
