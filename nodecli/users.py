@@ -155,6 +155,22 @@ def get_user(cfg: Config, name: str) -> NodeUser:
         raise NotFoundError(f"no node user {_shown(name)!r}") from None
 
 
+def authenticate(cfg: Config, name: str, password: str) -> NodeUser:
+    """The node user ``name`` if ``password`` matches its stored hash, else AuthError.
+
+    The same message for an unknown user, a user without password and a wrong password,
+    so the answer does not reveal which names exist. Used by token creation and the
+    emulator (HTTP Basic with node credentials).
+    """
+    from nodecli.errors import AuthError
+    from nodecli.passwords import verify_password
+
+    user = cfg.users.get(name)
+    if user is None or not verify_password(password, user.password_hash):
+        raise AuthError(f"node user {_shown(name)!r}: wrong user name or password")
+    return user
+
+
 def get_transfer_user(cfg: Config, name: str) -> TransferUser:
     try:
         return cfg.transfer_users[name]

@@ -78,3 +78,18 @@ def test_acl_parsing():
                                      "s3://bucket/x"])
 def test_docroot_forms_accepted(docroot):
     assert users.validate_docroot(docroot) == docroot
+
+
+def test_authenticate():
+    from nodecli.errors import AuthError
+    from nodecli.passwords import hash_password
+
+    cfg = _cfg()
+    cfg.users["usr1"].password_hash = hash_password("right", log_n=4)
+    assert users.authenticate(cfg, "usr1", "right").name == "usr1"
+    messages = set()
+    for name, pw in (("usr1", "wrong"), ("ghost", "right"), ("usr1", "")):
+        with pytest.raises(AuthError) as exc:
+            users.authenticate(cfg, name, pw)
+        messages.add(str(exc.value).replace("ghost", "usr1"))
+    assert len(messages) == 1  # no hint whether the user exists
