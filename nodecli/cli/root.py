@@ -7,9 +7,7 @@ from typing import Any
 import click
 
 from nodecli import __version__
-from nodecli.cli.app import App, Terminal
 from nodecli.cli.lazy import LazyGroup
-from nodecli.config.paths import resolve_paths
 
 # name -> "module:attribute"; imported only when the subcommand runs.
 SUBCOMMANDS = {
@@ -126,6 +124,11 @@ Subcommands:
 @click.pass_context
 def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_color: bool,
         **classic: Any) -> None:
+    # Imported here, not at module level: `nodecli --help` and `--version` never get
+    # this far, so they skip pathlib, the output module and the app object entirely.
+    from nodecli.cli.app import App, Terminal
+    from nodecli.config.paths import resolve_paths
+
     term = Terminal(verbosity=-1 if quiet else verbose, no_color=no_color)
     app = App(paths=resolve_paths(home), term=term)
     ctx.obj = app
