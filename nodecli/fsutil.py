@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,7 +87,7 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
     path = Path(path)
     if path.is_symlink():
         raise OSError(f"refusing to write through symbolic link {path}")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, mode)
     try:

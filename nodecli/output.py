@@ -10,7 +10,6 @@ through :func:`sanitize` so a hostile server cannot drive the user's terminal.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -47,16 +46,22 @@ def _cell(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(sanitize(v) for v in value)
     if isinstance(value, dict):
+        import json
+
         return sanitize(json.dumps(value, separators=(",", ":")))
     return sanitize(value)
 
 
 def render_json(data: Any, out: IO[str]) -> None:
+    import json
+
     json.dump(data, out, indent=2, ensure_ascii=False)
     out.write("\n")
 
 
 def render_jsonl(rows: Iterable[Any], out: IO[str]) -> None:
+    import json
+
     for row in rows:
         out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
         out.write("\n")

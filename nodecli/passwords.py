@@ -8,11 +8,10 @@ Using ``hashlib.scrypt`` keeps the crypto stack out of local commands.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import os
 import re
+
+# base64, hashlib (OpenSSL), hmac and os.urandom are imported where used: every
+# command validates hashes on load, only a few compute them.
 
 DEFAULT_LOG_N = 15
 DEFAULT_R = 8
@@ -32,14 +31,20 @@ class PasswordError(ValueError):
 
 
 def _b64(data: bytes) -> str:
+    import base64
+
     return base64.b64encode(data).decode("ascii").rstrip("=")
 
 
 def _unb64(text: str) -> bytes:
+    import base64
+
     return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
 
 
 def _scrypt(password: str, salt: bytes, ln: int, r: int, p: int, dklen: int) -> bytes:
+    import hashlib
+
     n = 1 << ln
     return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p,
                           maxmem=128 * r * n * 2 + 1024 * 1024, dklen=dklen)
@@ -57,6 +62,8 @@ def check_password_text(password: str) -> None:
 
 def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N) -> str:
     check_password_text(password)
+    import os
+
     salt = os.urandom(SALT_BYTES)
     digest = _scrypt(password, salt, log_n, DEFAULT_R, DEFAULT_P, HASH_BYTES)
     return f"$scrypt$ln={log_n},r={DEFAULT_R},p={DEFAULT_P}${_b64(salt)}${_b64(digest)}"
@@ -82,4 +89,6 @@ def verify_password(password: str, phc: str | None) -> bool:
         actual = _scrypt(password, salt, ln, r, p, len(expected))
     except (ValueError, MemoryError):
         return False
+    import hmac
+
     return hmac.compare_digest(actual, expected)

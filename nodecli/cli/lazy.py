@@ -43,3 +43,21 @@ class LazyGroup(click.Group):
                 raise TypeError(f"{module_name}:{attr} is not a click command")
             return cmd
         return super().get_command(ctx, cmd_name)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """Complete subcommand names from the table, without importing any of them.
+
+        click's default imports every subcommand to read its help, which would pull in
+        the HTTP and crypto stacks on each <TAB>.
+        """
+        from click.shell_completion import CompletionItem
+
+        results = [CompletionItem(name, help=self.lazy_subcommands[name][1])
+                   for name in sorted(self.lazy_subcommands) if name.startswith(incomplete)]
+        for name in super().list_commands(ctx):
+            cmd = super().get_command(ctx, name)
+            if cmd is not None and not cmd.hidden and name.startswith(incomplete):
+                results.append(CompletionItem(name, help=cmd.get_short_help_str()))
+        # options of this group (click's Command.shell_complete handles them)
+        results.extend(click.Command.shell_complete(self, ctx, incomplete))
+        return results

@@ -7,9 +7,7 @@ from typing import Any
 import click
 
 from nodecli import __version__
-from nodecli.cli.app import App, Terminal
 from nodecli.cli.lazy import LazyGroup
-from nodecli.config.paths import resolve_paths
 
 # name -> "module:attribute"; imported only when the subcommand runs.
 SUBCOMMANDS = {
@@ -30,6 +28,25 @@ SUBCOMMANDS = {
                    "List, watch and resolve long-running operations."),
     "workspaces": ("nodecli.cli.operations:workspaces", "Create workspaces (202 + operation)."),
 }
+
+def _lazy_complete(name: str) -> Any:
+    """A shell_complete callback importing nodecli.cli.complete only when completing."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+        from nodecli.cli import complete as completers
+
+        return getattr(completers, name)(ctx, param, incomplete)
+
+    return complete
+
+
+def _flag_name(ctx: click.Context, param_name: str) -> str:
+    """How the user spells a parameter: its longest option (``output_format`` -> --output)."""
+    for param in ctx.command.params:
+        if param.name == param_name and param.opts:
+            return max(param.opts, key=len)
+    return "--" + param_name.replace("_", "-")
+
 
 CLASSIC_ACTIONS = ("add", "list_users", "modify", "delete", "bearer_create", "backup",
                    "acl_list", "reload")
@@ -72,12 +89,14 @@ Subcommands:
 @click.option("-l", "--list", "list_users", is_flag=True, help="Classic: list node users.")
 @click.option("-m", "--modify", is_flag=True, help="Classic: change -u's password or ACLs.")
 @click.option("-d", "--delete", is_flag=True, help="Classic: delete node user -u.")
-@click.option("-u", "--user", "user", metavar="NAME", help="Classic: node user name.")
+@click.option("-u", "--user", "user", metavar="NAME", help="Classic: node user name.",
+              shell_complete=_lazy_complete("complete_users"))
 @click.option("-p", "--pwd", "--password", "password", metavar="PASS",
               help="Classic: password (visible to other users of the machine: "
                    "prefer the prompt, --password-stdin or NODECLI_PASSWORD).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
-@click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.")
+@click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.",
+              shell_complete=_lazy_complete("complete_transfer_users"))
 @click.option("--acl-set", metavar="LIST", help="Classic: replace ACLs (comma-separated).")
 @click.option("--acl-add", metavar="LIST", help="Classic: add ACLs.")
 @click.option("--acl-del", metavar="LIST", help="Classic: remove ACLs.")
@@ -105,6 +124,11 @@ Subcommands:
 @click.pass_context
 def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_color: bool,
         **classic: Any) -> None:
+    # Imported here, not at module level: `nodecli --help` and `--version` never get
+    # this far, so they skip pathlib, the output module and the app object entirely.
+    from nodecli.cli.app import App, Terminal
+    from nodecli.config.paths import resolve_paths
+
     term = Terminal(verbosity=-1 if quiet else verbose, no_color=no_color)
     app = App(paths=resolve_paths(home), term=term)
     ctx.obj = app
@@ -112,7 +136,7 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
     used = [name for name, value in classic.items() if value not in (None, False)]
     if ctx.invoked_subcommand is not None:
         if used:
-            flags = ", ".join("--" + u.replace("_", "-") for u in used)
+            flags = ", ".join(_flag_name(ctx, u) for u in used)
             raise click.UsageError(f"classic flags ({flags}) cannot be combined with the "
                                    f"'{ctx.invoked_subcommand}' subcommand")
         return
@@ -125,8 +149,7 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
         raise click.UsageError("--acl-set/--acl-add/--acl-del go with -a (add) or -m (modify)")
     if len(actions) > 1 and not (set(actions) <= {"add", "acl_list"} or
                                  set(actions) <= {"modify", "acl_list"}):
-        flags = ", ".join("--" + a.replace("_", "-").replace("list-users", "list")
-                          for a in actions)
+        flags = ", ".join(_flag_name(ctx, a) for a in actions)
         raise click.UsageError(f"choose one action, not {flags}")
     if not actions:
         raise click.UsageError("no action given: use -a, -l, -m, -d, --bearer-create, -b "

@@ -1,0 +1,99 @@
+"""``nodecli config``: where files live, validation, backup restore, export/import."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nodecli import users as domain
+from nodecli.cli.app import App
+from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.users import report
+from nodecli.output import Column
+
+
+@click.group(help="""The config file: paths, validation, backup, export and import.
+
+\b
+Examples:
+  nodecli config path
+  nodecli config check
+  nodecli config export users.json        # 0600: holds password hashes
+  nodecli config import users.json        # replaces all user data (old config kept as .bak)
+  nodecli config restore                  # bring back config.toml.bak
+""")
+def config() -> None:
+    pass
+
+
+@config.command("path")
+@output_option()
+@pass_app
+def path_cmd(app: App, output_format: str) -> None:
+    """Print where nodecli keeps its files (config, backup, secrets, keys, state)."""
+    paths = app.paths.as_dict()
+    if output_format == "json":
+        app.term.json(paths)
+        return
+    rows = [{"name": k, "path": v} for k, v in paths.items()]
+    app.term.table(rows, [Column("name", "file"), Column("path", "path")], output_format)
+
+
+@config.command("check")
+@pass_app
+def check_cmd(app: App) -> None:
+    """Validate config.toml: exit 0 when valid, 3 naming file, line/field when not."""
+    report(app, domain.check_config(app.store))
+
+
+@config.command("restore")
+@pass_app
+def restore_cmd(app: App) -> None:
+    """Bring back config.toml.bak (the current file becomes the new backup)."""
+    report(app, domain.restore_backup(app.store))
+
+
+@config.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+@pass_app
+def export_cmd(app: App, file: str, force: bool) -> None:
+    """Write all user data (node users with password hashes, transfer users) to FILE.
+
+    FILE is created 0600; '-' writes to stdout. The format is versioned JSON
+    (see README: "Export format"); 'nodecli config import' reads it back.
+    """
+    if file == "-":
+        outcome = domain.export_user_data(app.store, None)
+        app.term.data(outcome.data.decode("utf-8"), end="")
+        app.term.info(outcome.message)
+        return
+    report(app, domain.export_user_data(app.store, Path(file), overwrite=force))
+
+
+@config.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--merge", is_flag=True,
+              help="Keep existing users; imported ones of the same name win.")
+@pass_app
+def import_cmd(app: App, file: str, merge: bool) -> None:
+    """Load user data written by 'config export' or '-b' ('-' reads stdin).
+
+    Without --merge all node users and transfer users are replaced; node and service
+    profiles are kept. The whole file is validated first: nothing changes if it is bad.
+    The previous config is kept as config.toml.bak ('nodecli config restore').
+    """
+    if file == "-":
+        raw, source = sys.stdin.buffer.read(domain.MAX_IMPORT_BYTES + 1), "<stdin>"
+    else:
+        try:
+            with open(file, "rb") as fh:
+                raw = fh.read(domain.MAX_IMPORT_BYTES + 1)
+        except FileNotFoundError:
+            from nodecli.errors import NotFoundError
+
+            raise NotFoundError(f"{file}: no such file") from None
+        source = file
+    report(app, domain.import_user_data(app.store, raw, source, merge=merge))

@@ -1,0 +1,96 @@
+"""Generated files (completions, man page) are current; completion works end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from nodecli import devtools
+from nodecli.errors import ExitCode
+from tests.conftest import REPO_ROOT, subprocess_env
+
+
+def test_committed_generated_files_match_a_fresh_generation():
+    stale = devtools.stale_files(REPO_ROOT)
+    assert stale == [], (
+        f"stale generated files {stale}: run 'python -m nodecli.devtools generate' and commit"
+    )
+
+
+def test_check_command_names_stale_files(tmp_path):
+    devtools.generate(tmp_path)
+    assert devtools.stale_files(tmp_path) == []
+    (tmp_path / "man" / "nodecli.1").write_text("old\n")
+    (tmp_path / "completions" / "nodecli.fish").unlink()
+    assert devtools.stale_files(tmp_path) == ["completions/nodecli.fish", "man/nodecli.1"]
+
+
+def test_generation_is_deterministic():
+    assert devtools.generated_files() == devtools.generated_files()
+
+
+def test_man_page_content():
+    page = devtools.generated_files()["man/nodecli.1"]
+    assert page.startswith('.TH NODECLI 1 "" ')
+    for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "EXIT STATUS",
+                    "ENVIRONMENT", "FILES"):
+        assert f"\n.SH {section}\n" in page
+    for code in ExitCode:
+        assert f"\n{int(code)}\tT{{\n" in page
+    for cmd in ("nodecli user add", "nodecli xuser set", "nodecli config import",
+                "nodecli completion"):
+        assert f'.SS "{cmd.replace("-", chr(92) + "-")}' in page
+    assert "\\fB\\-\\-restriction\\fR" not in page  # options are rendered with their short form
+    assert "\\fB\\-r, \\-\\-restriction R\\fR" in page
+    assert "NODECLI_PASSWORD" in page and "NODECLI_HOME" in page
+
+
+def test_man_page_renders_without_roff_errors(tmp_path):
+    import shutil
+
+    if shutil.which("groff") is None:
+        import pytest
+
+        pytest.skip("groff not installed")
+    proc = subprocess.run(["groff", "-t", "-man", "-Tutf8", "-ww", "-z",
+                           str(REPO_ROOT / "man" / "nodecli.1")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def _complete(words: str, home) -> list[str]:
+    env = subprocess_env({"_NODECLI_COMPLETE": "bash_complete", "COMP_WORDS": words,
+                          "COMP_CWORD": str(len(words.split(" ")) - 1)})
+    proc = subprocess.run([sys.executable, "-m", "nodecli"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [line.split(",", 1)[1] for line in proc.stdout.splitlines() if line]
+
+
+def test_dynamic_completion_of_names(invoke, home):
+    invoke("xuser", "add", "aspera", "-r", "s3://*")
+    invoke("xuser", "add", "astro", "--docroot", "/a")
+    invoke("-au", "alice", "-x", "aspera", "-p", "pw")
+    invoke("-au", "bob", "-x", "aspera", "-p", "pw")
+    assert _complete("nodecli user show ", home) == ["alice", "bob"]
+    assert _complete("nodecli user add carol --xuser as", home) == ["aspera", "astro"]
+    assert _complete("nodecli -d -u a", home) == ["alice"]
+    assert _complete("nodecli xuser delete ast", home) == ["astro"]
+    assert "user" in _complete("nodecli us", home)
+
+
+def test_completion_with_damaged_config_completes_nothing(invoke, home):
+    invoke("-au", "alice", "-x", "aspera", "-p", "pw")
+    path = home / "config.toml"
+    path.write_text("[broken\n")
+    assert _complete("nodecli user show ", home) == []
+
+
+def test_completion_command_prints_click_script(invoke):
+    r = invoke("completion", "bash")
+    assert r.exit_code == 0
+    assert "_NODECLI_COMPLETE=bash_complete" in r.stdout
+    assert r.stdout == (REPO_ROOT / "completions" / "nodecli.bash").read_text()
+    assert invoke("completion", "zsh").stdout.startswith("#compdef nodecli")
+    assert "complete --no-files --command nodecli" in invoke("completion", "fish").stdout
+    assert invoke("completion", "tcsh").exit_code == 2

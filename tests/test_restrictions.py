@@ -1,0 +1,142 @@
+"""The restriction parser: documented forms accepted, anything else a RestrictionError."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodecli.restrictions import (
+    OBJECT_SCHEMES,
+    RestrictionError,
+    parse_restriction,
+    parse_restrictions,
+    split_restriction_list,
+    to_list_string,
+)
+
+DOCUMENTED = [
+    ("file:////folder/*", "local"),
+    ("file:////*", "local"),
+    ("file:///c%3A/folder/*", "local-windows"),
+    ("file:///C%3a/folder/*", "local-windows"),
+    ("file:///c*", "local-windows"),
+    ("s3://*", "s3"),
+    ("azu://*", "azu"),
+    ("azure-files://*", "azure-files"),
+    ("adl://*", "adl"),
+    ("swift://*", "swift"),
+    ("oss://*", "oss"),
+    ("gs://*", "gs"),
+    ("google-gcs://*", "google-gcs"),
+    ("hdfs://*", "hdfs"),
+    ("*", "stream"),
+    ("udp://*", "udp"),
+    ("tcp://*", "tcp"),
+    ("udp://hostname*", "udp"),
+    ("udp://hostname:5000*", "udp"),
+    ("file:////data/mnt1/*", "local"),
+    ("s3://mys3/bucket/*", "s3"),
+    ("file:////data/file?.txt", "local"),
+    ("file:////data/a\\*b/*", "local"),
+    ("file:////data/with%20space/*", "local"),
+]
+
+
+@pytest.mark.parametrize(("raw", "storage"), DOCUMENTED)
+def test_documented_forms_accepted(raw, storage):
+    r = parse_restriction(raw)
+    assert (r.storage, r.negated, r.accepts) == (storage, False, True)
+    neg = parse_restriction("!" + raw)
+    assert (neg.storage, neg.negated, neg.accepts, neg.pattern) == (storage, True, False, raw)
+
+
+@pytest.mark.parametrize(("raw", "why"), [
+    ("", "empty"),
+    ("!", "nothing follows"),
+    ("ftp://*", "unknown storage scheme"),
+    ("/data/*", "missing a storage scheme"),
+    ("file://data/*", "starts with file:///"),
+    ("file:///c:/data/*", "percent-encode"),
+    ("file:///data/*", "use file:////path"),
+    ("file:////data/%zz", "bad percent-encoding"),
+    ("file:////data/\\", "lone escape"),
+    ("s3://", "nothing after"),
+    ("udp://host:99999*", "outside 1-65535"),
+    ("udp://", "udp://host"),
+    ("tcp://a b*", "tcp://host"),
+    ("file:////da\nta/*", "control characters"),
+    ("file:////\x1b[31m*", "control characters"),
+    ("x" * 5000, "longer than"),
+])
+def test_malformed_refused_with_accepted_forms(raw, why):
+    with pytest.raises(RestrictionError) as exc:
+        parse_restriction(raw)
+    message = str(exc.value)
+    assert why in message
+    if raw:
+        assert "accepted forms" in message and "file:///c%3A/folder/*" in message
+    assert "\n" not in message and "\x1b" not in message  # one safe line
+
+
+def test_list_form_split_and_round_trip():
+    text = "|file:////data/mnt1/*|s3://mys3/bucket/*"
+    items = split_restriction_list(text)
+    assert items == ["file:////data/mnt1/*", "s3://mys3/bucket/*"]
+    assert to_list_string(items) == text
+    assert split_restriction_list(";s3://*;gs://*") == ["s3://*", "gs://*"]
+    assert split_restriction_list("s3://*") == ["s3://*"]
+    for bad in ("", "|", "||s3://*", "|s3://*|"):
+        with pytest.raises(RestrictionError):
+            split_restriction_list(bad)
+
+
+def test_parse_restrictions_dedupes_keeping_order():
+    got = parse_restrictions(["s3://*", "|gs://*|s3://*", "!hdfs://*"])
+    assert [r.raw for r in got] == ["s3://*", "gs://*", "!hdfs://*"]
+
+
+@settings(max_examples=400)
+@given(st.text(max_size=300))
+def test_hostile_text_never_raises_anything_else(text):
+    try:
+        r = parse_restriction(text)
+    except RestrictionError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert r.raw == text and r.pattern == text.removeprefix("!")
+    try:
+        parse_restrictions([text])
+    except RestrictionError:
+        pass
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200).map(lambda b: b.decode("latin-1")))
+def test_hostile_bytes_as_text(text):
+    try:
+        parse_restriction(text)
+    except RestrictionError:
+        pass
+
+
+_segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.", min_size=1, max_size=12)
+_path = st.lists(_segment, min_size=0, max_size=4).map("/".join)
+_valid = st.one_of(
+    _path.map(lambda p: f"file:////{p}/*" if p else "file:////*"),
+    st.tuples(st.sampled_from("cdefz"), _path).map(lambda t: f"file:///{t[0]}%3A/{t[1]}*"),
+    st.tuples(st.sampled_from(OBJECT_SCHEMES), _path).map(lambda t: f"{t[0]}://{t[1]}*"),
+    st.tuples(st.sampled_from(["udp", "tcp"]), _segment,
+              st.one_of(st.none(), st.integers(1, 65535))).map(
+        lambda t: f"{t[0]}://{t[1]}{'' if t[2] is None else f':{t[2]}'}*"),
+    st.just("*"),
+)
+
+
+@given(st.lists(st.tuples(st.booleans(), _valid), min_size=1, max_size=6))
+def test_generated_valid_restrictions_parse_and_survive_the_list_form(items):
+    raws = [("!" if neg else "") + raw for neg, raw in items]
+    for raw in raws:
+        assert parse_restriction(raw).raw == raw
+    listed = parse_restrictions([to_list_string(raws)])
+    assert [r.raw for r in listed] == list(dict.fromkeys(raws))
