@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import base64
-import importlib
 import json
 import os
 import shutil
 import sys
-import types
 import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -172,26 +170,7 @@ def test_missing_key_file_path_created_with_yes(invoke, users, tmp_path: Path) -
 
 # -- the classic root flags --------------------------------------------------------------------
 
-@pytest.fixture
-def classic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The classic dispatcher comes from the users work; until merged, a stand-in that
-    routes --bearer-create exactly as it does."""
-    try:
-        importlib.import_module("nodecli.cli.classic")
-    except ModuleNotFoundError:
-        mod = types.ModuleType("nodecli.cli.classic")
-
-        def run_classic(app, actions, opts):
-            from nodecli.cli.tokens import bearer_create_classic
-
-            assert "bearer_create" in actions
-            bearer_create_classic(app, opts)
-
-        mod.run_classic = run_classic  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "nodecli.cli.classic", mod)
-
-
-def test_classic_bearer_create(invoke, users, key_file: Path, classic) -> None:
+def test_classic_bearer_create(invoke, users, key_file: Path) -> None:
     r = invoke("-u", "admin", "-p", PASSWORD, "--bearer-create", "--access-key", "AK9",
                "--user-id", "bob", "--group-ids", "g", "--scope-role", "user",
                "--key-file-path", str(key_file), "--expires-at", "+2h")
