@@ -54,11 +54,15 @@ def pop_node_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {name: kwargs.pop(name) for name in NODE_OPTION_NAMES if name in kwargs}
 
 
-def open_node_client(app: App, conn: dict[str, Any]) -> Any:
-    """Resolve the node from options/env/profile, get the secret, open the client."""
+def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None) -> Any:
+    """Resolve the node from options/env/profile, get the secret, open the client.
+
+    ``need="bearer"`` refuses (exit 2) before any prompt when the resolved
+    credentials are not a bearer token.
+    """
     from nodecli.connection import NodeFlags, resolve_node
     from nodecli.http import open_client
-    from nodecli.secrets import open_secrets
+    from nodecli.secrets import find_secret
 
     flags = NodeFlags(
         node=conn.get("node"), url=conn.get("url"), user=conn.get("node_user"),
@@ -70,10 +74,15 @@ def open_node_client(app: App, conn: dict[str, Any]) -> Any:
     cfg = app.store.load()
 
     def lookup(key: str) -> str | None:
-        return open_secrets(app.paths).get(key)
+        return find_secret(app.paths, key)[0]
 
     target = resolve_node(cfg, flags, os.environ, lookup)
     endpoint = target.endpoint
+    if need == "bearer" and endpoint.auth.kind != "bearer":
+        from nodecli.errors import UsageError
+
+        raise UsageError("this command needs a bearer token: --bearer-file PATH (or "
+                         "NODECLI_BEARER) with --access-key AK, or a profile that has them")
     if target.secret_needed:
         secret = get_secret(app, value=None, env=None, what=target.secret_needed,
                             prompt=target.secret_needed.capitalize(),

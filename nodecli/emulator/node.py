@@ -55,8 +55,17 @@ def register(router: Router, state: NodeState) -> None:
                 403,
                 f"transfer user of {principal.name!r} has no restriction; access keys need one",
             )
+        generated = None
+        if not body.get("secret"):
+            import secrets
+
+            generated = secrets.token_urlsafe(24)
+            body = {**body, "secret": generated}
         ak = state.create_access_key(principal.name, body)
-        return Reply(201, ak.public())
+        reply = ak.public()
+        if generated:
+            reply["secret"] = generated  # shown once, as a node does for a secret it made
+        return Reply(201, reply)
 
     def update_access_key(req: Request) -> Reply:
         assert req.match is not None
@@ -77,6 +86,7 @@ def register(router: Router, state: NodeState) -> None:
                 if not isinstance(pem, str) or "BEGIN PUBLIC KEY" not in pem:
                     raise HttpError(400, "token_verification_key must be a PEM public key")
                 ak.token_verification_key = pem
+                state.save_access_keys()
         return Reply(204)
 
     def start_transfer(req: Request) -> Reply:
