@@ -252,6 +252,19 @@ def tls_error(text: str, url: str, cacert: str | None) -> RemoteError | None:
     return None
 
 
+def _with_not_retried(
+    hint_for: Callable[[int], str | None] | None,
+) -> Callable[[int], str | None]:
+    """The caller's hint, else: why a failed non-idempotent request was not retried."""
+
+    def hint(status: int) -> str | None:
+        return (hint_for(status) if hint_for else None) or (
+            "not retried automatically: the request may have taken effect; "
+            "check before repeating it")
+
+    return hint
+
+
 class _Transient(Exception):
     def __init__(self, reason: str, retry_after: float | None = None,
                  response: Response | None = None) -> None:
@@ -420,7 +433,8 @@ class Client:
                 remaining = deadline_at - time.monotonic()
                 if not retryable or attempt >= self.endpoint.max_attempts or remaining <= 0:
                     if exc.response is not None:
-                        return self._finish(exc.response, expect, method, hint_for)
+                        final_hint = hint_for if retryable else _with_not_retried(hint_for)
+                        return self._finish(exc.response, expect, method, final_hint)
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
                     hint = None if retryable else "not retried: the request is not idempotent"
                     if url.startswith("http://") and "broken" in exc.reason:
