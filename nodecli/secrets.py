@@ -238,9 +238,9 @@ def find_secret(paths: Paths, key: str) -> tuple[str | None, SecretBackend | Non
     try:
         value = backend.get(key)
     except ConfigError:
-        if _forced():
+        if _forced() or not isinstance(backend, KeyringBackend):
             raise
-        value = None
+        value = None  # a keyring that fails now: the file may still hold it
     if value is not None:
         return value, backend
     if not isinstance(backend, FileBackend):

@@ -84,8 +84,10 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         raise UsageError(f"--node-version must look like 4.4.5, not {version!r}")
     generator = None
     if event_rate > 0:
+        import importlib
+
         try:
-            from nodecli.emulator import events as events_module
+            events_module = importlib.import_module("nodecli.emulator.events")
         except ModuleNotFoundError as exc:
             if exc.name != "nodecli.emulator.events":
                 raise
