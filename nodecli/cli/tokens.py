@@ -1,0 +1,341 @@
+"""``nodecli token``: create, inspect and verify bearer tokens; the classic --bearer-create.
+
+The token alone goes to stdout followed by a newline; every message goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import get_secret, output_option, pass_app
+from nodecli.errors import NodecliError, UsageError
+from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
+from nodecli.output import sanitize
+from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_expiry, utc_now
+from nodecli.tokens import (
+    DEFAULT_LEEWAY,
+    DEFAULT_LIFETIME,
+    MAX_TOKEN_CHARS,
+    TokenError,
+    build_payload,
+    parse_group_ids,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# -- creation (shared by `token create` and the classic root flags) ----------------------------
+
+def _require(opts: dict[str, Any], key: str, flag: str) -> str:
+    value = opts.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise UsageError(f"{flag} is required to create a bearer token")
+    return value
+
+
+def _cancelled() -> NodecliError:
+    return NodecliError("no key pair: token not created")
+
+
+def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
+    from nodecli.cli.keys import generate_with_progress, report_new_key
+
+    info = generate_with_progress(app, path, bits)
+    report_new_key(app, info, access_key)
+    return info.private_path
+
+
+def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> Path:
+    """The private key to sign with, creating a pair when asked to (see README)."""
+    yes = bool(opts.get("yes"))
+    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
+    if key_dir and key_path:
+        raise UsageError("give --key-file-dir or --key-file-path, not both")
+    if key_path or key_dir:
+        path = (Path(key_path).expanduser() if key_path
+                else Path(key_dir).expanduser() / PRIVATE_NAME)
+        if path.exists() or path.is_symlink():
+            return path
+        if yes:
+            return _generate(app, path, bits, access_key)
+        if not app.term.interactive:
+            raise UsageError(f"key file {path} does not exist and stdin is not a terminal: "
+                             "use --yes to create it, or give an existing --key-file-path")
+        if not click.confirm(f"{path} does not exist. Create a new {bits}-bit RSA key pair "
+                             "there?", default=True, err=True):
+            raise _cancelled()
+        return _generate(app, path, bits, access_key)
+
+    default = app.paths.keys_dir / access_key / PRIVATE_NAME
+    if default.exists():
+        app.term.info(f"using key {default}")
+        return default
+    if yes:
+        return _generate(app, default, bits, access_key)
+    if not app.term.interactive:
+        raise UsageError(
+            "no key file given and stdin is not a terminal: use --key-file-path PATH (or "
+            f"--key-file-dir DIR) for an existing key, or --yes to create {default}")
+    if not click.confirm(f"No key file given. Create a new {bits}-bit RSA key pair?",
+                         default=True, err=True):
+        raise _cancelled()
+    while True:
+        answer = click.prompt("Private key file", default=str(default), err=True)
+        path = Path(answer).expanduser()
+        if path.is_dir() and not path.is_symlink():
+            path = path / PRIVATE_NAME
+        taken = [p for p in (path, public_path_for(path)) if p.exists() or p.is_symlink()]
+        if not taken:
+            return _generate(app, path, bits, access_key)
+        app.term.warn(f"{taken[0]} already exists and is never overwritten: choose another name")
+
+
+def create_from_options(app: App, opts: dict[str, Any]) -> None:
+    """Validate everything cheap first, then the user, the password, the key; print the token."""
+    from nodecli.keys import load_private_key
+    from nodecli.tokens import check_issuer, check_issuer_password, create_token
+
+    name = _require(opts, "user", "-u/--user (node user)")
+    access_key = _require(opts, "access_key", "--access-key")
+    user_id = _require(opts, "user_id", "--user-id")
+    role = opts.get("scope_role") or "admin"
+    bits_given = opts.get("token_key_length")
+    bits = check_bits(bits_given) if bits_given is not None else DEFAULT_BITS
+    now = utc_now()
+    if opts.get("expires_at") is not None:
+        try:
+            expires = parse_expiry(opts["expires_at"], now)
+        except TimeParseError as exc:
+            raise UsageError(f"--expires-at: {exc}") from None
+    else:
+        expires = now + DEFAULT_LIFETIME
+    groups = parse_group_ids(opts.get("group_ids"))
+    build_payload(access_key, user_id, groups, role, expires)  # refuses bad values (exit 2)
+    if opts.get("key_file_dir") and opts.get("key_file_path"):
+        raise UsageError("give --key-file-dir or --key-file-path, not both")
+
+    user = check_issuer(app.store.load(), name)
+    password = get_secret(app, value=opts.get("password"),
+                          from_stdin=bool(opts.get("password_stdin")),
+                          prompt=f"Password for node user {name}")
+    check_issuer_password(user, password)
+
+    path = resolve_key_path(app, opts, access_key, bits)
+    key = load_private_key(path, state_dir=app.paths.state_dir)
+    if bits_given is not None and key.key_size != bits_given:
+        app.term.warn(f"{path} is an existing {key.key_size}-bit key: --token-key-length "
+                      f"{bits_given} applies only to new keys")
+    token = create_token(key, access_key, user_id, groups, role, expires)
+    app.term.data(token)
+    app.term.flush()
+    left = describe_delta((expires - now).total_seconds())
+    app.term.info(f"bearer token for user_id {sanitize(user_id)!r}, scope "
+                  f"node.{access_key}:{role}:all, expires {format_utc(expires)} (in {left}), "
+                  f"signed with {path}")
+
+
+def bearer_create_classic(app: App, opts: dict[str, Any]) -> None:
+    """Classic ``nodecli -u NODEUSER [-p PASS] --bearer-create --access-key AK ...``.
+
+    ``opts`` carries the root parameters by name (user, password, password_stdin,
+    access_key, user_id, group_ids, expires_at, key_file_dir, key_file_path,
+    scope_role, token_key_length, yes). Classic flags of other actions are refused.
+    """
+    stray = [k for k, v in opts.items() if k not in CLASSIC_TOKEN_KEYS and v not in (None, False)]
+    if stray:
+        flags = ", ".join(CLASSIC_FLAG_NAMES.get(k, "--" + k.replace("_", "-")) for k in stray)
+        raise UsageError(f"--bearer-create does not take {flags}")
+    create_from_options(app, opts)
+
+
+CLASSIC_TOKEN_KEYS = frozenset({
+    "bearer_create", "user", "password", "password_stdin", "access_key", "user_id", "group_ids",
+    "expires_at", "key_file_dir", "key_file_path", "scope_role", "token_key_length", "yes",
+})
+CLASSIC_FLAG_NAMES = {"xuser": "-x", "add": "-a", "list_users": "-l", "modify": "-m",
+                      "delete": "-d", "backup": "-b", "output_format": "-o"}
+
+
+def _create_options(f: F) -> F:
+    options = [
+        click.option("-u", "--user", "user", metavar="NAME", required=True,
+                     help="Node user whose password authorises the token."),
+        click.option("-p", "--pwd", "--password", "password", metavar="PASS",
+                     help="Password (visible to other users of the machine: prefer the prompt, "
+                          "--password-stdin or NODECLI_PASSWORD)."),
+        click.option("--password-stdin", is_flag=True, help="Read the password from stdin."),
+        click.option("--access-key", metavar="AK", required=True,
+                     help="Access key id the token is for (scope node.AK:ROLE:all)."),
+        click.option("--user-id", metavar="UID", required=True,
+                     help="User granted permissions by the permissions endpoints."),
+        click.option("--group-ids", metavar="G1,G2", help="Groups granted permissions."),
+        click.option("--expires-at", metavar="TIME",
+                     help="ISO 8601 UTC (2031-01-01T00:00:00Z) or +30m/+2h/+7d "
+                          "[default: +1h]."),
+        click.option("--key-file-dir", metavar="DIR",
+                     help="Folder of the key pair (private.pem, public.pem)."),
+        click.option("--key-file-path", metavar="PATH", help="Private key file."),
+        click.option("--scope-role", type=click.Choice(["admin", "user"]), default="admin",
+                     show_default=True, help="admin may change the access key; user may not."),
+        click.option("--token-key-length", type=int, metavar="BITS",
+                     help="Length of a NEW key: power of 2, 1024-16384 "
+                          f"[default: {DEFAULT_BITS}]."),
+        click.option("-y", "--yes", is_flag=True,
+                     help="Create a missing key pair without asking."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+# -- reading a token -------------------------------------------------------------------------
+
+def read_token_arg(app: App, token: str | None) -> str | bytes:
+    """TOKEN from the argument, or from stdin for ``-`` / no argument with piped input."""
+    if token is not None and token != "-":  # noqa: S105 - "-" means stdin
+        return token
+    if token is None and app.term.stdin_is_tty:
+        raise UsageError("give the TOKEN, or '-' and the token on standard input")
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read(MAX_TOKEN_CHARS + 1024) if stream is not None else \
+        sys.stdin.read(MAX_TOKEN_CHARS + 1024)
+    if not data or not data.strip():
+        raise TokenError("invalid token: nothing on standard input")
+    return data
+
+
+def _show(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                          separators=(",", ":"))
+    return sanitize(text)
+
+
+# -- the command group ---------------------------------------------------------------------
+
+@click.group(help="""Create, inspect and verify bearer tokens.
+
+\b
+  nodecli token create -u nodeadmin --access-key AK1 --user-id alice --expires-at +2h
+  nodecli token inspect "$TOKEN"              claims, scopes, expiry (no key needed)
+  nodecli token verify - --public-key public.pem < token.txt    exit 0 valid, 4 not
+""")
+def token() -> None:
+    pass
+
+
+@token.command("create")
+@_create_options
+@pass_app
+def create(app: App, **opts: Any) -> None:
+    """Mint a node bearer token; it alone is printed on stdout.
+
+    The node user's password is checked (prompt, --password-stdin or NODECLI_PASSWORD).
+    Without --key-file-*, the key pair in the home's keys/AK/ is used, or created when
+    you agree (--yes without a terminal).
+    """
+    create_from_options(app, opts)
+
+
+@token.command("inspect")
+@click.argument("token_text", metavar="[TOKEN|-]", required=False)
+@output_option(("text", "json"), default="text")
+@pass_app
+def inspect_cmd(app: App, token_text: str | None, output_format: str) -> None:
+    """Decode a token WITHOUT checking its signature: claims, scopes, expiry, time left.
+
+    Works for node bearer tokens and for the collaboration service's access tokens.
+    A leading 'Bearer ' is ignored. Exit 4 if the token cannot be decoded.
+    """
+    from nodecli.tokens import inspect
+
+    info = inspect(read_token_arg(app, token_text))
+    if output_format == "json":
+        app.term.json(info.as_dict())
+        return
+    claims = info.claims
+    rows: list[tuple[str, str]] = []
+    if "user_id" in claims:
+        rows.append(("user_id", _show(claims["user_id"])))
+    if "group_ids" in claims:
+        groups = claims["group_ids"]
+        rows.append(("group_ids", ", ".join(_show(g) for g in groups)
+                     if isinstance(groups, list) else _show(groups)))
+    for key in ("auth_type", "scope"):
+        if key in claims:
+            rows.append((key, _show(claims[key])))
+    for s in info.scopes:
+        if s.kind == "node":
+            rows.append(("  node scope", f"access key {_show(s.access_key)}, role "
+                         f"{_show(s.role)}, resource {_show(s.resource)}"))
+        elif s.kind in ("user", "admin", "self"):
+            rows.append((f"  {s.kind} scope", _show(s.raw)))
+        else:
+            rows.append(("  other scope", _show(s.raw)))
+    if info.expires_at is not None:
+        rows.append(("expires_at", f"{format_utc(info.expires_at)} ({info.time_left_text()})"))
+    elif "expires_at" in claims:
+        rows.append(("expires_at", f"{_show(claims['expires_at'])} (unreadable)"))
+    for key, value in claims.items():
+        if key not in ("user_id", "group_ids", "auth_type", "scope", "expires_at"):
+            rows.append((sanitize(str(key)), _show(value)))
+    rows.append(("signature", f"{info.signature_bits}-bit, NOT verified (token verify "
+                 "--public-key PEM checks it)"))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        app.term.data(f"{k.ljust(width)}  {v}")
+    for problem in info.problems:
+        app.term.warn(f"token claims: {problem}")
+
+
+def _load_verification_key(value: str) -> Any:
+    from nodecli.keys import load_public_key, load_public_key_pem
+
+    if value.lstrip().startswith("-----BEGIN"):
+        return load_public_key_pem(value, "--public-key")
+    return load_public_key(Path(value).expanduser())
+
+
+@token.command("verify")
+@click.argument("token_text", metavar="[TOKEN|-]", required=False)
+@click.option("--public-key", "public_key", metavar="PEM", required=True,
+              help="Verification key: a PEM file (public key, certificate or private key) "
+                   "or the PEM text itself.")
+@click.option("--leeway", type=click.FloatRange(0, 3600), default=DEFAULT_LEEWAY,
+              show_default=True, help="Seconds of clock skew tolerated after expiry.")
+@output_option(("text", "json"), default="text")
+@pass_app
+def verify_cmd(app: App, token_text: str | None, public_key: str, leeway: float,
+               output_format: str) -> None:
+    """Check the signature (RSA PKCS#1 v1.5, SHA-512) and the expiry of a token.
+
+    Exit 0 when valid; exit 4 when malformed, badly signed or expired, with the reason
+    on stderr (and in the JSON with -o json).
+    """
+    from nodecli.keys import key_fingerprint
+    from nodecli.tokens import token_expiry, verify
+
+    key = _load_verification_key(public_key)
+    text = read_token_arg(app, token_text)
+    now = utc_now()
+    try:
+        claims = verify(text, key, now=now, leeway=leeway)
+    except TokenError as exc:
+        if output_format == "json":
+            app.term.json({"valid": False, "reason": exc.reason, "message": exc.message})
+        raise
+    expires = token_expiry(claims)
+    left = int((expires - now).total_seconds())
+    if output_format == "json":
+        app.term.json({"valid": True, "claims": claims, "expires_at": format_utc(expires),
+                       "seconds_left": left, "key_fingerprint": key_fingerprint(key)})
+    when = f"in {describe_delta(left)}" if left > 0 else "within the leeway"
+    app.term.success(f"token valid: signature OK ({key.key_size}-bit key "
+                     f"{key_fingerprint(key)}), user_id {_show(claims.get('user_id'))}, scope "
+                     f"{_show(claims.get('scope'))}, expires {format_utc(expires)} ({when})")
