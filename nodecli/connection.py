@@ -6,6 +6,11 @@ from the highest-precedence source that names one, so ``--user bob`` overrides a
 profile's access key. The secret (password or access-key secret) is resolved by the
 caller: flag-free on purpose (``--password-stdin``, ``NODECLI_PASSWORD``, the
 profile's stored secret, then a prompt).
+
+One combination is special: ``--access-key AK`` on the command line with a token in
+``NODECLI_BEARER`` (and no ``--password-stdin``) means the bearer token made for AK.
+Every resolved :class:`~nodecli.http.Auth` carries a note saying where its identity
+and secret came from, which the 401 hint shows.
 """
 
 from __future__ import annotations
@@ -128,6 +133,10 @@ def resolve_node(
             bearer_file, bearer, access_key, user = bf, tok, ak, us
             origin = where
             break
+    if (origin == "flag" and access_key and not user and not bearer_file
+            and not flags.password and env.get(ENV["bearer"])):
+        # --access-key AK with NODECLI_BEARER: the token made for that key
+        bearer = env.get(ENV["bearer"])
     if (bearer_file or bearer) and not access_key:
         access_key = flags.access_key or env.get(ENV["access_key"]) or (
             profile.access_key if profile else None)
