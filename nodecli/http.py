@@ -318,7 +318,10 @@ class Client:
 
     def log(self, text: str) -> None:
         if self._log:
-            self._log(self.redact(text))
+            from nodecli.output import sanitize
+
+            # server-sent header values must not drive the user's terminal
+            self._log(sanitize(self.redact(text)))
 
     def add_secret(self, value: str) -> None:
         """Also redact ``value`` (a secret sent in a body) from the log and messages."""

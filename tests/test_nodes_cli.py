@@ -381,3 +381,14 @@ def test_https_against_plain_http_port_is_explained(invoke, emulator):
     r = invoke("node", "info", "--url", url, "--user", "admin", "--password-stdin", input=PW)
     assert r.exit_code == 6, r
     assert "does not answer with TLS" in r.stderr and "http://" in r.stderr
+
+
+def test_profile_names_complete_in_the_shell(invoke, run_cli, home):
+    for name in ("prod", "prod-ak", "lab"):
+        assert invoke("node", "add", name, "--url", "https://x:9092").exit_code == 0
+    env = {"_NODECLI_COMPLETE": "bash_complete", "COMP_WORDS": "nodecli node show pr",
+           "COMP_CWORD": "3"}
+    r = run_cli(env=env)
+    assert r.stdout.split() == ["plain,prod", "plain,prod-ak"]
+    env["COMP_WORDS"], env["COMP_CWORD"] = "nodecli node info --node l", "4"
+    assert run_cli(env=env).stdout.split() == ["plain,lab"]

@@ -8,23 +8,15 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app, read_secret_stdin
-from nodecli.cli.remote import node_options, open_node_client, pop_node_options
+from nodecli.cli.remote import (
+    complete_node_profiles,
+    node_options,
+    open_node_client,
+    pop_node_options,
+)
 from nodecli.output import Column, sanitize
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _complete_profiles(ctx: click.Context, param: click.Parameter,
-                       incomplete: str) -> list[str]:
-    try:
-        from nodecli.config.paths import resolve_paths
-        from nodecli.config.store import ConfigStore
-
-        home = ctx.find_root().params.get("home")
-        cfg = ConfigStore(resolve_paths(home)).load()
-    except Exception:  # noqa: BLE001 - completion must never fail loudly
-        return []
-    return [n for n in sorted(cfg.nodes) if n.startswith(incomplete)]
 
 
 def _kv(app: App, pairs: list[tuple[str, Any]]) -> None:
@@ -159,7 +151,7 @@ def node_list(app: App, output_format: str) -> None:
 
 
 @node.command("show", context_settings=CONTEXT)
-@click.argument("name", required=False, shell_complete=_complete_profiles)
+@click.argument("name", required=False, shell_complete=complete_node_profiles)
 @output_option(("table", "json"))
 @pass_app
 def node_show(app: App, name: str | None, output_format: str) -> None:
@@ -190,7 +182,7 @@ def node_show(app: App, name: str | None, output_format: str) -> None:
 
 
 @node.command("remove", context_settings=CONTEXT)
-@click.argument("name", shell_complete=_complete_profiles)
+@click.argument("name", shell_complete=complete_node_profiles)
 @pass_app
 def node_remove(app: App, name: str) -> None:
     """Delete a profile and its stored secret."""
@@ -203,7 +195,7 @@ def node_remove(app: App, name: str) -> None:
 
 
 @node.command("default", context_settings=CONTEXT)
-@click.argument("name", required=False, shell_complete=_complete_profiles)
+@click.argument("name", required=False, shell_complete=complete_node_profiles)
 @click.option("--clear", is_flag=True, help="Have no default profile.")
 @pass_app
 def node_default(app: App, name: str | None, clear: bool) -> None:

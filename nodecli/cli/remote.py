@@ -13,8 +13,23 @@ from nodecli.cli.common import get_secret, read_secret_stdin
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+def complete_node_profiles(ctx: click.Context, param: click.Parameter,
+                           incomplete: str) -> list[str]:
+    """Shell completion of saved node profile names (silent on any problem)."""
+    try:
+        from nodecli.config.paths import resolve_paths
+        from nodecli.config.store import ConfigStore
+
+        home = ctx.find_root().params.get("home")
+        cfg = ConfigStore(resolve_paths(home)).load()
+    except Exception:  # noqa: BLE001 - completion must never fail loudly
+        return []
+    return [name for name in sorted(cfg.nodes) if name.startswith(incomplete)]
+
+
 _NODE_OPTIONS = [
     click.option("--node", "node", metavar="NAME", envvar="NODECLI_NODE", show_envvar=True,
+                 shell_complete=complete_node_profiles,
                  help="Saved node profile (default: the one set by 'node default')."),
     click.option("--url", metavar="URL", envvar="NODECLI_URL", show_envvar=True,
                  help="Node base URL, e.g. https://node:9092 (overrides the profile)."),
