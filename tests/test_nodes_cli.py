@@ -392,3 +392,14 @@ def test_profile_names_complete_in_the_shell(invoke, run_cli, home):
     assert r.stdout.split() == ["plain,prod", "plain,prod-ak"]
     env["COMP_WORDS"], env["COMP_CWORD"] = "nodecli node info --node l", "4"
     assert run_cli(env=env).stdout.split() == ["plain,lab"]
+
+
+def test_insecure_profile_warns_on_every_use(invoke, tls_emulator):
+    r = invoke("node", "add", "lab", "--url", tls_emulator.url, "--user", "admin",
+               "--insecure", "--password-stdin", input=PW)
+    assert r.exit_code == 0 and "TLS verification is OFF" in r.stderr
+    assert "NOT VERIFIED" in invoke("node", "list").stdout
+    for _ in range(2):
+        info = invoke("node", "info", "--node", "lab")
+        assert info.exit_code == 0, info
+        assert "TLS verification is OFF" in info.stderr
