@@ -403,3 +403,10 @@ def test_insecure_profile_warns_on_every_use(invoke, tls_emulator):
         info = invoke("node", "info", "--node", "lab")
         assert info.exit_code == 0, info
         assert "TLS verification is OFF" in info.stderr
+
+
+def test_401_hint_names_the_environment_as_source(invoke, emulator):
+    r = invoke("node", "info", "--url", emulator.url,
+               env={"NODECLI_USER": "admin", "NODECLI_PASSWORD": "bad"})
+    assert r.exit_code == 4, r
+    assert "node user from the environment; secret from NODECLI_PASSWORD" in r.stderr

@@ -79,6 +79,16 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
     from nodecli.http import open_client
     from nodecli.secrets import find_secret
 
+    # Values click took from NODECLI_* variables are left to resolve_node, which reads
+    # the same variables: the result is the same and 401 hints name the right source.
+    conn = dict(conn)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        from click.core import ParameterSource
+
+        for name in ("node", "url", "node_user", "access_key", "cacert"):
+            if ctx.get_parameter_source(name) == ParameterSource.ENVIRONMENT:
+                conn[name] = None
     flags = NodeFlags(
         node=conn.get("node"), url=conn.get("url"), user=conn.get("node_user"),
         access_key=conn.get("access_key"), bearer_file=conn.get("bearer_file"),
