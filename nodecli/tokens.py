@@ -289,6 +289,9 @@ def b64decode_strict(data: bytes, what: str) -> bytes:
     if not _B64.fullmatch(data) or len(data) % 4:
         bad = next((i for i, c in enumerate(data) if c not in
                     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), None)
+        if bad is not None and data[bad] in b" \t\r\n":
+            raise _bad(f"{what} contains whitespace at offset {bad} (a token is one line: "
+                       "remove the line breaks)")
         if bad is not None:
             shown = chr(data[bad]) if 0x21 <= data[bad] < 0x7F else f"\\x{data[bad]:02x}"
             extra = " (URL-safe base64 is not used by tokens)" if shown in "-_" else ""
@@ -597,9 +600,9 @@ def inspect(token: str | bytes, now: datetime | None = None) -> Inspection:
 def check_issuer(cfg: Any, name: str | None) -> Any:
     """The node user ``name`` from ``cfg`` if it may issue bearer tokens.
 
-    It must exist (exit 5 otherwise) and its transfer user must have a restriction:
-    a docroot-only transfer user cannot serve access keys or bearer tokens
-    (interface.md 5.2), so the token would be refused by the node (exit 1).
+    It must exist (exit 5 otherwise), its transfer user must have a restriction (a
+    docroot-only transfer user cannot serve access keys or bearer tokens, interface.md
+    5.2, so the node would refuse the token: exit 1), and it must have a password (exit 4).
     """
     from nodecli.errors import NodecliError, NotFoundError
 
@@ -619,6 +622,9 @@ def check_issuer(cfg: Any, name: str | None) -> Any:
             hint=f"give transfer user {user.transfer_user!r} a restriction instead of a "
                  "docroot (see: nodecli xuser --help)",
         )
+    if not user.password_hash:
+        raise AuthError(f"node user {name!r} has no password set",
+                        hint=f"set one with: nodecli -mu {name}")
     return user
 
 

@@ -283,3 +283,22 @@ def test_cli_key_public_refuses_open_private_key(invoke, golden_copy: Path) -> N
     assert "0644" in r.stderr and "chmod 600" in r.stderr
     r = invoke("key", "fingerprint", str(golden_copy.parent / "missing.pem"))
     assert r.exit_code == 5
+
+
+@pytest.mark.slow
+def test_spinner_with_elapsed_time_for_big_keys_in_a_terminal(tmp_path: Path) -> None:
+    """8192 bits: a spinner with elapsed time on stderr while generating (real pty)."""
+    pexpect = pytest.importorskip("pexpect")
+    from .conftest import nodecli_cmd, subprocess_env
+
+    target = tmp_path / "big.pem"
+    cmd = nodecli_cmd("key", "generate", str(target), "--bits", "8192")
+    child = pexpect.spawn(cmd[0], cmd[1:], env=subprocess_env(), encoding="utf-8",
+                          timeout=600, dimensions=(24, 200))
+    child.expect("generating a 8192-bit RSA key")
+    child.expect(r"\d:\d\d:\d\d")  # the elapsed-time column
+    child.expect("fingerprint SHA256:")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert load_private_key(target, state_dir=tmp_path).key_size == 8192

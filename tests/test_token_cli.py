@@ -374,3 +374,40 @@ def test_interactive_existing_name_is_asked_again_and_no_means_no(users, home: P
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1 and not (home / "keys" / "AK7").exists()
+
+
+def test_token_and_key_modules_do_not_import_crypto_or_rich() -> None:
+    import subprocess
+
+    code = ("import sys, nodecli.cli.tokens, nodecli.cli.keys, nodecli.tokens, nodecli.keys, "
+            "nodecli.timeparse; from nodecli.cli.main import run; "
+            "rc = run(['token', 'inspect', '--help']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('cryptography', 'rich', 'httpx', 'httpx2')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=subprocess_env(), check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_typed_password_may_be_retried(users, home: Path, key_file: Path) -> None:
+    child = _spawn("token", "create", "-u", "admin", "--access-key", "AK8", "--user-id", "e",
+                   "--key-file-path", str(key_file), env={"NODECLI_HOME": str(home)})
+    for _ in range(2):
+        child.expect("Password for node user admin")
+        child.sendline("wrong")
+        child.expect("wrong password, try again")
+    child.expect("Password for node user admin")
+    child.sendline(PASSWORD)
+    child.expect(r"([A-Za-z0-9+/=]{200,})\r\n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    child = _spawn("token", "create", "-u", "admin", "--access-key", "AK8", "--user-id", "e",
+                   "--key-file-path", str(key_file), env={"NODECLI_HOME": str(home)})
+    for _ in range(3):
+        child.expect("Password for node user admin")
+        child.sendline("wrong")
+    child.expect("wrong password for node user 'admin'")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4

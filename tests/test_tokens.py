@@ -236,7 +236,7 @@ SIG = base64.b64encode(b"\x01" * 128)
         ("QQ=", "length or padding"),
         ("QR==", "canonical"),
         ("QQ==QQ==", "length or padding"),
-        ("QUJD\nREVG", "not base64"),
+        ("QUJD\nREVG", "whitespace at offset 4"),
         (base64.b64encode(b"plain text, not zlib").decode(), "not zlib"),
         (base64.b64encode(zlib.compress(b"x" * 100)[:-6]).decode(), "truncated"),
         (base64.b64encode(zlib.compress(b"{}") + b"junk").decode(), "after the end"),

@@ -97,10 +97,36 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         app.term.warn(f"{taken[0]} already exists and is never overwritten: choose another name")
 
 
+PASSWORD_ATTEMPTS = 3
+
+
+def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
+    """Check the node user's password; a typed one may be retried (3 attempts, like sudo)."""
+    import os
+
+    from nodecli.errors import AuthError
+    from nodecli.tokens import check_issuer_password
+
+    prompted = (opts.get("password") is None and not opts.get("password_stdin")
+                and not os.environ.get("NODECLI_PASSWORD"))
+    attempts = PASSWORD_ATTEMPTS if prompted else 1
+    for attempt in range(1, attempts + 1):
+        password = get_secret(app, value=opts.get("password"),
+                              from_stdin=bool(opts.get("password_stdin")),
+                              prompt=f"Password for node user {user.name}")
+        try:
+            check_issuer_password(user, password)
+            return
+        except AuthError:
+            if attempt == attempts:
+                raise
+            app.term.warn("wrong password, try again")
+
+
 def create_from_options(app: App, opts: dict[str, Any]) -> None:
     """Validate everything cheap first, then the user, the password, the key; print the token."""
     from nodecli.keys import load_private_key
-    from nodecli.tokens import check_issuer, check_issuer_password, create_token
+    from nodecli.tokens import check_issuer, create_token
 
     name = _require(opts, "user", "-u/--user (node user)")
     access_key = _require(opts, "access_key", "--access-key")
@@ -122,10 +148,7 @@ def create_from_options(app: App, opts: dict[str, Any]) -> None:
         raise UsageError("give --key-file-dir or --key-file-path, not both")
 
     user = check_issuer(app.store.load(), name)
-    password = get_secret(app, value=opts.get("password"),
-                          from_stdin=bool(opts.get("password_stdin")),
-                          prompt=f"Password for node user {name}")
-    check_issuer_password(user, password)
+    _authenticate(app, opts, user)
 
     path = resolve_key_path(app, opts, access_key, bits)
     key = load_private_key(path, state_dir=app.paths.state_dir)
@@ -235,6 +258,11 @@ def token() -> None:
 @pass_app
 def create(app: App, **opts: Any) -> None:
     """Mint a node bearer token; it alone is printed on stdout.
+
+    \b
+      nodecli token create -u nodeadmin --access-key AK1 --user-id alice --expires-at +2h
+      nodecli token create -u nodeadmin --password-stdin --access-key AK1 --user-id 42 \\
+          --group-ids eng,staff --scope-role user --key-file-dir ~/keys/ak1 --yes
 
     The node user's password is checked (prompt, --password-stdin or NODECLI_PASSWORD).
     Without --key-file-*, the key pair in the home's keys/AK/ is used, or created when
