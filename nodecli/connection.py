@@ -6,6 +6,11 @@ from the highest-precedence source that names one, so ``--user bob`` overrides a
 profile's access key. The secret (password or access-key secret) is resolved by the
 caller: flag-free on purpose (``--password-stdin``, ``NODECLI_PASSWORD``, the
 profile's stored secret, then a prompt).
+
+One combination is special: ``--access-key AK`` on the command line with a token in
+``NODECLI_BEARER`` (and no ``--password-stdin``) means the bearer token made for AK.
+Every resolved :class:`~nodecli.http.Auth` carries a note saying where its identity
+and secret came from, which the 401 hint shows.
 """
 
 from __future__ import annotations
@@ -54,10 +59,13 @@ class NodeTarget:
     profile: NodeProfile | None
     secret_needed: str | None  # "password for node user 'x'" / "secret of access key 'k'"
 
-    def with_secret(self, secret: str) -> Endpoint:
+    def with_secret(self, secret: str, source: str = "typed at the prompt") -> Endpoint:
+        auth = self.endpoint.auth
+        kind = auth.note.split(";")[0] if auth.note else ""
+        note = f"{kind}; secret {source}" if kind else f"secret {source}"
         return self.endpoint.with_auth(
-            Auth("basic", self.endpoint.auth.username, secret,
-                 access_key_header=self.endpoint.auth.access_key_header)
+            Auth("basic", auth.username, secret,
+                 access_key_header=auth.access_key_header, note=note)
         )
 
 
@@ -117,11 +125,18 @@ def resolve_node(
     ]
     if profile:
         sources.append((profile.bearer_file, None, profile.access_key, profile.user))
+    origins = ["flag", "environment", f"profile {profile.name!r}" if profile else ""]
     bearer_file = bearer = access_key = user = None
-    for bf, tok, ak, us in sources:
+    origin = ""
+    for (bf, tok, ak, us), where in zip(sources, origins, strict=False):
         if bf or tok or ak or us:
             bearer_file, bearer, access_key, user = bf, tok, ak, us
+            origin = where
             break
+    if (origin == "flag" and access_key and not user and not bearer_file
+            and not flags.password and env.get(ENV["bearer"])):
+        # --access-key AK with NODECLI_BEARER: the token made for that key
+        bearer = env.get(ENV["bearer"])
     if (bearer_file or bearer) and not access_key:
         access_key = flags.access_key or env.get(ENV["access_key"]) or (
             profile.access_key if profile else None)
@@ -135,7 +150,9 @@ def resolve_node(
         if not access_key:
             raise UsageError("a bearer token needs the access key it was made for: "
                              "--access-key AK (or NODECLI_ACCESS_KEY)")
-        auth = Auth("bearer", token=token, access_key=access_key, access_key_header=header)
+        src = f"token file {bearer_file}" if bearer_file else "token from NODECLI_BEARER"
+        auth = Auth("bearer", token=token, access_key=access_key, access_key_header=header,
+                    note=f"{src}, from the {origin}")
         return NodeTarget(base.with_auth(auth), profile, None)
 
     login = access_key or user
@@ -144,8 +161,13 @@ def resolve_node(
                          "(or NODECLI_USER / NODECLI_ACCESS_KEY, or a profile that has them)")
     what = (f"secret of access key {login!r}" if access_key
             else f"password of node user {login!r}")
-    secret = flags.password or env.get(ENV["password"])
+    kind = "access key" if access_key else "node user"
+    secret, source = flags.password, "from --password-stdin"
+    if not secret:
+        secret, source = env.get(ENV["password"]), f"from {ENV['password']}"
     if not secret and profile and secret_lookup and login == (profile.access_key or profile.user):
         secret = secret_lookup(f"node:{profile.name}")
-    auth = Auth("basic", login, secret, access_key_header=header)
+        source = f"stored with profile {profile.name!r}"
+    note = f"{kind} from the {origin}; secret {source}" if secret else f"{kind} from the {origin}"
+    auth = Auth("basic", login, secret or None, access_key_header=header, note=note)
     return NodeTarget(base.with_auth(auth), profile, None if secret else what)

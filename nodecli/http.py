@@ -71,6 +71,8 @@ class Auth:
     token: str | None = field(default=None, repr=False)
     access_key: str | None = None
     access_key_header: str = DEFAULT_ACCESS_KEY_HEADER
+    # where the credentials came from, for 401 hints ("password from NODECLI_PASSWORD")
+    note: str = ""
 
     def headers(self) -> dict[str, str]:
         if self.kind == "basic":
@@ -88,12 +90,14 @@ class Auth:
     def describe(self) -> str:
         """Which credentials were used, for error hints (never the secret)."""
         if self.kind == "basic":
-            return f"HTTP Basic as {self.username!r}"
-        if self.kind == "bearer":
-            return f"bearer token with access key {self.access_key!r} ({self.access_key_header})"
-        if self.kind == "oauth":
-            return "OAuth bearer token"
-        return "no credentials"
+            text = f"HTTP Basic as {self.username!r}"
+        elif self.kind == "bearer":
+            text = f"bearer token with access key {self.access_key!r} ({self.access_key_header})"
+        elif self.kind == "oauth":
+            text = "OAuth bearer token"
+        else:
+            text = "no credentials"
+        return f"{text} ({self.note})" if self.note else text
 
     def secrets(self) -> list[str]:
         return [s for s in (self.password, self.token) if s]
@@ -193,9 +197,16 @@ def status_error(status: int, message: str, *, auth: Auth, url: str,
     """Map an HTTP status to the exception (and so the exit code) users script against."""
     exc: NodecliError
     if status in (401, 403):
-        default_hint = (f"the request used {auth.describe()}; check the credentials"
-                        if status == 401 else
-                        f"the request used {auth.describe()}, which may not do this")
+        if status == 401 and auth.kind == "bearer":
+            default_hint = (f"the request used {auth.describe()}; check the token's expiry "
+                            "and scope, and that its public key is registered with "
+                            "'nodecli access-key set-verification-key'")
+        elif status == 401 and auth.kind == "none":
+            default_hint = "no credentials were sent: give --user or --access-key"
+        elif status == 401:
+            default_hint = f"the request used {auth.describe()}; check the credentials"
+        else:
+            default_hint = f"the request used {auth.describe()}, which may not do this"
         exc = AuthError(message, hint=hint or default_hint)
     elif status == 404:
         exc = NotFoundError(message, hint=hint)
@@ -208,6 +219,50 @@ def status_error(status: int, message: str, *, auth: Auth, url: str,
     exc.status = status  # type: ignore[attr-defined]
     exc.url = url  # type: ignore[attr-defined]
     return exc
+
+
+def tls_error(text: str, url: str, cacert: str | None) -> RemoteError | None:
+    """A TLS handshake failure as one line with the fix; None for other connect errors."""
+    netloc = urlsplit(url).netloc
+    low = text.lower()
+    if "mismatch" in low and ("hostname" in low or "ip address" in low):
+        return RemoteError(
+            f"TLS: the certificate of {netloc} is not valid for that name ({text})",
+            hint="use the host name the certificate was issued for in the URL",
+        )
+    if "certificate_verify_failed" in low or "certificate verify failed" in low:
+        if "expired" in low:
+            hint = "the node's certificate has expired: renew it on the node"
+        elif cacert:
+            hint = (f"the certificate is not signed by the CA in {cacert}: check that "
+                    "--cacert names the node's CA")
+        else:
+            hint = ("give the node's CA with --cacert PEM (or NODECLI_CACERT; "
+                    "for a test node only, --insecure)")
+        return RemoteError(f"TLS: the certificate of {netloc} is not trusted ({text})",
+                           hint=hint)
+    if "wrong_version_number" in low or "record layer failure" in low or \
+            "packet length too long" in low:
+        return RemoteError(
+            f"TLS: {netloc} does not answer with TLS ({text})",
+            hint="the node serves plain HTTP on this port: use an http:// URL",
+        )
+    if "ssl" in low or "tls" in low:
+        return RemoteError(f"TLS handshake with {netloc} failed ({text})")
+    return None
+
+
+def _with_not_retried(
+    hint_for: Callable[[int], str | None] | None,
+) -> Callable[[int], str | None]:
+    """The caller's hint, else: why a failed non-idempotent request was not retried."""
+
+    def hint(status: int) -> str | None:
+        return (hint_for(status) if hint_for else None) or (
+            "not retried automatically: the request may have taken effect; "
+            "check before repeating it")
+
+    return hint
 
 
 class _Transient(Exception):
@@ -231,6 +286,7 @@ class Client:
         self._log = log
         self._sleep = sleep
         self._origin = origin(endpoint.base_url)
+        self._extra_secrets: list[str] = []
         verify: Any = True
         if endpoint.insecure:
             verify = False
@@ -262,10 +318,18 @@ class Client:
 
     def log(self, text: str) -> None:
         if self._log:
-            self._log(self.redact(text))
+            from nodecli.output import sanitize
+
+            # server-sent header values must not drive the user's terminal
+            self._log(sanitize(self.redact(text)))
+
+    def add_secret(self, value: str) -> None:
+        """Also redact ``value`` (a secret sent in a body) from the log and messages."""
+        if value:
+            self._extra_secrets.append(value)
 
     def redact(self, text: str) -> str:
-        for secret in self.endpoint.auth.secrets():
+        for secret in [*self.endpoint.auth.secrets(), *self._extra_secrets]:
             text = text.replace(secret, "***")
         return text
 
@@ -312,12 +376,9 @@ class Client:
             raise _Transient("no answer within the read timeout") from None
         except httpx2.ConnectError as exc:
             text = str(exc)
-            if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
-                raise RemoteError(
-                    f"TLS: the certificate of {urlsplit(url).netloc} is not trusted ({text})",
-                    hint="give the node's CA with --cacert PEM (or, for a test node only, "
-                    "--insecure)",
-                ) from None
+            tls_problem = tls_error(text, url, self.endpoint.cacert)
+            if tls_problem is not None:
+                raise tls_problem from None
             raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None
         except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
             raise _Transient(f"connection broken: {exc or type(exc).__name__}") from None
@@ -329,7 +390,8 @@ class Client:
             raise UsageError(f"invalid URL {url!r}: {exc}") from None
         self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, {len(resp.body)} bytes)")
         if self._log:
-            self.log(f"< headers {resp.headers}")
+            self.log("< headers " + str({k: ("***" if k in ("set-cookie", "authorization") else v)
+                                         for k, v in resp.headers.items()}))
         if resp.status in RETRY_STATUSES:
             raise _Transient(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")),
                              resp)
@@ -374,11 +436,14 @@ class Client:
                 remaining = deadline_at - time.monotonic()
                 if not retryable or attempt >= self.endpoint.max_attempts or remaining <= 0:
                     if exc.response is not None:
-                        return self._finish(exc.response, expect, method, hint_for)
+                        final_hint = hint_for if retryable else _with_not_retried(hint_for)
+                        return self._finish(exc.response, expect, method, final_hint)
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
+                    hint = None if retryable else "not retried: the request is not idempotent"
+                    if url.startswith("http://") and "broken" in exc.reason:
+                        hint = "if the node serves HTTPS, use an https:// URL"
                     raise RemoteError(
-                        f"{method} {self.redact(url)}: {exc.reason}{tries}",
-                        hint=None if retryable else "not retried: the request is not idempotent",
+                        f"{method} {self.redact(url)}: {exc.reason}{tries}", hint=hint,
                     ) from None
                 delay = exc.retry_after if exc.retry_after is not None else backoff_delay(attempt)
                 delay = min(delay, max(remaining, 0.0))

@@ -10,6 +10,15 @@ Backends, in order of preference:
 ``NODECLI_SECRETS_BACKEND=file|keyring`` forces a choice. Keys are ``KIND:NAME`` where
 KIND is ``node`` (password or access-key secret of a node profile) or ``service``
 (OAuth token of a service profile).
+
+Keyring entries are filed under the service name ``nodecli`` for the platform's
+default folders, and ``nodecli@<config folder>`` when ``NODECLI_HOME``/``--home``
+chooses another home, so two homes never share (or overwrite) each other's secrets.
+
+Callers normally use the helpers :func:`store_secret`, :func:`find_secret` and
+:func:`delete_secret`: they fall back to the file when the keyring fails at run time
+(locked, no D-Bus session...) and look in both places, so a secret stored while the
+keyring was unavailable is still found later.
 """
 
 from __future__ import annotations
@@ -102,23 +111,56 @@ class FileBackend:
 class KeyringBackend:
     name = "keyring"
 
-    def __init__(self, kr: Any) -> None:  # kr: the keyring module
+    def __init__(self, kr: Any, service: str = SERVICE_NAME) -> None:  # kr: keyring module
         self._kr = kr
+        self.service = service
+
+    def describe(self) -> str:
+        try:
+            backend = type(self._kr.get_keyring())
+            return f"keyring ({backend.__module__}.{backend.__name__}, service {self.service!r})"
+        except Exception:  # noqa: BLE001 - only a description
+            return f"keyring (service {self.service!r})"
+
+    def _fail(self, action: str, exc: Exception) -> ConfigError:
+        return ConfigError(
+            f"the system keyring could not {action}: {type(exc).__name__}: {exc}",
+            hint=f"unlock the keyring, or set {BACKEND_ENV}=file to use the 0600 secrets file",
+        )
 
     def get(self, key: str) -> str | None:
-        return self._kr.get_password(SERVICE_NAME, key)
+        try:
+            return self._kr.get_password(self.service, key)
+        except Exception as exc:  # noqa: BLE001 - any keyring failure is one clear line
+            raise self._fail("read a secret", exc) from None
 
     def set(self, key: str, value: str) -> None:
-        self._kr.set_password(SERVICE_NAME, key, value)
+        try:
+            self._kr.set_password(self.service, key, value)
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("store a secret", exc) from None
 
     def delete(self, key: str) -> None:
         try:
-            self._kr.delete_password(SERVICE_NAME, key)
+            self._kr.delete_password(self.service, key)
         except Exception:  # noqa: BLE001, S110 - absent already: nothing to delete
             pass
 
 
-def _usable_keyring() -> KeyringBackend | None:
+def keyring_service(paths: Paths) -> str:
+    """``nodecli`` for the platform folders; ``nodecli@<config dir>`` for other homes."""
+    try:
+        import platformdirs
+
+        default = Path(platformdirs.user_config_path("nodecli")).absolute()
+    except ImportError:  # pragma: no cover - platformdirs is a dependency
+        default = None
+    if default is not None and Path(paths.config_dir).absolute() == default:
+        return SERVICE_NAME
+    return f"{SERVICE_NAME}@{Path(paths.config_dir).absolute()}"
+
+
+def _usable_keyring(paths: Paths | None = None) -> KeyringBackend | None:
     try:
         import keyring
         from keyring.backends import fail, null
@@ -130,16 +172,20 @@ def _usable_keyring() -> KeyringBackend | None:
         return None
     if isinstance(backend, (fail.Keyring, null.Keyring)):
         return None
-    if getattr(backend, "priority", 1) <= 0:
+    try:
+        if getattr(backend, "priority", 1) <= 0:
+            return None
+    except Exception:  # noqa: BLE001 - a backend whose priority raises is not usable
         return None
-    return KeyringBackend(keyring)
+    return KeyringBackend(keyring, keyring_service(paths) if paths else SERVICE_NAME)
 
 
 def open_secrets(paths: Paths) -> SecretBackend:
+    """The preferred backend: forced by ``NODECLI_SECRETS_BACKEND``, else keyring or file."""
     choice = os.environ.get(BACKEND_ENV, "").strip().lower()
     if choice == "file":
         return FileBackend(paths)
-    kr = _usable_keyring()
+    kr = _usable_keyring(paths)
     if choice == "keyring":
         if kr is None:
             raise UsageError(f"{BACKEND_ENV}=keyring but no working keyring backend is available")
@@ -151,3 +197,63 @@ def open_secrets(paths: Paths) -> SecretBackend:
 
 def secret_key(kind: str, name: str) -> str:
     return f"{kind}:{name}"
+
+
+def describe_backend(backend: SecretBackend) -> str:
+    """A one-line description: ``keyring (...)`` or ``file /path/secrets.toml (0600)``."""
+    if isinstance(backend, FileBackend):
+        return f"file {backend.path} (0600)"
+    describe = getattr(backend, "describe", None)
+    return describe() if callable(describe) else backend.name
+
+
+def _forced() -> bool:
+    return bool(os.environ.get(BACKEND_ENV, "").strip())
+
+
+def store_secret(paths: Paths, key: str, value: str) -> SecretBackend:
+    """Store ``value`` under ``key``; return the backend that holds it.
+
+    A keyring that fails at run time falls back to the 0600 file, unless the keyring
+    was forced with ``NODECLI_SECRETS_BACKEND=keyring``. The other backend's copy (if
+    any) is removed so that exactly one place holds the secret.
+    """
+    backend = open_secrets(paths)
+    try:
+        backend.set(key, value)
+    except ConfigError:
+        if not isinstance(backend, KeyringBackend) or _forced():
+            raise
+        backend = FileBackend(paths)
+        backend.set(key, value)
+        return backend
+    if isinstance(backend, KeyringBackend):
+        FileBackend(paths).delete(key)
+    return backend
+
+
+def find_secret(paths: Paths, key: str) -> tuple[str | None, SecretBackend | None]:
+    """The secret for ``key`` and the backend holding it (preferred one first, then file)."""
+    backend = open_secrets(paths)
+    try:
+        value = backend.get(key)
+    except ConfigError:
+        if _forced() or not isinstance(backend, KeyringBackend):
+            raise
+        value = None  # a keyring that fails now: the file may still hold it
+    if value is not None:
+        return value, backend
+    if not isinstance(backend, FileBackend):
+        file_backend = FileBackend(paths)
+        value = file_backend.get(key)
+        if value is not None:
+            return value, file_backend
+    return None, None
+
+
+def delete_secret(paths: Paths, key: str) -> None:
+    """Forget ``key`` everywhere it may be (keyring and file)."""
+    kr = _usable_keyring(paths)
+    if kr is not None:
+        kr.delete(key)
+    FileBackend(paths).delete(key)

@@ -63,3 +63,22 @@ def test_unknown_profile_and_no_node():
         resolve_node(Config(), NodeFlags(), {})
     with pytest.raises(UsageError, match="https://"):
         resolve_node(Config(), NodeFlags(url="ftp://x", user="u"), {})
+
+
+def test_access_key_flag_takes_the_bearer_from_the_environment():
+    env = {"NODECLI_BEARER": "tok-from-env"}
+    t = resolve_node(Config(), NodeFlags(url="https://x", access_key="AK9"), env)
+    assert t.endpoint.auth.kind == "bearer"
+    assert t.endpoint.auth.headers()["X-Vendor-AccessKey"] == "AK9"
+    # an explicit secret means HTTP Basic with the access key instead
+    t = resolve_node(Config(), NodeFlags(url="https://x", access_key="AK9", password="s"), env)
+    assert t.endpoint.auth.kind == "basic" and t.endpoint.auth.password == "s"
+
+
+def test_auth_notes_say_where_credentials_came_from():
+    t = resolve_node(_cfg(), NodeFlags(), {}, lambda key: "stored")
+    assert "profile 'prod'" in t.endpoint.auth.describe()
+    assert "stored with profile" in t.endpoint.auth.describe()
+    assert "stored" != t.endpoint.auth.describe()
+    t = resolve_node(_cfg(), NodeFlags(url="https://x", user="bob"), {})
+    assert "typed at the prompt" in t.with_secret("pw").auth.describe()

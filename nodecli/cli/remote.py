@@ -13,8 +13,23 @@ from nodecli.cli.common import get_secret, read_secret_stdin
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+def complete_node_profiles(ctx: click.Context, param: click.Parameter,
+                           incomplete: str) -> list[str]:
+    """Shell completion of saved node profile names (silent on any problem)."""
+    try:
+        from nodecli.config.paths import resolve_paths
+        from nodecli.config.store import ConfigStore
+
+        home = ctx.find_root().params.get("home")
+        cfg = ConfigStore(resolve_paths(home)).load()
+    except Exception:  # noqa: BLE001 - completion must never fail loudly
+        return []
+    return [name for name in sorted(cfg.nodes) if name.startswith(incomplete)]
+
+
 _NODE_OPTIONS = [
     click.option("--node", "node", metavar="NAME", envvar="NODECLI_NODE", show_envvar=True,
+                 shell_complete=complete_node_profiles,
                  help="Saved node profile (default: the one set by 'node default')."),
     click.option("--url", metavar="URL", envvar="NODECLI_URL", show_envvar=True,
                  help="Node base URL, e.g. https://node:9092 (overrides the profile)."),
@@ -54,12 +69,26 @@ def pop_node_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {name: kwargs.pop(name) for name in NODE_OPTION_NAMES if name in kwargs}
 
 
-def open_node_client(app: App, conn: dict[str, Any]) -> Any:
-    """Resolve the node from options/env/profile, get the secret, open the client."""
+def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None) -> Any:
+    """Resolve the node from options/env/profile, get the secret, open the client.
+
+    ``need="bearer"`` refuses (exit 2) before any prompt when the resolved
+    credentials are not a bearer token.
+    """
     from nodecli.connection import NodeFlags, resolve_node
     from nodecli.http import open_client
-    from nodecli.secrets import open_secrets
+    from nodecli.secrets import find_secret
 
+    # Values click took from NODECLI_* variables are left to resolve_node, which reads
+    # the same variables: the result is the same and 401 hints name the right source.
+    conn = dict(conn)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        from click.core import ParameterSource
+
+        for name in ("node", "url", "node_user", "access_key", "cacert"):
+            if ctx.get_parameter_source(name) == ParameterSource.ENVIRONMENT:
+                conn[name] = None
     flags = NodeFlags(
         node=conn.get("node"), url=conn.get("url"), user=conn.get("node_user"),
         access_key=conn.get("access_key"), bearer_file=conn.get("bearer_file"),
@@ -70,10 +99,15 @@ def open_node_client(app: App, conn: dict[str, Any]) -> Any:
     cfg = app.store.load()
 
     def lookup(key: str) -> str | None:
-        return open_secrets(app.paths).get(key)
+        return find_secret(app.paths, key)[0]
 
     target = resolve_node(cfg, flags, os.environ, lookup)
     endpoint = target.endpoint
+    if need == "bearer" and endpoint.auth.kind != "bearer":
+        from nodecli.errors import UsageError
+
+        raise UsageError("this command needs a bearer token: --bearer-file PATH (or "
+                         "NODECLI_BEARER) with --access-key AK, or a profile that has them")
     if target.secret_needed:
         secret = get_secret(app, value=None, env=None, what=target.secret_needed,
                             prompt=target.secret_needed.capitalize(),

@@ -23,8 +23,10 @@ def build_server(
     version: str = DEFAULT_NODE_VERSION,
     access_key_header: str = "X-Vendor-AccessKey",
     access_log: Callable[[str], None] | None = None,
+    persist: bool = True,
 ) -> EmulatorServer:
-    state = NodeState(paths, version=version, access_key_header=access_key_header)
+    state = NodeState(paths, version=version, access_key_header=access_key_header,
+                      persist=persist)
     cert = None
     if tls:
         from nodecli.emulator.tls import make_certificates

@@ -5,11 +5,72 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from nodecli.emulator.server import HttpError, Reply, Request, Router
+from nodecli.emulator.server import HttpError, Principal, Reply, Request, Router
 from nodecli.emulator.state import NodeState
 
 
+def make_bearer_verifier(state: NodeState) -> Any:
+    """Verify a node bearer token as a node would (field-notes: bearer-token wire format).
+
+    The access key named by the access-key header (``state.access_key_header``) must
+    exist and have a registered ``token_verification_key``; the token's signature must
+    verify with it, it must not be expired, and its scope must grant the key
+    (``node.<AK>:user:all``, ``node.<AK>:admin:all`` or ``admin:all``). Bad or expired
+    tokens get 401; a valid token whose scope does not cover the key gets 403.
+    """
+    from nodecli import tokens
+
+    keys: dict[str, Any] = {}  # PEM -> loaded public key (verification is per request)
+
+    def verify_bearer(req: Request, token: str) -> Principal:
+        header = state.access_key_header
+        ak_id = (req.headers.get(header) or "").strip()
+        if not ak_id:
+            raise HttpError(401, f"a bearer token needs the {header} header naming the "
+                                 "access key it was made for")
+        with state.lock:
+            ak = state.access_keys.get(ak_id)
+            pem = ak.token_verification_key if ak else None
+        if ak is None:
+            raise HttpError(401, f"unknown access key {ak_id!r} in {header}")
+        if not pem:
+            raise HttpError(401, f"access key {ak_id!r} has no token_verification_key: "
+                                 "register the public key first (PUT /access_keys/{id})")
+        try:
+            key = keys.get(pem)
+            if key is None:
+                from nodecli.keys import load_public_key_pem
+
+                key = keys[pem] = load_public_key_pem(pem)
+            claims = tokens.verify(token, key, leeway=0)
+        except tokens.TokenError as exc:
+            raise HttpError(401, exc.message) from None
+        except Exception as exc:  # noqa: BLE001 - a stored key that cannot be loaded
+            raise HttpError(500, f"the verification key of {ak_id!r} is unusable: {exc}"
+                            ) from None
+        scope = claims.get("scope") if isinstance(claims.get("scope"), str) else ""
+        if not (tokens.has_scope(claims, f"node.{ak_id}:user:all")
+                or "admin:all" in scope.split()):
+            raise HttpError(403, f"token scope {scope[:200]!r} does not grant access key "
+                                 f"{ak_id!r} (needs node.{ak_id}:user:all or admin:all)")
+        return Principal("bearer", str(claims.get("user_id")), access_key=ak_id, claims=claims)
+
+    return verify_bearer
+
+
+def _bearer_is_admin(principal: Principal, ak_id: str) -> bool:
+    from nodecli import tokens
+
+    scope = principal.claims.get("scope")
+    scope = scope if isinstance(scope, str) else ""
+    return principal.access_key == ak_id and (
+        tokens.has_scope(principal.claims, f"node.{ak_id}:admin:all")
+        or "admin:all" in scope.split())
+
+
 def register(router: Router, state: NodeState) -> None:
+    state.extensions["bearer_verifier"] = make_bearer_verifier(state)
+
     def info(req: Request) -> Reply:
         principal = req.principal
         assert principal is not None
@@ -55,8 +116,17 @@ def register(router: Router, state: NodeState) -> None:
                 403,
                 f"transfer user of {principal.name!r} has no restriction; access keys need one",
             )
+        generated = None
+        if not body.get("secret"):
+            import secrets
+
+            generated = secrets.token_urlsafe(24)
+            body = {**body, "secret": generated}
         ak = state.create_access_key(principal.name, body)
-        return Reply(201, ak.public())
+        reply = ak.public()
+        if generated:
+            reply["secret"] = generated  # shown once, as a node does for a secret it made
+        return Reply(201, reply)
 
     def update_access_key(req: Request) -> Reply:
         assert req.match is not None
@@ -72,11 +142,22 @@ def register(router: Router, state: NodeState) -> None:
             assert principal is not None
             if principal.kind == "access_key" and principal.name != ak_id:
                 raise HttpError(403, "an access key may only change itself")
+            if principal.kind == "bearer" and not _bearer_is_admin(principal, ak_id):
+                raise HttpError(403, f"changing access key {ak_id!r} needs a token with "
+                                     f"scope node.{ak_id}:admin:all")
             if "token_verification_key" in body:
                 pem = body["token_verification_key"]
                 if not isinstance(pem, str) or "BEGIN PUBLIC KEY" not in pem:
                     raise HttpError(400, "token_verification_key must be a PEM public key")
+                from nodecli.errors import NodecliError
+                from nodecli.keys import load_public_key_pem
+
+                try:
+                    load_public_key_pem(pem, "token_verification_key")
+                except NodecliError as exc:
+                    raise HttpError(400, exc.message) from None
                 ak.token_verification_key = pem
+                state.save_access_keys()
         return Reply(204)
 
     def start_transfer(req: Request) -> Reply:

@@ -166,6 +166,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = f"nodecli-emulator/{__version__}"
 
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's
+        # algorithm plus the client's delayed ACK add ~40 ms to every response.
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.access_log:
             self.server.access_log(f"{self.address_string()} {format % args}")

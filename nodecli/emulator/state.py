@@ -41,7 +41,7 @@ class NodeState:
     """
 
     def __init__(self, paths: Paths, *, version: str = DEFAULT_NODE_VERSION,
-                 access_key_header: str = "X-Vendor-AccessKey") -> None:
+                 access_key_header: str = "X-Vendor-AccessKey", persist: bool = True) -> None:
         self.paths = paths
         self.version = version
         self.access_key_header = access_key_header
@@ -53,6 +53,9 @@ class NodeState:
         self.reset_hooks: list[Any] = []  # feature modules' "forget everything" callbacks
         self._config_cache: tuple[float, Any] | None = None
         self._password_ok: set[tuple[str, str, float]] = set()
+        self.persist = persist
+        if persist:
+            self.load_access_keys()
 
     def reset(self) -> None:
         """Back to a fresh node (tests call this between cases)."""
@@ -62,6 +65,7 @@ class NodeState:
             self._password_ok.clear()
             for hook in self.reset_hooks:
                 hook()
+            self.save_access_keys()
 
     # -- node users (from config.toml) ----------------------------------------------
 
@@ -160,7 +164,56 @@ class NodeState:
             ak = AccessKey(ak_id, secret_digest(secret) if secret else None,
                            body["storage"], owner)
             self.access_keys[ak_id] = ak
+            self.save_access_keys()
             return ak
+
+    # -- persistence: access keys survive emulator restarts ---------------------------
+
+    def access_keys_file(self) -> Path:
+        return self.state_folder() / "access_keys.json"
+
+    def save_access_keys(self) -> None:
+        """Write every access key (secret digests only) atomically, 0600."""
+        if not self.persist:
+            return
+        import json
+
+        from nodecli.fsutil import atomic_write, ensure_private_dir
+
+        with self.lock:
+            data = {"version": 1, "access_keys": [
+                {"id": ak.id, "secret_digest": ak.secret_digest, "storage": ak.storage,
+                 "owner": ak.owner, "token_verification_key": ak.token_verification_key,
+                 "created_at": ak.created_at}
+                for ak in self.access_keys.values()]}
+            ensure_private_dir(self.state_folder())
+            atomic_write(self.access_keys_file(), json.dumps(data, indent=1).encode())
+
+    def load_access_keys(self) -> None:
+        """Read the saved access keys; a damaged file stops the emulator with the fix."""
+        import json
+
+        from nodecli.errors import ConfigError
+
+        path = self.access_keys_file()
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return
+        try:
+            data = json.loads(raw)
+            keys = {}
+            for item in data["access_keys"]:
+                ak = AccessKey(str(item["id"]), item.get("secret_digest"),
+                               dict(item["storage"]), str(item["owner"]),
+                               item.get("token_verification_key"),
+                               float(item.get("created_at") or time.time()))
+                keys[ak.id] = ak
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise ConfigError(f"{path}: damaged emulator state ({type(exc).__name__}: {exc})",
+                              hint="remove the file to start with no access keys") from None
+        with self.lock:
+            self.access_keys = keys
 
     def state_folder(self) -> Path:
         return self.paths.state_dir / "emulator"

@@ -1,0 +1,153 @@
+"""``nodecli emulator serve``: run the built-in node emulator in the foreground."""
+
+from __future__ import annotations
+
+import errno
+import threading
+from pathlib import Path
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import pass_app
+from nodecli.errors import NodecliError, UsageError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT, help="""The built-in node emulator (tests and demos).
+
+\b
+  nodecli emulator serve                       # https://localhost:9092, prints its CA file
+  nodecli emulator serve --port 0 --port-file /tmp/emu.port --no-tls
+""")
+def emulator() -> None:
+    pass
+
+
+def _port_file_holds(path: Path, port: int) -> bool:
+    try:
+        return path.read_text().strip() == str(port)
+    except OSError:
+        return False
+
+
+@emulator.command("serve", context_settings=CONTEXT)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(0, 65535), default=9092, show_default=True,
+              help="Port; 0 picks any free port (see --port-file).")
+@click.option("--port-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write the port here (atomically) once listening; removed on exit.")
+@click.option("--no-tls", is_flag=True, help="Plain HTTP instead of HTTPS.")
+@click.option("--node-version", default=None, metavar="V",
+              help="Version reported by GET /info (default: a current 4.x).")
+@click.option("--access-key-header", default="X-Vendor-AccessKey", show_default=True,
+              metavar="NAME", help="Header that names the access key with bearer tokens.")
+@click.option("--fail-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Share of requests answered 503 or 500.")
+@click.option("--reset-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Share of connections reset without an answer.")
+@click.option("--slow-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Share of requests answered after --slow-seconds.")
+@click.option("--slow-seconds", type=click.FloatRange(0, 600), default=2.0, show_default=True,
+              help="Delay of slow answers.")
+@click.option("--event-rate", type=click.FloatRange(0, 10000), default=0.0, show_default=True,
+              metavar="N", help="Generate N activity events per second (0: none).")
+@pass_app
+def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
+          node_version: str | None, access_key_header: str, fail_rate: float,
+          reset_rate: float, slow_rate: float, slow_seconds: float,
+          event_rate: float) -> None:
+    """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
+
+    Node users (and their passwords) are those of this home's config.toml; access
+    keys and their verification keys persist in the home's state/emulator/ folder.
+
+    \b
+      nodecli emulator serve &          # prints its URL and the CA file (cacert ...)
+      nodecli node add emu --url https://localhost:9092 --user admin --cacert CAFILE
+      nodecli node info --node emu
+    """
+    from nodecli.emulator.app import build_server, ca_file
+    from nodecli.emulator.state import DEFAULT_NODE_VERSION
+    from nodecli.fsutil import atomic_write
+    from nodecli.nodes import _HEADER_RE
+
+    if fail_rate + reset_rate + slow_rate > 1:
+        raise UsageError("--fail-rate + --reset-rate + --slow-rate must not exceed 1")
+    if not _HEADER_RE.match(access_key_header):
+        raise UsageError(f"--access-key-header must be an HTTP header name, "
+                         f"not {access_key_header!r}")
+    version = node_version or DEFAULT_NODE_VERSION
+    if not all(p.isdigit() for p in version.split(".")) or len(version) > 32:
+        raise UsageError(f"--node-version must look like 4.4.5, not {version!r}")
+    generator = None
+    if event_rate > 0:
+        import importlib
+
+        try:
+            events_module = importlib.import_module("nodecli.emulator.events")
+        except ModuleNotFoundError as exc:
+            if exc.name != "nodecli.emulator.events":
+                raise
+            raise UsageError("--event-rate needs the events feature of the emulator "
+                             "(nodecli.emulator.events), which this build does not have"
+                             ) from None
+        generator = getattr(events_module, "start_generator", None)
+        if generator is None:
+            raise UsageError("--event-rate: this build's event module has no generator")
+    access_log = app.term.debug if app.verbosity >= 1 else None
+    try:
+        server = build_server(app.paths, host=host, port=port, tls=not no_tls,
+                              version=version, access_key_header=access_key_header,
+                              access_log=access_log)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise NodecliError(f"cannot listen on {host}:{port}: the address is in use",
+                               hint="choose another --port, or --port 0 for any free one"
+                               ) from None
+        if exc.errno == errno.EACCES:
+            raise NodecliError(f"cannot listen on {host}:{port}: permission denied",
+                               hint="ports below 1024 need privileges; use e.g. 9092"
+                               ) from None
+        if isinstance(exc, (PermissionError, FileNotFoundError)) or exc.filename:
+            raise
+        raise NodecliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    faults = server.faults
+    faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
+    faults.slow_seconds = slow_seconds
+    port_path = Path(port_file).expanduser() if port_file else None
+    try:
+        if generator is not None:
+            generator(server.state, event_rate)
+        server.start()
+        app.term.data(f"url     {server.url}")
+        if not no_tls:
+            app.term.data(f"cacert  {ca_file(app.paths)}")
+        app.term.flush()
+        if port_path is not None:
+            atomic_write(port_path, f"{server.port}\n".encode(), mode=0o644)
+        cfg = server.state.config()
+        if not cfg.users:
+            app.term.warn("no node users in this home yet: add one, e.g. "
+                          "'nodecli xuser add xfer --restriction \"file:////data/*\"' then "
+                          "'nodecli user add admin --xuser xfer'")
+        cacert = f" --cacert {ca_file(app.paths)}" if not no_tls else ""
+        app.term.info(f"node {version}; node users from {app.paths.config_file}")
+        app.term.info(f"try: nodecli node info --url {server.url}{cacert} --user NAME")
+        if fail_rate or reset_rate or slow_rate:
+            app.term.info(f"faults: fail {fail_rate}, reset {reset_rate}, slow {slow_rate} "
+                          f"({slow_seconds} s)")
+        app.term.info("stop with Ctrl-C")
+        stop = threading.Event()
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    finally:
+        server.stop()
+        if port_path is not None and _port_file_holds(port_path, server.port):
+            port_path.unlink(missing_ok=True)
+    app.term.info("emulator stopped")

@@ -1,0 +1,387 @@
+"""``node``, ``access-key`` and ``transfer`` command groups (thin: parse, call, render)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import output_option, pass_app, read_secret_stdin
+from nodecli.cli.remote import (
+    complete_node_profiles,
+    node_options,
+    open_node_client,
+    pop_node_options,
+)
+from nodecli.output import Column, sanitize
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _kv(app: App, pairs: list[tuple[str, Any]]) -> None:
+    """Aligned ``field  value`` lines (values sanitised: they may come from a server)."""
+    width = max(len(k) for k, _ in pairs)
+    for key, value in pairs:
+        if value is None or value == "" or value == []:
+            shown = "-"
+        elif isinstance(value, bool):
+            shown = "yes" if value else "no"
+        elif isinstance(value, list):
+            shown = ", ".join(sanitize(v) for v in value)
+        else:
+            shown = sanitize(value)
+        app.term.data(f"{key.ljust(width)}  {shown}")
+
+
+# -- node ---------------------------------------------------------------------------------
+
+
+@click.group(context_settings=CONTEXT, help="""Node connection profiles and node info.
+
+\b
+  nodecli node add prod --url https://node:9092 --user admin --cacert ca.pem
+  nodecli node list
+  nodecli node show prod
+  nodecli node default prod
+  nodecli node info                 # GET /info on the default profile
+  nodecli node info --node prod -o json
+  nodecli node remove prod
+""")
+def node() -> None:
+    pass
+
+
+@node.command("add", context_settings=CONTEXT)
+@click.argument("name")
+@click.option("--url", required=True, metavar="URL", help="Base URL, e.g. https://node:9092.")
+@click.option("--user", "user", metavar="NAME", help="Node user (HTTP Basic).")
+@click.option("--access-key", metavar="AK",
+              help="Access key id (HTTP Basic with its secret, or with --bearer-file).")
+@click.option("--bearer-file", metavar="PATH", type=click.Path(dir_okay=False),
+              help="File holding a bearer token made for --access-key.")
+@click.option("--cacert", metavar="PEM", type=click.Path(dir_okay=False, exists=True),
+              help="CA certificate(s) to trust for this node's TLS certificate.")
+@click.option("--insecure", is_flag=True,
+              help="Do not verify TLS for this node (test nodes only; warns every run).")
+@click.option("--access-key-header", metavar="NAME",
+              help="Header naming the access key with bearer tokens "
+                   "(default X-Vendor-AccessKey).")
+@click.option("--password-stdin", is_flag=True,
+              help="Read the password / access-key secret to store from stdin "
+                   "(on a terminal you are asked; empty = do not store).")
+@click.option("--no-secret", is_flag=True,
+              help="Do not store a secret (give it per run: NODECLI_PASSWORD, "
+                   "--password-stdin or the prompt).")
+@click.option("--default", "make_default", is_flag=True,
+              help="Make this the default profile (the first profile always is).")
+@click.option("-f", "--force", is_flag=True, help="Replace an existing profile of that name.")
+@pass_app
+def node_add(app: App, name: str, url: str, user: str | None, access_key: str | None,
+             bearer_file: str | None, cacert: str | None, insecure: bool,
+             access_key_header: str | None, password_stdin: bool, no_secret: bool,
+             make_default: bool, force: bool) -> None:
+    """Save a node profile. Secrets go to the keyring (or a 0600 file), never config.toml.
+
+    \b
+      nodecli node add prod --url https://node:9092 --user admin --cacert ca.pem
+      printf '%s\\n' "$AK_SECRET" | nodecli node add ak --url https://node:9092 \\
+          --access-key AK1 --password-stdin
+      nodecli node add tok --url https://node:9092 --access-key AK1 --bearer-file tok.txt
+    """
+    from nodecli.nodes import ProfileSpec, add_profile, validate_profile
+
+    spec = ProfileSpec(name, url, user, access_key, bearer_file, cacert, insecure,
+                       access_key_header)
+    validate_profile(spec)  # fail on bad input before asking for a secret
+    secret: str | None = None
+    needs_secret = bool(user or access_key) and not bearer_file
+    if password_stdin and no_secret:
+        raise click.UsageError("give --password-stdin or --no-secret, not both")
+    if password_stdin:
+        if not needs_secret:
+            raise click.UsageError("--password-stdin goes with --user or --access-key "
+                                   "(a bearer profile has no secret to store)")
+        secret = read_secret_stdin("secret")
+    elif needs_secret and not no_secret and app.term.interactive:
+        what = (f"secret of access key {access_key!r}" if access_key
+                else f"password of node user {user!r}")
+        secret = click.prompt(f"{what.capitalize()} to store (empty: do not store)",
+                              hide_input=True, default="", show_default=False, err=True) or None
+    shown = add_profile(app.store, app.paths, spec, secret, replace=force,
+                        make_default=make_default)
+    app.term.success(f"saved node profile {name!r} ({shown['url']})"
+                     + (", the default" if shown["default"] else ""))
+    if secret:
+        app.term.info(f"secret stored in {shown['secret_backend']}")
+    elif needs_secret:
+        app.term.info("no secret stored: commands will use --password-stdin, "
+                      "NODECLI_PASSWORD or ask on a terminal")
+    if insecure:
+        app.term.warn(f"TLS verification is OFF for profile {name!r}")
+
+
+_LIST_COLUMNS = [Column("default", "DEFAULT"), Column("name", "NAME"), Column("url", "URL"),
+                 Column("auth", "AUTH"), Column("tls", "TLS")]
+
+
+def _tls_label(row: dict[str, Any]) -> str:
+    if not str(row["url"]).startswith("https://"):
+        return "none (http)"
+    if row["insecure"]:
+        return "NOT VERIFIED"
+    return f"cacert {row['cacert']}" if row["cacert"] else "system CAs"
+
+
+@node.command("list", context_settings=CONTEXT)
+@output_option(("table", "json", "csv"))
+@pass_app
+def node_list(app: App, output_format: str) -> None:
+    """List saved node profiles (* marks the default)."""
+    from nodecli.nodes import list_profiles
+
+    rows = list_profiles(app.store.load())
+    if output_format == "table":
+        if not rows:
+            app.term.info("no node profiles: add one with 'nodecli node add NAME --url URL'")
+            return
+        rows = [{**r, "default": "*" if r["default"] else "", "tls": _tls_label(r)}
+                for r in rows]
+    app.term.table(rows, _LIST_COLUMNS, output_format)
+
+
+@node.command("show", context_settings=CONTEXT)
+@click.argument("name", required=False, shell_complete=complete_node_profiles)
+@output_option(("table", "json"))
+@pass_app
+def node_show(app: App, name: str | None, output_format: str) -> None:
+    """Show a profile (default: the default one) and where its secret is kept."""
+    from nodecli.nodes import show_profile
+
+    info = show_profile(app.store.load(), app.paths, name)
+    if output_format == "json":
+        app.term.json(info)
+        return
+    where = (f"stored in {info['secret_backend']}" if info["secret_stored"]
+             else "not stored (asked per run)" if info["user"] or info["access_key"]
+             else "-")
+    if info["bearer_file"]:
+        where = "bearer token read from the file at each run"
+    _kv(app, [
+        ("name", info["name"] + (" (default)" if info["default"] else "")),
+        ("url", info["url"]),
+        ("auth", info["auth"]),
+        ("node user", info["user"]),
+        ("access key", info["access_key"]),
+        ("bearer file", info["bearer_file"]),
+        ("access-key header", info["access_key_header"]),
+        ("tls", _tls_label(info)),
+        ("secret", where),
+        ("secret store", info["secret_store"]),
+    ])
+
+
+@node.command("remove", context_settings=CONTEXT)
+@click.argument("name", shell_complete=complete_node_profiles)
+@pass_app
+def node_remove(app: App, name: str) -> None:
+    """Delete a profile and its stored secret."""
+    from nodecli.nodes import remove_profile
+
+    was_default = remove_profile(app.store, app.paths, name)
+    app.term.success(f"removed node profile {name!r}")
+    if was_default:
+        app.term.info("it was the default: choose another with 'nodecli node default NAME'")
+
+
+@node.command("default", context_settings=CONTEXT)
+@click.argument("name", required=False, shell_complete=complete_node_profiles)
+@click.option("--clear", is_flag=True, help="Have no default profile.")
+@pass_app
+def node_default(app: App, name: str | None, clear: bool) -> None:
+    """Set the default profile (without NAME: print it)."""
+    from nodecli.nodes import set_default
+
+    if clear and name:
+        raise click.UsageError("give NAME or --clear, not both")
+    if clear:
+        set_default(app.store, None)
+        app.term.success("no default node profile")
+        return
+    if name is None:
+        current = app.store.load().default_node
+        if current is None:
+            app.term.info("no default node profile")
+            return
+        app.term.data(current)
+        return
+    set_default(app.store, name)
+    app.term.success(f"default node profile: {name}")
+
+
+def _cap_text(cap: dict[str, Any]) -> str:
+    value = cap.get("value")
+    if value is True:
+        return str(cap["name"])
+    if value is False:
+        return f"{cap['name']}=no"
+    return f"{cap['name']}={json_text(value)}"
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+@node.command("info", context_settings=CONTEXT)
+@node_options
+@output_option(("table", "json"))
+@pass_app
+def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
+    """GET /info: version, capabilities, transfer user, docroot.
+
+    \b
+      nodecli node info --node prod
+      nodecli node info --url https://localhost:9092 --cacert ca.pem --user admin
+      nodecli node info -o json | jq -r .version
+    """
+    from nodecli.nodes import node_info
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        info = node_info(client)
+        base = client.endpoint.base_url
+    if output_format == "json":
+        app.term.json(info)
+        return
+    restrictions = info.get("restrictions")
+    pairs: list[tuple[str, Any]] = [
+        ("node", base),
+        ("application", info.get("application")),
+        ("version", info.get("version")),
+        ("node id", info.get("node_id")),
+        ("current time", info.get("current_time")),
+        ("transfer user", info.get("transfer_user")),
+        ("docroot", info.get("docroot")),
+    ]
+    if isinstance(restrictions, list) and restrictions:
+        pairs.append(("restrictions", [str(r) for r in restrictions]))
+    if isinstance(info.get("acls"), list):
+        pairs.append(("acls", [str(a) for a in info["acls"]]))
+    pairs.append(("capabilities", [_cap_text(c) for c in info["capabilities"]]))
+    if info.get("settings"):
+        pairs.append(("settings", [f"{c['name']}={json_text(c.get('value'))}"
+                                   for c in info["settings"]]))
+    _kv(app, pairs)
+
+
+# -- access-key ---------------------------------------------------------------------------
+
+
+@click.group("access-key", context_settings=CONTEXT, help="""Access keys on a node.
+
+\b
+  nodecli access-key create --storage-type local --path /data --id ak1 --secret-stdin
+  nodecli access-key set-verification-key ak1 --public-key keys/ak1/public.pem
+""")
+def access_key() -> None:
+    pass
+
+
+@access_key.command("create", context_settings=CONTEXT)
+@click.option("--storage-type", type=click.Choice(["local"]), default="local", show_default=True,
+              help="Storage of the key.")
+@click.option("--path", "storage_path", required=True, metavar="/PATH",
+              help="Folder the key gives access to (absolute, inside the restriction).")
+@click.option("--id", "ak_id", metavar="ID", help="Access key id (default: the node makes one).")
+@click.option("--secret-stdin", is_flag=True,
+              help="Read the key's secret from stdin (after the password line when "
+                   "--password-stdin is also given). Default: the node makes one.")
+@node_options
+@output_option(("table", "json"))
+@pass_app
+def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str | None,
+                      secret_stdin: bool, output_format: str, **kwargs: Any) -> None:
+    """POST /access_keys with node-user credentials.
+
+    \b
+      printf '%s\\n' "$AK_SECRET" | nodecli access-key create --node prod \\
+          --path /data/project --id ak1 --secret-stdin
+    """
+    from nodecli.nodes import create_access_key
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        secret = read_secret_stdin("access key secret") if secret_stdin else None
+        data = create_access_key(client, storage_type, storage_path, ak_id, secret)
+    if output_format == "json":
+        app.term.json(data)
+        return
+    storage = data.get("storage") if isinstance(data.get("storage"), dict) else {}
+    pairs: list[tuple[str, Any]] = [("id", data.get("id")),
+                                    ("storage", f"{storage.get('type')} {storage.get('path')}")]
+    if data.get("secret"):
+        pairs.append(("secret", data["secret"]))
+    _kv(app, pairs)
+    if data.get("secret"):
+        app.term.warn("the node made this secret and will not show it again: store it now")
+    app.term.success(f"created access key {data.get('id')!r}")
+
+
+@access_key.command("set-verification-key", context_settings=CONTEXT)
+@click.argument("ak")
+@click.option("--public-key", "public_key", required=True, metavar="PEM",
+              type=click.Path(dir_okay=False),
+              help="PEM public key (a private key file works too: only its public half is "
+                   "sent).")
+@node_options
+@pass_app
+def access_key_set_verification_key(app: App, ak: str, public_key: str, **kwargs: Any) -> None:
+    """PUT /access_keys/AK {"token_verification_key": PEM}: nodes then accept its tokens.
+
+    \b
+      nodecli access-key set-verification-key ak1 --public-key public.pem --node prod
+    """
+    from nodecli.nodes import read_public_key_pem, set_verification_key
+
+    pem, derived = read_public_key_pem(public_key)
+    if derived:
+        app.term.info(f"using the public half of {public_key} (the private key is not sent)")
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        set_verification_key(client, ak, pem)
+    app.term.success(f"verification key registered for access key {ak!r}")
+
+
+# -- transfer -----------------------------------------------------------------------------
+
+
+@click.group(context_settings=CONTEXT, help="""Transfers on a node.
+
+\b
+  nodecli transfer start --spec spec.json --url https://node:9092 \\
+      --access-key ak1 --bearer-file token.txt --cacert ca.pem
+""")
+def transfer() -> None:
+    pass
+
+
+@transfer.command("start", context_settings=CONTEXT)
+@click.option("--spec", "spec_file", required=True, metavar="FILE",
+              type=click.Path(dir_okay=False), help="Transfer specification (JSON object).")
+@node_options
+@output_option(("table", "json"))
+@pass_app
+def transfer_start(app: App, spec_file: str, output_format: str, **kwargs: Any) -> None:
+    """POST /ops/transfers with a bearer token (--bearer-file or NODECLI_BEARER)."""
+    from nodecli.nodes import load_transfer_spec, start_transfer
+
+    spec = load_transfer_spec(spec_file)
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn, need="bearer") as client:
+        data = start_transfer(client, spec)
+    if output_format == "json":
+        app.term.json(data)
+        return
+    _kv(app, [("id", data.get("id")), ("status", data.get("status"))])

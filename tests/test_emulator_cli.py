@@ -1,0 +1,156 @@
+"""`nodecli emulator serve` as a real process, and emulator state across restarts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import nodecli_cmd, subprocess_env
+
+
+def _add_admin(home: Path, password: str = "admin-pass") -> None:  # noqa: S107
+    from nodecli.config import ConfigStore, NodeUser, TransferUser
+    from nodecli.config.paths import resolve_paths
+    from nodecli.passwords import hash_password
+
+    with ConfigStore(resolve_paths(home)).edit() as cfg:
+        cfg.transfer_users["xfer"] = TransferUser("xfer", ["file:////data/*"])
+        cfg.users["admin"] = NodeUser("admin", "xfer", hash_password(password, log_n=4),
+                                      ["admin"])
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            text = path.read_text()
+            if text.endswith("\n"):
+                return text.strip()
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"emulator exited {proc.returncode}: {out} {err}")
+        time.sleep(0.05)
+    raise AssertionError("the emulator never wrote its port file")
+
+
+@pytest.fixture
+def serve(home, tmp_path):
+    procs: list[subprocess.Popen] = []
+
+    def _serve(*extra: str) -> tuple[subprocess.Popen, int, Path]:
+        port_file = tmp_path / f"port{len(procs)}"
+        proc = subprocess.Popen(
+            nodecli_cmd("emulator", "serve", "--port", "0", "--port-file", str(port_file),
+                        *extra),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
+        procs.append(proc)
+        port = int(_wait_for(port_file, proc))
+        return proc, port, port_file
+
+    yield _serve
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_serve_https_then_node_info_with_printed_cacert(serve, invoke, home):
+    _add_admin(home)
+    proc, port, port_file = serve()
+    ca = home / "state" / "emulator" / "tls" / "ca.pem"
+    url = f"https://localhost:{port}"
+    r = invoke("node", "info", "--url", url, "--cacert", str(ca), "--user", "admin",
+               "--password-stdin", input="admin-pass\n")
+    assert r.exit_code == 0, r
+    assert "transfer user  xfer" in r.stdout
+    refused = invoke("node", "info", "--url", url, "--user", "admin", "--password-stdin",
+                     input="admin-pass\n")
+    assert refused.exit_code == 6
+
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert f"url     {url}" in out
+    assert f"cacert  {ca}" in out
+    assert not port_file.exists()  # removed on a clean stop
+
+
+def test_serve_plain_http_with_version_and_sigint(serve, invoke, home):
+    _add_admin(home)
+    proc, port, _ = serve("--no-tls", "--node-version", "3.7.4")
+    r = invoke("node", "info", "--url", f"http://127.0.0.1:{port}", "--user", "admin",
+               "-o", "json", env={"NODECLI_PASSWORD": "admin-pass"})
+    assert r.exit_code == 0, r
+    assert '"version": "3.7.4"' in r.stdout
+    proc.send_signal(signal.SIGINT)
+    out, _err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "cacert" not in out
+
+
+def test_serve_port_in_use_is_one_clear_line(serve, run_cli, home):
+    _add_admin(home)
+    _proc, port, _ = serve("--no-tls")
+    r = run_cli("emulator", "serve", "--no-tls", "--port", str(port))
+    assert r.exit_code == 1
+    assert "in use" in r.stderr and "--port 0" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--fail-rate", "2"), ("--port", "70000"), ("--node-version", "x;y"),
+     ("--access-key-header", "a b"), ("--fail-rate", "0.6", "--reset-rate", "0.6")],
+)
+def test_serve_rejects_bad_options(invoke, args):
+    r = invoke("emulator", "serve", *args)
+    assert r.exit_code == 2, r
+
+
+def test_event_rate_needs_the_events_module_or_starts_it(invoke, monkeypatch):
+    import importlib.util
+
+    if importlib.util.find_spec("nodecli.emulator.events") is not None:
+        pytest.skip("events module present: covered by the events tests")
+    r = invoke("emulator", "serve", "--port", "0", "--event-rate", "5")
+    assert r.exit_code == 2
+    assert "events" in r.stderr
+
+
+def test_access_keys_and_verification_keys_survive_restart(tmp_path):
+    from nodecli.config.paths import resolve_paths
+    from nodecli.emulator.app import build_server
+    from nodecli.emulator.server import secret_digest
+
+    paths = resolve_paths(tmp_path / "emu")
+    first = build_server(paths, tls=False)
+    first.state.create_access_key("admin", {"id": "keep", "secret": "s3",
+                                            "storage": {"type": "local", "path": "/d"}})
+    with first.state.lock:
+        first.state.access_keys["keep"].token_verification_key = "PEM"
+    first.state.save_access_keys()
+    first.server_close()
+    saved = paths.state_dir / "emulator" / "access_keys.json"
+    assert oct(os.stat(saved).st_mode & 0o777) == "0o600"
+    assert "s3" not in saved.read_text().replace(secret_digest("s3"), "")
+
+    second = build_server(paths, tls=False)
+    ak = second.state.access_keys["keep"]
+    assert ak.secret_digest == secret_digest("s3")
+    assert ak.token_verification_key == "PEM"
+    assert ak.storage == {"type": "local", "path": "/d"}
+    second.server_close()
+
+
+def test_damaged_emulator_state_is_explained(invoke, home):
+    folder = home / "state" / "emulator"
+    folder.mkdir(parents=True)
+    (folder / "access_keys.json").write_text("{not json")
+    r = invoke("emulator", "serve", "--port", "0", "--no-tls")
+    assert r.exit_code == 3
+    assert "access_keys.json" in r.stderr and "remove the file" in r.stderr
