@@ -70,14 +70,10 @@ class NodeTarget:
 
 
 def read_token_file(path: str) -> str:
+    from nodecli.fsutil import read_limited
+
     p = Path(path).expanduser()
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_TOKEN_FILE + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read token file {p}: {exc.strerror}") from None
-    if len(raw) > MAX_TOKEN_FILE:
-        raise UsageError(f"token file {p} is larger than {MAX_TOKEN_FILE} bytes")
+    raw = read_limited(p, MAX_TOKEN_FILE, "token file")
     token = raw.decode("utf-8", "replace").strip()
     if token.startswith("Bearer "):
         token = token[7:].strip()

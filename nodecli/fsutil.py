@@ -131,3 +131,26 @@ def file_lock(
         yield
     finally:
         lock.release()
+
+
+def read_limited(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
+    """Read a file the user named, refusing anything larger than ``limit`` bytes.
+
+    Every failure is one clear line: a missing file is NotFoundError (exit 5), an
+    unreadable or oversized one UsageError (exit 2). Never reads more than limit + 1.
+    """
+    from nodecli.errors import NotFoundError, UsageError
+
+    p = Path(path).expanduser()
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise NotFoundError(f"{what} {p}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {p} is a folder, not a file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise UsageError(f"{what} {p} is larger than {limit} bytes")
+    return raw

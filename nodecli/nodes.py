@@ -19,6 +19,7 @@ from typing import Any
 from nodecli.config.model import Config, NodeProfile, check_name
 from nodecli.config.paths import Paths
 from nodecli.errors import ConflictError, NotFoundError, UsageError
+from nodecli.fsutil import read_limited
 
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_PEM_BYTES = 64 * 1024
@@ -276,13 +277,7 @@ def read_public_key_pem(path: str) -> tuple[str, bool]:
     from a private key (which is never sent anywhere).
     """
     p = Path(path).expanduser()
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_PEM_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {p}: {exc.strerror}") from None
-    if len(raw) > MAX_PEM_BYTES:
-        raise UsageError(f"{p} is too large to be a PEM key")
+    raw = read_limited(p, MAX_PEM_BYTES, "PEM key file")
     from cryptography.hazmat.primitives import serialization
 
     if b"PRIVATE KEY-----" in raw:
@@ -331,13 +326,7 @@ def set_verification_key(client: Any, ak: str, pem: str) -> None:
 def load_transfer_spec(path: str) -> dict[str, Any]:
     """A transfer specification from a JSON file (``-`` is not accepted: give a file)."""
     p = Path(path).expanduser()
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_SPEC_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read transfer spec {p}: {exc.strerror}") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise UsageError(f"transfer spec {p} is larger than {MAX_SPEC_BYTES} bytes")
+    raw = read_limited(p, MAX_SPEC_BYTES, "transfer spec")
     try:
         spec = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -76,8 +76,10 @@ def test_transfer_spec_deep_nesting_and_size(tmp_path):
     big.write_text(json.dumps({"x": "a" * (1024 * 1024 + 10)}))
     with pytest.raises(UsageError, match="larger than"):
         load_transfer_spec(str(big))
-    with pytest.raises(UsageError, match="cannot read"):
+    with pytest.raises(NotFoundError, match="no such file"):
         load_transfer_spec(str(tmp_path / "missing.json"))
+    with pytest.raises(UsageError, match="is a folder"):
+        load_transfer_spec(str(tmp_path))
 
 
 @given(st.binary(max_size=400))

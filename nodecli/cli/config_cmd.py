@@ -88,12 +88,7 @@ def import_cmd(app: App, file: str, merge: bool) -> None:
     if file == "-":
         raw, source = sys.stdin.buffer.read(domain.MAX_IMPORT_BYTES + 1), "<stdin>"
     else:
-        try:
-            with open(file, "rb") as fh:
-                raw = fh.read(domain.MAX_IMPORT_BYTES + 1)
-        except FileNotFoundError:
-            from nodecli.errors import NotFoundError
+        from nodecli.fsutil import read_limited
 
-            raise NotFoundError(f"{file}: no such file") from None
-        source = file
+        raw, source = read_limited(file, domain.MAX_IMPORT_BYTES, "import file"), file
     report(app, domain.import_user_data(app.store, raw, source, merge=merge))
