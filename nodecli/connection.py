@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from nodecli.config.model import Config, NodeProfile
 from nodecli.errors import NotFoundError, UsageError
@@ -69,6 +70,28 @@ class NodeTarget:
         )
 
 
+P = TypeVar("P")
+
+
+def pick_profile(profiles: Mapping[str, P], name: str | None, *, url_given: bool,
+                 default: str | None, kind: str) -> P | None:
+    """The saved profile to use: the one named, else the default unless a URL was given.
+
+    ``kind`` is ``node`` or ``service`` (for messages). A name that is not saved is
+    NotFoundError (exit 5) listing the saved ones.
+    """
+    if name:
+        profile = profiles.get(name)
+        if profile is None:
+            known = ", ".join(sorted(profiles)) or "none saved"
+            raise NotFoundError(f"no {kind} profile {name!r} (profiles: {known})",
+                                hint=f"add one with: nodecli {kind} add NAME --url URL ...")
+        return profile
+    if not url_given and default:
+        return profiles.get(default)
+    return None
+
+
 def read_token_file(path: str) -> str:
     from nodecli.fsutil import read_limited
 
@@ -89,16 +112,9 @@ def resolve_node(
     secret_lookup: Callable[[str], str | None] | None = None,
 ) -> NodeTarget:
     """Combine flags, environment and profile into an endpoint (see module doc)."""
-    name = flags.node or env.get(ENV["node"]) or None
-    profile: NodeProfile | None = None
-    if name:
-        profile = cfg.nodes.get(name)
-        if profile is None:
-            known = ", ".join(sorted(cfg.nodes)) or "none saved"
-            raise NotFoundError(f"no node profile {name!r} (profiles: {known})",
-                                hint="add one with: nodecli node add NAME --url URL ...")
-    elif not (flags.url or env.get(ENV["url"])) and cfg.default_node:
-        profile = cfg.nodes.get(cfg.default_node)
+    profile = pick_profile(cfg.nodes, flags.node or env.get(ENV["node"]),
+                           url_given=bool(flags.url or env.get(ENV["url"])),
+                           default=cfg.default_node, kind="node")
 
     url = flags.url or env.get(ENV["url"]) or (profile.url if profile else None)
     if not url:

@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from nodecli.config.model import Config, ServiceProfile
-from nodecli.connection import read_token_file
+from nodecli.connection import pick_profile, read_token_file
 from nodecli.errors import AuthError, NotFoundError, UsageError
 from nodecli.http import Auth, Endpoint
 
@@ -108,16 +108,9 @@ def resolve_service(
     secret_lookup: Callable[[str], str | None] | None = None,
 ) -> ServiceTarget:
     """Combine flags, environment and profile into an endpoint (see module doc)."""
-    name = flags.service or env.get(ENV["service"]) or None
-    profile: ServiceProfile | None = None
-    if name:
-        profile = cfg.services.get(name)
-        if profile is None:
-            known = ", ".join(sorted(cfg.services)) or "none saved"
-            raise NotFoundError(f"no service profile {name!r} (profiles: {known})",
-                                hint="add one with: nodecli service add NAME --url URL")
-    elif not (flags.url or env.get(ENV["url"])) and cfg.default_service:
-        profile = cfg.services.get(cfg.default_service)
+    profile = pick_profile(cfg.services, flags.service or env.get(ENV["service"]),
+                           url_given=bool(flags.url or env.get(ENV["url"])),
+                           default=cfg.default_service, kind="service")
 
     url = flags.url or env.get(ENV["url"]) or (profile.url if profile else None)
     if not url:
