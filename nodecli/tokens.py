@@ -629,11 +629,31 @@ def check_issuer(cfg: Any, name: str | None) -> Any:
 
 
 def check_issuer_password(user: Any, password: str) -> None:
-    """Verify ``password`` against the node user's stored hash (exit 4 when wrong)."""
+    """Verify ``password`` against the node user's stored hash (exit 4 when wrong).
+
+    The slow hash (scrypt, ~0.1 s by design) runs in a thread while this thread imports
+    the signing stack, which token creation needs next: ``hashlib.scrypt`` releases the
+    GIL, so the import costs no wall time. The answer is the same either way.
+    """
+    import threading
+
     from nodecli.passwords import verify_password
 
     if not getattr(user, "password_hash", None):
         raise AuthError(f"node user {user.name!r} has no password set",
                         hint=f"set one with: nodecli -mu {user.name}")
-    if not verify_password(password, user.password_hash):
+    verdict: list[bool] = []
+    worker = threading.Thread(
+        target=lambda: verdict.append(verify_password(password, user.password_hash)),
+        name="password-check", daemon=True)
+    worker.start()
+    _warm_up_signing()
+    worker.join()
+    if verdict != [True]:
         raise AuthError(f"wrong password for node user {user.name!r}")
+
+
+def _warm_up_signing() -> None:
+    """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
+    from cryptography.hazmat.primitives import hashes, serialization  # noqa: F401
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
