@@ -906,6 +906,8 @@ class TailOptions:
     interval: float = 2.0
     max_events: int | None = None
     until_type: str | None = None
+    retry_base: float = 1.0  # seconds; backoff doubles up to retry_cap, with full jitter
+    retry_cap: float = 60.0
 
 
 @dataclass
@@ -1006,7 +1008,8 @@ def _tail(client: Any, opts: TailOptions, sink: Sink, st: TailState, *,
             reason = exc.reason if isinstance(exc, _RetryLater) else str(exc)
             retry_after = exc.retry_after if isinstance(exc, _RetryLater) else None
             delay = retry_after if retry_after is not None else max(
-                backoff_delay(attempt, base=1.0, cap=60.0), 0.2)
+                backoff_delay(attempt, base=opts.retry_base, cap=opts.retry_cap),
+                opts.retry_base / 5)
             if status:
                 status(f"reconnecting (attempt {attempt}, next in {delay:.0f} s): "
                        f"{_s(reason, 160)}")

@@ -26,6 +26,7 @@ Version gating uses ``state.version``: no /events before 3.6.0, no /events/{id} 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import random
 import re
@@ -93,6 +94,7 @@ class EventLog:
         self._next = 1
         self._rng = random.Random(4242)
         self._running: dict[str, dict[str, Any]] = {}  # transfers started, not ended
+        self.replies: deque[Reply] = deque()  # canned answers for GET /events (tests)
 
     # -- writing ----------------------------------------------------------------------
 
@@ -141,6 +143,7 @@ class EventLog:
             self._first = self._next = 1
             self._running.clear()
             self.queries.clear()
+            self.replies.clear()
         self.logging_enabled = True
 
     def __len__(self) -> int:
@@ -151,6 +154,10 @@ class EventLog:
     def last_position(self) -> int:
         with self._lock:
             return self._next - 1
+
+    def push_reply(self, *replies: Reply) -> None:
+        """Answer the next GET /events requests with these (hostile pages in tests)."""
+        self.replies.extend(replies)
 
     # -- generated traffic -------------------------------------------------------------
 
@@ -340,6 +347,9 @@ def register(router: Router, state: NodeState) -> None:
         if version_tuple(state.version) < (3, 6, 0):
             raise HttpError(404, f"no such resource: {req.path}")
         log.queries.append(urlencode([(k, v) for k, vs in req.query.items() for v in vs]))
+        if log.replies:
+            with contextlib.suppress(IndexError):
+                return log.replies.popleft()
         type_ = _one(req, "type")
         glob = _one(req, "type_glob[]")
         if type_ is not None and glob is not None:
