@@ -609,9 +609,11 @@ def pretty_line(event: dict[str, Any]) -> str:
 
 @dataclass
 class Checkpoint:
-    """Where a tail stands: after ``token``, then the events ``skip`` were already written."""
+    """Where a tail stands: after ``token`` (or, before the first page, after
+    ``after_time``), then the events ``skip`` were already written."""
 
     token: str
+    after_time: str | None = None
     skip: list[str] = field(default_factory=list)
     last_ids: list[str] = field(default_factory=list)
     node: str = ""
@@ -621,7 +623,8 @@ class Checkpoint:
     def to_json(self) -> bytes:
         return json.dumps({
             "version": CHECKPOINT_VERSION, "node": self.node, "filter": self.filter,
-            "iteration_token": self.token, "skip_ids": self.skip, "last_ids": self.last_ids,
+            "iteration_token": self.token or None, "after_time": self.after_time,
+            "skip_ids": self.skip, "last_ids": self.last_ids,
             "output": self.output, "saved_at": datetime.now(UTC).isoformat(),
         }, indent=1).encode() + b"\n"
 
@@ -669,8 +672,9 @@ class CheckpointFile:
         except (ValueError, RecursionError):
             raise ConfigError(f"checkpoint {self.path} is damaged (not JSON)", hint=fix) from None
         token = data.get("iteration_token") if isinstance(data, dict) else None
+        after = data.get("after_time") if isinstance(data, dict) else None
         if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION or not (
-            isinstance(token, str) and token
+            (isinstance(token, str) and token) or (token is None and isinstance(after, str))
         ):
             raise ConfigError(f"checkpoint {self.path} is damaged or of an unknown version",
                               hint=fix)
@@ -688,8 +692,16 @@ class CheckpointFile:
                              f"({_s(json.dumps(flt))})",
                              hint="use the same --type/--type-glob, or another checkpoint")
         output = data.get("output") if isinstance(data.get("output"), dict) else None
-        return Checkpoint(token, [str(x) for x in skip], [str(x) for x in last], node or "",
-                          self.flt.as_dict(), output)
+        if not token:
+            from nodecli.timeparse import TimeParseError, parse_iso8601
+
+            try:
+                parse_iso8601(str(after))
+            except TimeParseError:
+                raise ConfigError(f"checkpoint {self.path} is damaged (after_time)",
+                                  hint=fix) from None
+        return Checkpoint(token or "", after if not token else None, [str(x) for x in skip],
+                          [str(x) for x in last], node or "", self.flt.as_dict(), output)
 
     def save(self, cp: Checkpoint) -> None:
         from nodecli.fsutil import atomic_write
@@ -968,8 +980,14 @@ def _tail(client: Any, opts: TailOptions, sink: Sink, st: TailState, *,
     skip: set[str] = set()
     prev_ids: set[str] = set()
     from_checkpoint = cp is not None
+    since: datetime | None = None
     if cp is not None:
-        st.token = cp.token
+        if cp.token:
+            st.token = cp.token
+        else:
+            from nodecli.timeparse import parse_iso8601
+
+            since = parse_iso8601(cp.after_time or "")
         skip = set(cp.skip)
         prev_ids = set(cp.last_ids)
         st.start = f"checkpoint {checkpoint.path}" if checkpoint else "checkpoint"
@@ -978,14 +996,19 @@ def _tail(client: Any, opts: TailOptions, sink: Sink, st: TailState, *,
         st.start = f"iteration token {opts.token}"
     if isinstance(sink, FileSink):
         skip |= set(sink.recover(cp))
-    since = None
-    if st.token is None:
+    if st.token is None and since is None:
         if opts.since is not None:
             since = opts.since
             st.start = f"since {since.strftime('%Y-%m-%dT%H:%M:%SZ')}"
         else:
             since = (info.node_now() if info else datetime.now(UTC)) - DEFAULT_SINCE
             st.start = f"the last {int(DEFAULT_SINCE.total_seconds() // 60)} minutes (default)"
+    since_iso = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since is not None else None
+    if checkpoint is not None and cp is None:
+        # record the start point before anything is written: a crash before the first
+        # checkpoint then resumes from the same point and skips what reached the file
+        checkpoint.save(Checkpoint(st.token or "", None if st.token else since_iso,
+                                   output=sink.position()))
     fetcher = client.derive(max_attempts=1) if opts.follow else client
     target: str = "/events"
     params: list[tuple[str, str]] | None = build_params(
@@ -1060,14 +1083,14 @@ def _tail(client: Any, opts: TailOptions, sink: Sink, st: TailState, *,
             st.pages += 1
             page_ids = [event_id(o) for o, _ in page.items]
             if partial:
-                new = Checkpoint(page_token or "", skip=page_ids[: written_upto + 1],
-                                 last_ids=sorted(prev_ids))
+                new = Checkpoint(page_token or "", None if page_token else since_iso,
+                                 skip=page_ids[: written_upto + 1], last_ids=sorted(prev_ids))
             else:
                 new = Checkpoint(page.next_token or "", skip=[],
                                  last_ids=page_ids[-LAST_IDS_KEPT:] if page_ids
                                  else sorted(prev_ids))
             new.output = sink.position()
-            if checkpoint is not None and new.token and (
+            if checkpoint is not None and (new.token or new.after_time) and (
                 chunk or partial or new.token != st.token or from_checkpoint
             ):
                 checkpoint.save(new)

@@ -14,6 +14,15 @@ from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
 
 
+def _broken_pipe() -> click.exceptions.Exit:
+    """stdout's reader went away (``| head``): exit 141 quietly, like main does."""
+    from nodecli.cli.main import _silence_stdout
+    from nodecli.errors import ExitCode
+
+    _silence_stdout()
+    return click.exceptions.Exit(ExitCode.BROKEN_PIPE)
+
+
 def _since(value: str | None) -> Any:
     if value is None:
         return None
@@ -88,6 +97,15 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
     with client:
         info = ev.node_info(client, app.paths.state_dir, log=app.term.debug)
         result = ev.list_events(client, flt, since=after, token=token, count=count, info=info)
+    try:
+        _show_page(app, result, output_format)
+    except BrokenPipeError:
+        raise _broken_pipe() from None
+
+
+def _show_page(app: App, result: Any, output_format: str) -> None:
+    from nodecli import events as ev
+
     page = result.page
     if output_format == "json":
         app.term.json({"events": page.events, "next_iteration_token": page.next_token,
@@ -241,11 +259,13 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         state = ev.tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
                         notice=lambda text: app.term.info("hint: " + text), stop=stop)
         app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
+    except BrokenPipeError:
+        raise _broken_pipe() from None
     except ev.TailInterrupted as exc:
         status.clear()
-        raise Interrupted(exc.message, hint=_resume_hint(
-            follow, type_, type_glob, checkpoint_file, resume_name, output_file,
-            exc.state.token)) from None
+        how = _resume_hint(follow, type_, type_glob, checkpoint_file, resume_name,
+                           output_file, exc.state.token)
+        raise Interrupted(exc.message, hint=f"resume with: {how}" if how else None) from None
     finally:
         stop.restore()
         status.clear()
