@@ -184,31 +184,53 @@ def test_sigint_finishes_saves_and_says_how_to_resume(node_env, log, tmp_path, r
     assert ids_of(r.stdout) == ["51", "52"]
 
 
+def _between_write_and_checkpoint(out: Path, ck: Path) -> bool:
+    """True while the file holds bytes that the checkpoint does not cover yet."""
+    try:
+        saved = json.loads(ck.read_bytes())
+        return out.stat().st_size > (saved.get("output") or {}).get("size", 1 << 62)
+    except (OSError, ValueError):
+        return False
+
+
 @pytest.mark.slow
 def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, log, tmp_path,
                                                           run_cli):
-    """503s, resets and SIGKILLs while the node keeps logging: every event once, in order."""
-    log.generate(300)
+    """503s, resets and SIGKILLs while the node keeps logging: every event once, in order.
+
+    Most kills are aimed at the worst moment: after a page reached the file, before
+    its checkpoint was saved.
+    """
+    log.generate(30_000)  # a backlog keeps the tail busy writing pages when it is killed
     out = tmp_path / "events.jsonl"
-    stop = start_generator(emulator.state, 150)
+    ck = Path(str(out) + ".checkpoint")
+    stop = start_generator(emulator.state, 300)
     faults = emulator.faults
     faults.path_prefix = "/events"
     rng = random.Random(7)
+    aimed = 0
     try:
-        faults.fail_rate, faults.reset_rate = 0.08, 0.05
-        for cycle in range(5):
+        faults.fail_rate, faults.reset_rate = 0.03, 0.02
+        for cycle in range(12):
             proc = _popen(["events", "tail", "-f", "--output", str(out), "--since", "1h",
                            "--page-size", str(rng.choice([7, 40, 200])), "--interval", "0.05"],
                           node_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(1.0, 2.5) if cycle else 2.0)
+            deadline = time.monotonic() + (rng.uniform(0.8, 1.5) if cycle else 2.0)
+            while time.monotonic() < deadline:
+                if cycle % 3 and _between_write_and_checkpoint(out, ck):
+                    aimed += 1
+                    break
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+            if aimed >= 3 and cycle >= 5:
+                break
     finally:
         stop()
         faults.clear()
         faults.path_prefix = "/"
+    assert aimed >= 1  # the dangerous moment was really hit
     r = run_cli("events", "tail", "--output", str(out), "--page-size", "500", env=node_env)
     assert r.exit_code == 0, r
     got = ids_of(out.read_text())
-    assert len(got) > 300
+    assert len(got) > 30_000
     assert got == [str(i) for i in range(1, log.last_position + 1)]
