@@ -165,9 +165,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     server: EmulatorServer
     protocol_version = "HTTP/1.1"
     server_version = f"nodecli-emulator/{__version__}"
-    # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK
-    # stall every keep-alive response by ~40 ms
-    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.access_log:
