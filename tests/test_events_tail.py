@@ -234,3 +234,31 @@ def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, lo
     got = ids_of(out.read_text())
     assert len(got) > 30_000
     assert got == [str(i) for i in range(1, log.last_position + 1)]
+
+
+@pytest.mark.slow
+def test_terminal_gets_pretty_lines_status_line_and_resume_hint(node_env, emulator, log):
+    import pexpect
+
+    log.generate(3, families=["file"])
+    log.append({"user_id": "carol", "types": ["upload.started", "transfer.started"],
+                "data": {"direction": "receive", "status": "running", "end_time_usec": None,
+                         "bytes_transferred": 1_500_000, "current_rate_kbps": 900,
+                         "target_rate_kbps": 1000, "remote_host": "10.1.2.3"}})
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503", "reset")
+    try:
+        child = pexpect.spawn(nodecli_cmd()[0], nodecli_cmd("events", "tail", "-f", "--since",
+                                                            "1h", "--interval", "0.2")[1:],
+                              env=subprocess_env(node_env), timeout=20, encoding="utf-8")
+        child.expect(r"reconnecting \(attempt 1, next in \d+ s\): HTTP 503")
+        child.expect(r"reconnecting \(attempt 2")
+        child.expect("resumed")
+        child.expect(r"upload\.started\s+carol\s+receive \[RUNNING\] 10\.1\.2\.3 1\.5 MB")
+        child.sendintr()
+        child.expect(r"resume with: nodecli events tail -f --iteration-token 4")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 130
+    finally:
+        emulator.faults.path_prefix = "/"
