@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote, urlsplit
 
 from nodecli.errors import (
@@ -43,6 +43,9 @@ from nodecli.errors import (
     RemoteError,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from nodecli.http import Client
 
 MIN_EVENTS_VERSION = (3, 6, 0)
 MIN_GET_BY_ID_VERSION = (3, 7, 3)
@@ -266,7 +269,7 @@ def _hint_for(status: int) -> str | None:
     return None
 
 
-def fetch_page(client: Any, target: str, params: Sequence[tuple[str, str]] | None = None,
+def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | None = None,
                *, retry_statuses: bool = False) -> Page:
     """GET one page (``target`` is ``/events`` with params, or a Link URL)."""
     from nodecli.http import RETRY_STATUSES, parse_retry_after
@@ -281,7 +284,7 @@ def fetch_page(client: Any, target: str, params: Sequence[tuple[str, str]] | Non
     return parse_page(resp.body, resp.header("link"), resp.url, client.endpoint.base_url)
 
 
-def iter_pages(client: Any, flt: EventFilter, *, since: datetime | None = None,
+def iter_pages(client: Client, flt: EventFilter, *, since: datetime | None = None,
                token: str | None = None, page_size: int = DEFAULT_PAGE_SIZE) -> Iterator[Page]:
     """Pages from the start point to the present, following Link (constant memory)."""
     page = fetch_page(client, "/events", build_params(flt, since=since, token=token,
@@ -337,13 +340,13 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts + [0] * (3 - len(parts)))
 
 
-def _info_cache_file(state_dir: Path, client: Any) -> Path:
+def _info_cache_file(state_dir: Path, client: Client) -> Path:
     ep = client.endpoint
     who = f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
     return state_dir / "cache" / f"info-{hashlib.sha256(who.encode()).hexdigest()[:16]}.json"
 
 
-def node_info(client: Any, state_dir: Path | None, *, ttl: float = INFO_CACHE_TTL,
+def node_info(client: Client, state_dir: Path | None, *, ttl: float = INFO_CACHE_TTL,
               log: Status | None = None) -> NodeInfo | None:
     """GET /info once per run, cached per node and identity for ``ttl`` seconds.
 
@@ -403,7 +406,7 @@ def require_get_by_id(info: NodeInfo | None, label: str) -> None:
                            hint="use 'nodecli events list' (and --type) to find the event")
 
 
-def empty_log_hint(client: Any, info: NodeInfo | None) -> str | None:
+def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
     """The activity_event_logging hint when the whole log is empty on 3.7.4+."""
     if info is None or not info.at_least(EXPLICIT_LOGGING_VERSION):
         return None
@@ -425,10 +428,11 @@ class ListResult:
     hint: str | None = None
 
 
-def list_events(client: Any, flt: EventFilter, *, since: datetime | None = None,
+def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
                 token: str | None = None, count: int | None = None,
-                info: NodeInfo | None = None) -> ListResult:
-    """One page, as the node returns it."""
+                state_dir: Path | None = None, log: Status | None = None) -> ListResult:
+    """One page, as the node returns it (after one cached GET /info for the version)."""
+    info = node_info(client, state_dir, log=log)
     require_events(info, client.endpoint.label or client.endpoint.base_url)
     try:
         page = fetch_page(client, "/events", build_params(flt, since=since, token=token,
@@ -452,11 +456,13 @@ def _explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
     return exc
 
 
-def get_event(client: Any, event_id_: str, *, info: NodeInfo | None = None) -> dict[str, Any]:
+def get_event(client: Client, event_id_: str, *, state_dir: Path | None = None,
+              log: Status | None = None) -> dict[str, Any]:
     """GET /events/{id}; 404 explained (no such event, or a node older than 3.7.3)."""
     eid = event_id_.strip()
     if not eid or len(eid) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in eid):
         raise UsageError("an event id is a non-empty word (see 'nodecli events list')")
+    info = node_info(client, state_dir, log=log)
     label = client.endpoint.label or client.endpoint.base_url
     require_get_by_id(info, label)
     from nodecli.output import sanitize
@@ -480,7 +486,8 @@ def get_event(client: Any, event_id_: str, *, info: NodeInfo | None = None) -> d
 # -- text -----------------------------------------------------------------------------------
 
 
-def _s(value: Any, limit: int = MAX_FIELD) -> str:
+def clean(value: Any, limit: int = MAX_FIELD) -> str:
+    """Server text made safe for a terminal (controls stripped) and cut to ``limit``."""
     from nodecli.output import sanitize
 
     text = sanitize("" if value is None else value)
@@ -548,29 +555,29 @@ def summary(event: dict[str, Any]) -> str:
         data = {}
     fam = family_of(types)
     if fam == "file":
-        return f"{_s(data.get('path'))} ({human_bytes(_int(data.get('size')))})"
+        return f"{clean(data.get('path'))} ({human_bytes(_int(data.get('size')))})"
     if fam == "transfer":
         return transfer_summary(data)
     if fam == "permission":
         levels = data.get("access_levels")
-        lv = ",".join(_s(x, 20) for x in levels) if isinstance(levels, list) else "?"
-        who = " ".join(p for p in (_s(data.get("access_type"), 20),
-                                   _s(data.get("access_id"), 60)) if p)
-        return f"{who or '?'}: {lv or '(none)'} on file {_s(data.get('file_id'), 60)}"
+        lv = ",".join(clean(x, 20) for x in levels) if isinstance(levels, list) else "?"
+        who = " ".join(p for p in (clean(data.get("access_type"), 20),
+                                   clean(data.get("access_id"), 60)) if p)
+        return f"{who or '?'}: {lv or '(none)'} on file {clean(data.get('file_id'), 60)}"
     if fam == "lock":
         verb = main_type(types).rsplit(".", 1)[-1]
         target = data.get("path") or data.get("file_id") or data.get("id")
         by = data.get("locked_by") or data.get("user_id")
-        return f"lock {_s(verb, 20)} on {_s(target)}" + (f" by {_s(by, 60)}" if by else "")
+        return f"lock {clean(verb, 20)} on {clean(target)}" + (f" by {clean(by, 60)}" if by else "")
     return ""
 
 
 def transfer_summary(data: dict[str, Any]) -> str:
-    status = _s(data.get("status") or "?", 20)
+    status = clean(data.get("status") or "?", 20)
     running = data.get("end_time_usec") is None or status == "running"
-    parts = [_s(data.get("direction") or "?", 20),
+    parts = [clean(data.get("direction") or "?", 20),
              "[RUNNING]" if running else status,
-             _s(data.get("remote_host") or "?", 80),
+             clean(data.get("remote_host") or "?", 80),
              human_bytes(_int(data.get("bytes_transferred")))]
     if running:
         parts.append(f"now {human_rate(_int(data.get('current_rate_kbps')))}")
@@ -585,23 +592,23 @@ def transfer_summary(data: dict[str, Any]) -> str:
         parts.append(f"{files} files")
     code = _int(data.get("error_code"))
     if code:
-        parts.append(f"error {code}: {_s(data.get('error_desc'))}")
+        parts.append(f"error {code}: {clean(data.get('error_desc'))}")
     return " ".join(parts)
 
 
 def plain_line(event: dict[str, Any]) -> str:
     """Tab-separated: time, id, types (comma-joined), user, summary."""
-    return "\t".join((_s(event.get("time"), 40), _s(event.get("id"), 80),
-                      _s(",".join(event_types(event)), 120), _s(event.get("user_id"), 80),
+    return "\t".join((clean(event.get("time"), 40), clean(event.get("id"), 80),
+                      clean(",".join(event_types(event)), 120), clean(event.get("user_id"), 80),
                       summary(event)))
 
 
 def pretty_line(event: dict[str, Any]) -> str:
     """Aligned for reading: time, most specific type, user, summary."""
-    t = _s(event.get("time"), 40).replace("T", " ").rstrip("Z")
+    t = clean(event.get("time"), 40).replace("T", " ").rstrip("Z")
     t = t.split(".")[0]
-    return (f"{t:19}  {_s(main_type(event_types(event)), 40):24}  "
-            f"{_s(event.get('user_id'), 40):10}  {summary(event)}")
+    return (f"{t:19}  {clean(main_type(event_types(event)), 40):24}  "
+            f"{clean(event.get('user_id'), 40):10}  {summary(event)}")
 
 
 # -- checkpoints ---------------------------------------------------------------------------
@@ -684,12 +691,12 @@ class CheckpointFile:
             raise ConfigError(f"checkpoint {self.path} is damaged", hint=fix)
         node = data.get("node")
         if node and node != self.node:
-            raise UsageError(f"checkpoint {self.path} belongs to node {_s(node)}, not "
+            raise UsageError(f"checkpoint {self.path} belongs to node {clean(node)}, not "
                              f"{self.node}", hint="use another checkpoint for this node")
         flt = data.get("filter") or {}
         if isinstance(flt, dict) and flt and flt != self.flt.as_dict():
             raise UsageError(f"checkpoint {self.path} was saved with another filter "
-                             f"({_s(json.dumps(flt))})",
+                             f"({clean(json.dumps(flt))})",
                              hint="use the same --type/--type-glob, or another checkpoint")
         output = data.get("output") if isinstance(data.get("output"), dict) else None
         if not token:
@@ -711,7 +718,7 @@ class CheckpointFile:
         atomic_write(self.path, cp.to_json())
 
 
-def node_key(client: Any) -> str:
+def node_key(client: Client) -> str:
     """A stable, file-name-safe name for the node and identity being tailed."""
     ep = client.endpoint
     who = ep.auth.username or ep.auth.access_key or ep.auth.kind
@@ -720,7 +727,7 @@ def node_key(client: Any) -> str:
     return f"{label}-{digest}"
 
 
-def resume_path(state_dir: Path, client: Any, name: str, flt: EventFilter) -> Path:
+def resume_path(state_dir: Path, client: Client, name: str, flt: EventFilter) -> Path:
     """``state/checkpoints/<node>/<NAME>@<filter>.json`` for ``--resume NAME``."""
     if not NAME_RE.fullmatch(name):
         raise UsageError(f"invalid checkpoint name {name[:40]!r}: letters, digits, '.', '_' "
@@ -921,6 +928,15 @@ class TailOptions:
     retry_base: float = 1.0  # seconds; backoff doubles up to retry_cap, with full jitter
     retry_cap: float = 60.0
 
+    def __post_init__(self) -> None:
+        if self.since is not None and self.token is not None:
+            raise UsageError("give --since or --iteration-token, not both")
+        if self.until_type is not None and not TYPE_RE.fullmatch(self.until_type):
+            raise UsageError(f"--until-type: invalid event type {self.until_type[:60]!r}")
+        if self.fmt not in ("pretty", "plain", "json", "jsonl"):
+            raise UsageError(f"unknown format {self.fmt!r}")
+        validate_page_size(self.page_size)
+
 
 @dataclass
 class TailState:
@@ -937,7 +953,7 @@ def _jitter(interval: float) -> float:
     return interval * random.uniform(0.8, 1.2)
 
 
-def tail(client: Any, opts: TailOptions, sink: Sink, *,
+def tail(client: Client, opts: TailOptions, sink: Sink, *,
          checkpoint: CheckpointFile | None = None, info: NodeInfo | None = None,
          status: Status | None = None, notice: Status | None = None,
          stop: GracefulStop | None = None,
@@ -969,7 +985,7 @@ class TailInterrupted(Interrupted):
         self.state = state
 
 
-def _tail(client: Any, opts: TailOptions, sink: Sink, st: TailState, *,
+def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
           checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
           notice: Status | None, stop: GracefulStop,
           sleep: Callable[[float], None] | None) -> TailState:
@@ -1035,7 +1051,7 @@ def _tail(client: Any, opts: TailOptions, sink: Sink, st: TailState, *,
                 opts.retry_base / 5)
             if status:
                 status(f"reconnecting (attempt {attempt}, next in {delay:.0f} s): "
-                       f"{_s(reason, 160)}")
+                       f"{clean(reason, 160)}")
             nap(delay)
             continue
         except NotFoundError as exc:
@@ -1115,10 +1131,61 @@ def _token_refused(exc: NodecliError, from_checkpoint: bool, checkpoint: Checkpo
     if from_checkpoint and checkpoint is not None:
         return NodecliError(
             f"the node refused the position saved in checkpoint {checkpoint.path} "
-            f"(iteration token {_s(token, 60)}): {exc.message}",
+            f"(iteration token {clean(token, 60)}): {exc.message}",
             hint="the node's log may have been reset, or the checkpoint is from another node; "
                  f"nothing was skipped: to start over, delete {checkpoint.path} and choose a "
                  "start with --since or --iteration-token")
-    return NodecliError(f"the node refused iteration token {_s(token, 60)}: {exc.message}",
+    return NodecliError(f"the node refused iteration token {clean(token, 60)}: {exc.message}",
                         hint="take a token from a recent 'nodecli events list' of this node, "
                              "or start with --since")
+
+
+def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str | None,
+                       output_file: Path | None) -> None:
+    """Refuse combinations of --checkpoint/--resume/--output/-o that cannot work."""
+    if checkpoint_file is not None and resume_name is not None:
+        raise UsageError("give --checkpoint FILE or --resume NAME, not both")
+    if resume_name is not None and not NAME_RE.fullmatch(resume_name):
+        raise UsageError(f"invalid checkpoint name {resume_name[:40]!r}: letters, digits, "
+                         "'.', '_' and '-' (at most 64)")
+    if output_file is not None and fmt not in ("jsonl", "plain"):
+        raise UsageError("--output FILE writes jsonl or plain (one event per line, so a "
+                         "restart can find what is already there)")
+
+
+def run_tail(client: Client, opts: TailOptions, *, state_dir: Path, out: IO[str],
+             checkpoint_file: Path | None = None, resume_name: str | None = None,
+             output_file: Path | None = None, status: Status | None = None,
+             notice: Status | None = None, log: Status | None = None) -> TailState:
+    """``events tail`` as a whole: where the position is kept, where events go, the
+    version check, signals, then :func:`tail`; everything is released at the end.
+
+    The position lives in ``checkpoint_file``, in the named checkpoint ``resume_name``
+    (under ``state_dir``), or, for ``output_file`` alone, in ``<output_file>.checkpoint``.
+    """
+    check_destinations(opts.fmt, checkpoint_file, resume_name, output_file)
+    path: Path | None = None
+    if resume_name is not None:
+        path = resume_path(state_dir, client, resume_name, opts.flt)
+    elif checkpoint_file is not None:
+        path = Path(checkpoint_file)
+    elif output_file is not None:
+        path = Path(str(output_file) + ".checkpoint")
+    checkpoint = CheckpointFile(path, node=node_key(client), flt=opts.flt) if path else None
+    stop = GracefulStop()
+    sink: Sink | None = None
+    try:
+        if checkpoint is not None:
+            checkpoint.lock()
+        sink = FileSink(Path(output_file), opts.fmt) if output_file is not None \
+            else StreamSink(out)
+        info = node_info(client, state_dir, log=log)
+        stop.install()
+        return tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
+                    notice=notice, stop=stop)
+    finally:
+        stop.restore()
+        if isinstance(sink, FileSink):
+            sink.close()
+        if checkpoint is not None:
+            checkpoint.unlock()

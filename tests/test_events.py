@@ -455,3 +455,22 @@ def test_link_and_tokens_never_crash(value):
         ev.validate_token(value)
     except UsageError:
         pass
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--since", "1h", "--iteration-token", "5"], "not both"),
+    (["--checkpoint", "a.json", "--resume", "x"], "not both"),
+    (["--output", "out.txt", "-o", "pretty"], "jsonl or plain"),
+    (["--resume", "../etc"], "invalid checkpoint name"),
+    (["--until-type", "Not A Type"], "invalid event type"),
+    (["--since", "tomorrow"], "--since"),
+    (["--type-glob", "file.[ab]"], "invalid type glob"),
+    (["--iteration-token", "a b"], "iteration token"),
+])
+def test_tail_usage_errors_before_any_request(invoke, emulator, log, args, message):
+    # no password anywhere: a usage error must come before any prompt or request
+    r = invoke("events", "tail", *args, env={"NODECLI_URL": emulator.url,
+                                             "NODECLI_USER": "admin"})
+    assert r.exit_code == 2, r
+    assert message in r.stderr
+    assert not log.queries

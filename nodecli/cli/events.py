@@ -95,8 +95,8 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
     token = ev.validate_token(iteration_token) if iteration_token is not None else None
     client = open_node_client(app, conn)
     with client:
-        info = ev.node_info(client, app.paths.state_dir, log=app.term.debug)
-        result = ev.list_events(client, flt, since=after, token=token, count=count, info=info)
+        result = ev.list_events(client, flt, since=after, token=token, count=count,
+                                state_dir=app.paths.state_dir, log=app.term.debug)
     try:
         _show_page(app, result, output_format)
     except BrokenPipeError:
@@ -115,9 +115,9 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     else:
         from nodecli.output import Column
 
-        rows = [{"id": ev._s(e.get("id"), 80), "time": ev._s(e.get("time"), 40),
-                 "type": ev._s(ev.main_type(ev.event_types(e)), 60),
-                 "user": ev._s(e.get("user_id"), 60), "summary": ev.summary(e)}
+        rows = [{"id": ev.clean(e.get("id"), 80), "time": ev.clean(e.get("time"), 40),
+                 "type": ev.clean(ev.main_type(ev.event_types(e)), 60),
+                 "user": ev.clean(e.get("user_id"), 60), "summary": ev.summary(e)}
                 for e in page.events]
         if rows:
             app.term.table(rows, [Column("id", "ID"), Column("time", "TIME"),
@@ -126,10 +126,10 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
         else:
             app.term.info("no events")
     if page.link_problem:
-        app.term.warn(ev._s(page.link_problem, 300))
+        app.term.warn(ev.clean(page.link_problem, 300))
     if output_format != "json" and page.next_token:
-        app.term.info(f"next iteration token: {ev._s(page.next_token, 200)} "
-                      f"(continue with --iteration-token {ev._s(page.next_token, 200)})")
+        app.term.info(f"next iteration token: {ev.clean(page.next_token, 200)} "
+                      f"(continue with --iteration-token {ev.clean(page.next_token, 200)})")
     if result.hint:
         app.term.info("hint: " + result.hint)
 
@@ -152,8 +152,8 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
     conn = pop_node_options(kwargs)
     client = open_node_client(app, conn)
     with client:
-        info = ev.node_info(client, app.paths.state_dir, log=app.term.debug)
-        event = ev.get_event(client, event_id, info=info)
+        event = ev.get_event(client, event_id, state_dir=app.paths.state_dir,
+                             log=app.term.debug)
     if output_format == "json":
         app.term.json(event)
         return
@@ -161,9 +161,9 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
 
     from nodecli.output import sanitize
 
-    lines = [("id", ev._s(event.get("id"))), ("time", ev._s(event.get("time"))),
-             ("types", ev._s(", ".join(ev.event_types(event)))),
-             ("user_id", ev._s(event.get("user_id"))), ("summary", ev.summary(event))]
+    lines = [("id", ev.clean(event.get("id"))), ("time", ev.clean(event.get("time"))),
+             ("types", ev.clean(", ".join(ev.event_types(event)))),
+             ("user_id", ev.clean(event.get("user_id"))), ("summary", ev.summary(event))]
     for k, v in lines:
         app.term.data(f"{k + ':':9} {v}")
     data = json.dumps(event.get("data"), indent=2, ensure_ascii=False)
@@ -217,48 +217,27 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     from nodecli import events as ev
 
     conn = pop_node_options(kwargs)
-    flt = _filter(type_, type_glob)
-    if since is not None and iteration_token is not None:
-        raise UsageError("give --since or --iteration-token, not both")
-    if checkpoint_file is not None and resume_name is not None:
-        raise UsageError("give --checkpoint FILE or --resume NAME, not both")
-    if until_type is not None and not ev.TYPE_RE.fullmatch(until_type):
-        raise UsageError(f"--until-type: invalid event type {until_type[:60]!r}")
     if output_file is not None:
         fmt = fmt or "jsonl"
-        if fmt not in ("jsonl", "plain"):
-            raise UsageError("--output FILE writes jsonl or plain (one event per line, so a "
-                             "restart can find what is already there)")
     else:
         fmt = fmt or ("pretty" if app.term.stdout_is_tty else "plain")
     opts = ev.TailOptions(
-        flt=flt, follow=follow, since=_since(since),
+        flt=_filter(type_, type_glob), follow=follow, since=_since(since),
         token=ev.validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
         until_type=until_type)
+    ck_file = Path(checkpoint_file) if checkpoint_file else None
+    out_file = Path(output_file) if output_file else None
+    ev.check_destinations(fmt, ck_file, resume_name, out_file)
     client = open_node_client(app, conn)
-    ck_path: Path | None = None
-    if resume_name is not None:
-        ck_path = ev.resume_path(app.paths.state_dir, client, resume_name, flt)
-    elif checkpoint_file is not None:
-        ck_path = Path(checkpoint_file)
-    elif output_file is not None:
-        ck_path = Path(output_file + ".checkpoint")
-    checkpoint = ev.CheckpointFile(ck_path, node=ev.node_key(client), flt=flt) if ck_path \
-        else None
-    status = _status_writer(app)
-    stop = ev.GracefulStop()
-    sink: Any = None
+    status = _Status(app)
     try:
-        if checkpoint is not None:
-            checkpoint.lock()
-        sink = (ev.FileSink(Path(output_file), fmt) if output_file is not None
-                else ev.StreamSink(app.term.out))
-        info = ev.node_info(client, app.paths.state_dir, log=app.term.debug)
-        stop.install()
-        state = ev.tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
-                        notice=lambda text: app.term.info("hint: " + text), stop=stop)
-        app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
+        with client:
+            state = ev.run_tail(
+                client, opts, state_dir=app.paths.state_dir, out=app.term.out,
+                checkpoint_file=ck_file, resume_name=resume_name, output_file=out_file,
+                status=status, notice=lambda text: app.term.info("hint: " + text),
+                log=app.term.debug)
     except BrokenPipeError:
         raise _broken_pipe() from None
     except ev.TailInterrupted as exc:
@@ -267,13 +246,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
                            output_file, exc.state.token)
         raise Interrupted(exc.message, hint=f"resume with: {how}" if how else None) from None
     finally:
-        stop.restore()
         status.clear()
-        if isinstance(sink, ev.FileSink):
-            sink.close()
-        if checkpoint is not None:
-            checkpoint.unlock()
-        client.close()
+    app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
 
 
 def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
@@ -330,6 +304,3 @@ class _Status:
             self.app.term.err.flush()
             self.shown = False
 
-
-def _status_writer(app: App) -> _Status:
-    return _Status(app)
