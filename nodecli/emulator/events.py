@@ -35,7 +35,6 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -72,12 +71,10 @@ def iso_usec(usec: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
-@dataclass(slots=True)
-class _Stored:
-    pos: int
-    time_usec: int
-    types: tuple[str, ...]
-    blob: bytes  # the event's compact JSON
+# One stored event: (position, time in microseconds, types, compact JSON). A plain
+# tuple of immutable values, so a log of millions costs the garbage collector nothing.
+_Stored = tuple[int, int, tuple[str, ...], bytes]
+POS, TIME, TYPES, BLOB = range(4)
 
 
 class EventLog:
@@ -130,7 +127,7 @@ class EventLog:
             ordered.update(ev)
             types = tuple(t for t in ordered["types"] if isinstance(t, str))
             blob = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False).encode()
-            self._items.append(_Stored(pos, tusec, types, blob))
+            self._items.append((pos, tusec, types, blob))
             if self.retention and len(self._items) > self.retention * 1.25:
                 drop = len(self._items) - self.retention
                 del self._items[:drop]
@@ -267,7 +264,7 @@ class EventLog:
         with self._lock:
             i = pos - self._first
             if 0 <= i < len(self._items):
-                return self._items[i].blob
+                return self._items[i][BLOB]
         return None
 
     def query(self, *, after_pos: int | None, after_usec: int | None,
@@ -283,7 +280,7 @@ class EventLog:
             start = 0 if after_pos is None else max(after_pos + 1 - self._first, 0)
             if after_usec is not None:
                 # events are appended in time order (almost): jump near the point
-                j = bisect.bisect_right(items, after_usec, key=lambda s: s.time_usec)
+                j = bisect.bisect_right(items, after_usec, key=lambda s: s[TIME])
                 start = max(start, j - 1000 if j > 1000 else 0)
             last = (after_pos if after_pos is not None else self._first - 1)
             last = max(last, self._first - 1)
@@ -291,13 +288,13 @@ class EventLog:
             n = len(items)
             while i < n and len(out) < count:
                 s = items[i]
-                last = s.pos
+                last = s[POS]
                 i += 1
-                if after_usec is not None and s.time_usec <= after_usec:
+                if after_usec is not None and s[TIME] <= after_usec:
                     continue
-                if match is not None and not match(s.types):
+                if match is not None and not match(s[TYPES]):
                     continue
-                out.append(s.blob)
+                out.append(s[BLOB])
             if i >= n:
                 last = max(last, self._next - 1)
             return out, last
