@@ -474,3 +474,47 @@ def test_tail_usage_errors_before_any_request(invoke, emulator, log, args, messa
     assert r.exit_code == 2, r
     assert message in r.stderr
     assert not log.queries
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.binary(max_size=200),
+                 st.dictionaries(st.sampled_from(["version", "iteration_token", "after_time",
+                                                  "skip_ids", "last_ids", "node", "filter",
+                                                  "output"]),
+                                 json_values, max_size=8).map(lambda d: json.dumps(d).encode())))
+def test_checkpoint_load_refuses_hostile_files(tmp_path_factory, raw):
+    from nodecli.errors import ConfigError
+
+    path = tmp_path_factory.mktemp("ck") / "ck.json"
+    path.write_bytes(raw)
+    ck = ev.CheckpointFile(path, node="n", flt=ev.EventFilter())
+    try:
+        cp = ck.load()
+    except (ConfigError, UsageError):
+        assert path.read_bytes() == raw  # a refused checkpoint is left untouched
+        return
+    assert cp is not None and (cp.token or cp.after_time)
+    assert all(isinstance(x, str) for x in cp.skip + cp.last_ids)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 50), max_size=6), st.binary(max_size=40))
+def test_file_recovery_keeps_only_whole_event_lines(tmp_path_factory, ids, torn):
+    path = tmp_path_factory.mktemp("out") / "events.jsonl"
+    head = b'{"id":"0"}\n'
+    path.write_bytes(head)
+    sink = ev.FileSink(path, "jsonl")
+    try:
+        cp = ev.Checkpoint("0", output=sink.position())
+        lines = b"".join(json.dumps({"id": str(i)}).encode() + b"\n" for i in ids)
+        with open(path, "ab") as fh:
+            fh.write(lines + torn)
+        got = sink.recover(cp)
+    finally:
+        sink.close()
+    data = path.read_bytes()
+    assert data.startswith(head + lines)
+    assert got[: len(ids)] == [str(i) for i in ids]
+    assert data.endswith(b"\n")
+    for line in data.splitlines():
+        assert "id" in json.loads(line)
