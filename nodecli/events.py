@@ -1040,7 +1040,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
                 raise MalformedPage(f"{page.url}: {page.link_problem}")
         except (_RetryLater, MalformedPage, RemoteError) as exc:
             if isinstance(exc, RemoteError) and (
-                not opts.follow or exc.message.startswith("TLS:")
+                not opts.follow or exc.message.startswith("TLS")
             ):
                 raise
             attempt += 1
