@@ -262,3 +262,34 @@ def test_terminal_gets_pretty_lines_status_line_and_resume_hint(node_env, emulat
         assert child.exitstatus == 130
     finally:
         emulator.faults.path_prefix = "/"
+
+
+@pytest.mark.slow
+def test_emulator_serve_event_rate_feeds_a_follower(home, run_cli, tmp_path):
+    """`nodecli emulator serve --event-rate N` (the nodes helper's command) + tail -f."""
+    import importlib.util
+
+    if importlib.util.find_spec("nodecli.cli.emulator") is None:
+        pytest.skip("this build has no 'emulator serve' command")
+    from nodecli.config import ConfigStore, NodeUser, TransferUser
+    from nodecli.config.paths import resolve_paths
+    from nodecli.passwords import hash_password
+
+    with ConfigStore(resolve_paths(home)).edit() as cfg:
+        cfg.transfer_users["xfer"] = TransferUser("xfer", ["file:////data/*"])
+        cfg.users["admin"] = NodeUser("admin", "xfer", hash_password("admin-pass", log_n=4), [])
+    port_file = tmp_path / "port"
+    server = _popen(["emulator", "serve", "--no-tls", "--port", "0", "--port-file",
+                     str(port_file), "--event-rate", "100"], {"NODECLI_HOME": str(home)})
+    try:
+        wait_for(port_file.exists)
+        url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+        r = run_cli("events", "tail", "-f", "--iteration-token", "0", "--max-events", "40",
+                    "--interval", "0.1", "-o", "jsonl", "--url", url, "--user", "admin",
+                    env={"NODECLI_PASSWORD": "admin-pass", "NODECLI_HOME": str(home)},
+                    timeout=60)
+        assert r.exit_code == 0, r
+        assert ids_of(r.stdout) == [str(i) for i in range(1, 41)]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
