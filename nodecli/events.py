@@ -603,12 +603,18 @@ def plain_line(event: dict[str, Any]) -> str:
                       summary(event)))
 
 
+def pretty_parts(event: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """(time, most specific type, user, summary, family), terminal-safe, padded."""
+    t = clean(event.get("time"), 40).replace("T", " ").rstrip("Z").split(".")[0]
+    types = event_types(event)
+    return (f"{t:19}", f"{clean(main_type(types), 40):24}",
+            f"{clean(event.get('user_id'), 40):10}", summary(event), family_of(types))
+
+
 def pretty_line(event: dict[str, Any]) -> str:
     """Aligned for reading: time, most specific type, user, summary."""
-    t = clean(event.get("time"), 40).replace("T", " ").rstrip("Z")
-    t = t.split(".")[0]
-    return (f"{t:19}  {clean(main_type(event_types(event)), 40):24}  "
-            f"{clean(event.get('user_id'), 40):10}  {summary(event)}")
+    t, typ, user, text, _family = pretty_parts(event)
+    return f"{t}  {typ}  {user}  {text}"
 
 
 # -- checkpoints ---------------------------------------------------------------------------
@@ -925,6 +931,8 @@ class TailOptions:
     interval: float = 2.0
     max_events: int | None = None
     until_type: str | None = None
+    # a presentation hook for ``pretty`` (the CLI adds colour on a colour terminal)
+    pretty: Callable[[dict[str, Any]], str] | None = None
     retry_base: float = 1.0  # seconds; backoff doubles up to retry_cap, with full jitter
     retry_cap: float = 60.0
 
@@ -1091,7 +1099,10 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
             if st.stopped_by:
                 partial = idx < len(page.items) - 1
                 break
-        chunk = render_chunk(out, opts.fmt)
+        if opts.fmt == "pretty" and opts.pretty is not None:
+            chunk = "".join(opts.pretty(obj) + "\n" for obj, _ in out)
+        else:
+            chunk = render_chunk(out, opts.fmt)
         with stop.critical():
             if chunk:
                 sink.write(chunk)

@@ -293,3 +293,21 @@ def test_emulator_serve_event_rate_feeds_a_follower(home, run_cli, tmp_path):
     finally:
         server.send_signal(signal.SIGTERM)
         server.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("no_color", ["", "1"])
+def test_pretty_is_coloured_only_on_a_colour_terminal(node_env, log, no_color):
+    import pexpect
+
+    log.append({"user_id": "dan", "types": ["file.created"],
+                "data": {"path": "/data/\x1b]0;pwned\x07x.csv", "size": 2000}})
+    child = pexpect.spawn(nodecli_cmd()[0], nodecli_cmd("events", "tail", "--since", "1h")[1:],
+                          env=subprocess_env(dict(node_env, NO_COLOR=no_color, TERM="xterm")),
+                          timeout=20, encoding="utf-8")
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before
+    assert child.exitstatus == 0
+    assert "file.created" in out and "/data/x.csv (2.0 kB)" in out  # the OSC sequence is gone
+    assert "pwned" not in out
+    assert ("\x1b[32m" in out) == (no_color == "")

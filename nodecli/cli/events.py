@@ -225,7 +225,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         flt=_filter(type_, type_glob), follow=follow, since=_since(since),
         token=ev.validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
-        until_type=until_type)
+        until_type=until_type,
+        pretty=_colour_line if fmt == "pretty" and app.term.color_out else None)
     ck_file = Path(checkpoint_file) if checkpoint_file else None
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)
@@ -271,6 +272,19 @@ def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
     if output_file:
         args += ["--output", output_file]
     return shlex.join(args)
+
+
+_FAMILY_COLOUR = {"transfer": "36", "file": "32", "permission": "33", "lock": "35"}
+
+
+def _colour_line(event: dict[str, Any]) -> str:
+    """A pretty line with ANSI colour: dim time, type by family, bold running marker."""
+    from nodecli import events as ev
+
+    t, typ, user, text, family = ev.pretty_parts(event)
+    colour = _FAMILY_COLOUR.get(family, "0")
+    text = text.replace("[RUNNING]", "\x1b[1;36m[RUNNING]\x1b[0m")
+    return f"\x1b[2m{t}\x1b[0m  \x1b[{colour}m{typ}\x1b[0m  {user}  {text}"
 
 
 class _Status:
