@@ -479,6 +479,14 @@ class Client:
         resp = self.request(method, path_or_url, **kwargs)
         return resp.json() if resp.body else None
 
+    def derive(self, **changes: Any) -> Client:
+        """A client for the same endpoint with some settings changed.
+
+        For example ``derive(max_attempts=1)`` for a caller that retries by itself
+        (``events tail -f`` retries forever with its own status line).
+        """
+        return Client(replace(self.endpoint, **changes), log=self._log, sleep=self._sleep)
+
 
 def open_client(endpoint: Endpoint, *, log: Log | None = None) -> Client:
     """The factory. Everything that talks HTTP gets its client here."""

@@ -1,0 +1,320 @@
+"""``nodecli events``: list one page, get one event, tail the node's activity log."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.remote import node_options, open_node_client, pop_node_options
+from nodecli.errors import Interrupted, UsageError
+
+
+def _broken_pipe() -> click.exceptions.Exit:
+    """stdout's reader went away (``| head``): exit 141 quietly, like main does."""
+    from nodecli.cli.main import _silence_stdout
+    from nodecli.errors import ExitCode
+
+    _silence_stdout()
+    return click.exceptions.Exit(ExitCode.BROKEN_PIPE)
+
+
+def _since(value: str | None) -> Any:
+    if value is None:
+        return None
+    from nodecli.timeparse import TimeParseError, parse_since
+
+    try:
+        return parse_since(value)
+    except TimeParseError as exc:
+        raise UsageError(f"--since: {exc}") from None
+
+
+def _filter(type_: str | None, type_glob: str | None) -> Any:
+    from nodecli.events import EventFilter
+
+    return EventFilter(type_, type_glob)
+
+
+_type_opt = click.option("--type", "type_", metavar="T",
+                         help="Only events of this type or subtype (e.g. transfer.started).")
+_glob_opt = click.option("--type-glob", metavar="G",
+                         help="Only events matching this glob; * is the wildcard (e.g. 'file.*').")
+_since_opt = click.option("--since", metavar="WHEN",
+                          help="Start after this time: 10m, 2h, 1d ago or ISO 8601 (UTC).")
+_token_opt = click.option("--iteration-token", metavar="T",
+                          help="Start after the point this token names (from a Link header).")
+
+
+@click.group("events")
+def events() -> None:
+    """List, get and tail the node activity log.
+
+    \b
+    Examples:
+      nodecli events list --type-glob 'file.*' --since 2h
+      nodecli events get 1440571 -o json
+      nodecli events tail -f --resume audit -o jsonl
+      nodecli events tail -f --output events.jsonl --type transfer.ended
+    """
+
+
+@events.command("list")
+@_type_opt
+@_glob_opt
+@_since_opt
+@click.option("--count", type=click.IntRange(1, 10_000), metavar="N",
+              help="At most N events (the oldest matching ones; node default otherwise).")
+@_token_opt
+@output_option(("table", "json", "jsonl"))
+@node_options
+@pass_app
+def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | None,
+             count: int | None, iteration_token: str | None, output_format: str,
+             **kwargs: Any) -> None:
+    """One page of events, oldest first, as the node returns it.
+
+    The next iteration token goes to stderr (table, jsonl) or into the JSON object
+    (json: {"events": [...], "next_iteration_token": "...", "next_url": "..."}).
+
+    \b
+    Examples:
+      nodecli events list --count 20
+      nodecli events list --type transfer.ended --since 1d -o json
+      nodecli events list --iteration-token 1440571
+    """
+    from nodecli import events as ev
+
+    conn = pop_node_options(kwargs)
+    flt = _filter(type_, type_glob)
+    after = _since(since)
+    token = ev.validate_token(iteration_token) if iteration_token is not None else None
+    client = open_node_client(app, conn)
+    with client:
+        result = ev.list_events(client, flt, since=after, token=token, count=count,
+                                state_dir=app.paths.state_dir, log=app.term.debug)
+    try:
+        _show_page(app, result, output_format)
+    except BrokenPipeError:
+        raise _broken_pipe() from None
+
+
+def _show_page(app: App, result: Any, output_format: str) -> None:
+    from nodecli import events as ev
+
+    page = result.page
+    if output_format == "json":
+        app.term.json({"events": page.events, "next_iteration_token": page.next_token,
+                       "next_url": page.next_url})
+    elif output_format == "jsonl":
+        app.term.out.write(ev.render_chunk(page.items, "jsonl"))
+    else:
+        from nodecli.output import Column
+
+        rows = [{"id": ev.clean(e.get("id"), 80), "time": ev.clean(e.get("time"), 40),
+                 "type": ev.clean(ev.main_type(ev.event_types(e)), 60),
+                 "user": ev.clean(e.get("user_id"), 60), "summary": ev.summary(e)}
+                for e in page.events]
+        if rows:
+            app.term.table(rows, [Column("id", "ID"), Column("time", "TIME"),
+                                  Column("type", "TYPE"), Column("user", "USER"),
+                                  Column("summary", "SUMMARY")])
+        else:
+            app.term.info("no events")
+    if page.link_problem:
+        app.term.warn(ev.clean(page.link_problem, 300))
+    if output_format != "json" and page.next_token:
+        app.term.info(f"next iteration token: {ev.clean(page.next_token, 200)} "
+                      f"(continue with --iteration-token {ev.clean(page.next_token, 200)})")
+    if result.hint:
+        app.term.info("hint: " + result.hint)
+
+
+@events.command("get")
+@click.argument("event_id", metavar="ID")
+@output_option(("table", "json"))
+@node_options
+@pass_app
+def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
+    """One event by id (GET /events/{id}, nodes 3.7.3 and later).
+
+    \b
+    Examples:
+      nodecli events get 1440571
+      nodecli events get 1440571 -o json | jq .data
+    """
+    from nodecli import events as ev
+
+    conn = pop_node_options(kwargs)
+    client = open_node_client(app, conn)
+    with client:
+        event = ev.get_event(client, event_id, state_dir=app.paths.state_dir,
+                             log=app.term.debug)
+    if output_format == "json":
+        app.term.json(event)
+        return
+    import json
+
+    from nodecli.output import sanitize
+
+    lines = [("id", ev.clean(event.get("id"))), ("time", ev.clean(event.get("time"))),
+             ("types", ev.clean(", ".join(ev.event_types(event)))),
+             ("user_id", ev.clean(event.get("user_id"))), ("summary", ev.summary(event))]
+    for k, v in lines:
+        app.term.data(f"{k + ':':9} {v}")
+    data = json.dumps(event.get("data"), indent=2, ensure_ascii=False)
+    app.term.data("data:")
+    for line in data.splitlines():
+        app.term.data("  " + sanitize(line))
+
+
+@events.command("tail")
+@click.option("-f", "--follow", is_flag=True, help="Keep following new events (Ctrl-C stops).")
+@_type_opt
+@_glob_opt
+@_since_opt
+@_token_opt
+@click.option("--page-size", type=click.IntRange(1, 10_000), default=1000, show_default=True,
+              metavar="N", help="Events per request.")
+@click.option("--checkpoint", "checkpoint_file", metavar="FILE",
+              type=click.Path(dir_okay=False), help="Resume from and save the position in FILE.")
+@click.option("--resume", "resume_name", metavar="NAME",
+              help="Named checkpoint kept in the home's state/ (per node and filter).")
+@click.option("--output", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Append to FILE, exactly once across crashes (checkpoint FILE.checkpoint "
+                   "unless --checkpoint/--resume).")
+@click.option("-o", "--format", "fmt", type=click.Choice(["pretty", "plain", "json", "jsonl"]),
+              help="pretty (terminal default), plain (piped default: tab-separated), json, "
+                   "jsonl (the node's objects unchanged; default with --output).")
+@click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0, show_default=True,
+              metavar="S", help="Seconds between polls once caught up (jittered).")
+@click.option("--max-events", type=click.IntRange(1), metavar="N",
+              help="Stop after N events.")
+@click.option("--until-type", metavar="T", help="Stop after the first event of type T.")
+@node_options
+@pass_app
+def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
+             since: str | None, iteration_token: str | None, page_size: int,
+             checkpoint_file: str | None, resume_name: str | None, output_file: str | None,
+             fmt: str | None, interval: float, max_events: int | None, until_type: str | None,
+             **kwargs: Any) -> None:
+    """Print events from a start point to now, page after page (-f: keep following).
+
+    Start point: the checkpoint (--checkpoint/--resume, or --output's) when it exists,
+    else --iteration-token, else --since, else the last 10 minutes.
+
+    \b
+    Examples:
+      nodecli events tail --since 1h
+      nodecli events tail -f --type-glob 'transfer.*'
+      nodecli events tail -f --resume siem -o jsonl | siem-forwarder
+      nodecli events tail -f --output /var/log/node-events.jsonl
+    """
+    from nodecli import events as ev
+
+    conn = pop_node_options(kwargs)
+    if output_file is not None:
+        fmt = fmt or "jsonl"
+    else:
+        fmt = fmt or ("pretty" if app.term.stdout_is_tty else "plain")
+    opts = ev.TailOptions(
+        flt=_filter(type_, type_glob), follow=follow, since=_since(since),
+        token=ev.validate_token(iteration_token) if iteration_token is not None else None,
+        page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
+        until_type=until_type,
+        pretty=_colour_line if fmt == "pretty" and app.term.color_out else None)
+    ck_file = Path(checkpoint_file) if checkpoint_file else None
+    out_file = Path(output_file) if output_file else None
+    ev.check_destinations(fmt, ck_file, resume_name, out_file)
+    client = open_node_client(app, conn)
+    status = _Status(app)
+    try:
+        with client:
+            state = ev.run_tail(
+                client, opts, state_dir=app.paths.state_dir, out=app.term.out,
+                checkpoint_file=ck_file, resume_name=resume_name, output_file=out_file,
+                status=status, notice=lambda text: app.term.info("hint: " + text),
+                log=app.term.debug)
+    except BrokenPipeError:
+        raise _broken_pipe() from None
+    except ev.TailInterrupted as exc:
+        status.clear()
+        how = _resume_hint(follow, type_, type_glob, checkpoint_file, resume_name,
+                           output_file, exc.state.token)
+        raise Interrupted(exc.message, hint=f"resume with: {how}" if how else None) from None
+    finally:
+        status.clear()
+    app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
+
+
+def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
+                 checkpoint_file: str | None, resume_name: str | None, output_file: str | None,
+                 token: str | None) -> str | None:
+    args = ["nodecli", "events", "tail"]
+    if follow:
+        args.append("-f")
+    if type_:
+        args += ["--type", type_]
+    if type_glob:
+        args += ["--type-glob", type_glob]
+    if resume_name:
+        args += ["--resume", resume_name]
+    elif checkpoint_file:
+        args += ["--checkpoint", checkpoint_file]
+    elif not output_file:
+        if not token:
+            return None
+        args += ["--iteration-token", token]
+    if output_file:
+        args += ["--output", output_file]
+    return shlex.join(args)
+
+
+_FAMILY_COLOUR = {"transfer": "36", "file": "32", "permission": "33", "lock": "35"}
+
+
+def _colour_line(event: dict[str, Any]) -> str:
+    """A pretty line with ANSI colour: dim time, type by family, bold running marker."""
+    from nodecli import events as ev
+
+    t, typ, user, text, family = ev.pretty_parts(event)
+    colour = _FAMILY_COLOUR.get(family, "0")
+    text = text.replace("[RUNNING]", "\x1b[1;36m[RUNNING]\x1b[0m")
+    return f"\x1b[2m{t}\x1b[0m  \x1b[{colour}m{typ}\x1b[0m  {user}  {text}"
+
+
+class _Status:
+    """Reconnect status: a live line on an interactive stderr, plain lines otherwise."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.live = app.term.stderr_is_tty
+        self.shown = False
+
+    def __call__(self, text: str) -> None:
+        term = self.app.term
+        if term.verbosity < 0:
+            return
+        if self.live:
+            if text == "resumed":
+                term.err.write("\r\x1b[Kresumed\n")
+                self.shown = False
+            else:
+                term.err.write("\r\x1b[K" + text)
+                self.shown = True
+            term.err.flush()
+        elif text == "resumed":
+            term.info("resumed")
+        else:
+            term.warn(text)
+
+    def clear(self) -> None:
+        if self.shown:
+            self.app.term.err.write("\r\x1b[K")
+            self.app.term.err.flush()
+            self.shown = False
+

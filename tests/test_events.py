@@ -1,0 +1,520 @@
+"""Events: list, get, tail against the emulator over real sockets."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from urllib.parse import parse_qs
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodecli import events as ev
+from nodecli.emulator.events import log_for
+from nodecli.emulator.server import Reply
+from nodecli.errors import NodecliError, UsageError
+from nodecli.http import Auth, Endpoint, open_client
+
+
+@pytest.fixture
+def node_env(emulator, home):
+    return {"NODECLI_URL": emulator.url, "NODECLI_USER": "admin",
+            "NODECLI_PASSWORD": "admin-pass", "NODECLI_HOME": str(home)}
+
+
+@pytest.fixture
+def log(emulator):
+    return log_for(emulator.state)
+
+
+@pytest.fixture
+def client(emulator):
+    c = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass"),
+                             label="emu"))
+    c._sleep = lambda s: None
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def version(emulator):
+    original = emulator.state.version
+
+    def set_version(v: str) -> None:
+        emulator.state.version = v
+
+    yield set_version
+    emulator.state.version = original
+
+
+def last_query(log) -> dict[str, list[str]]:
+    return parse_qs(log.queries[-1], keep_blank_values=True)
+
+
+def jsonl_ids(text: str) -> list[str]:
+    return [json.loads(line)["id"] for line in text.splitlines() if line.strip()]
+
+
+# -- filters reach the node as interface.md names them ----------------------------------
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--type", "transfer.started"], {"type": ["transfer.started"]}),
+    (["--type-glob", "file.*"], {"type_glob[]": ["file.*"]}),
+    (["--count", "7"], {"count": ["7"]}),
+    (["--iteration-token", "0"], {"iteration_token": ["0"]}),
+    (["--since", "2021-01-02T03:04:05Z"], {"after_time": ["2021-01-02T03:04:05Z"]}),
+])
+def test_filters_reach_the_node_in_documented_form(invoke, node_env, log, args, expected):
+    log.generate(3)
+    r = invoke("events", "list", *args, env=node_env)
+    assert r.exit_code == 0, r
+    q = last_query(log)
+    for key, value in expected.items():
+        assert q[key] == value
+    assert not {"type_glob", "since", "page_size"} & set(q)
+
+
+def test_type_and_glob_are_mutually_exclusive(invoke, node_env, log):
+    r = invoke("events", "list", "--type", "file.created", "--type-glob", "file.*", env=node_env)
+    assert r.exit_code == 2
+    assert "cannot be combined" in r.stderr
+    assert len(log.queries) == 0
+
+
+def test_type_filter_matches_parent_type_of_transfers(invoke, node_env, log):
+    log.generate(60, families=["transfer", "file"])
+    r = invoke("events", "list", "--type", "transfer.started", "--count", "1000", "-o", "json",
+               env=node_env)
+    events = json.loads(r.stdout)["events"]
+    assert events and all("transfer.started" in e["types"] for e in events)
+    assert all(len(e["types"]) == 2 for e in events)  # subtype + parent type
+    assert all(e["data"]["status"] == "running" and e["data"]["end_time_usec"] is None
+               for e in events)
+    r = invoke("events", "list", "--type-glob", "transfer.*", "--count", "1000", "-o", "json",
+               env=node_env)
+    ended = [e for e in json.loads(r.stdout)["events"] if "transfer.ended" in e["types"]]
+    assert all(e["data"]["status"] == "completed" and e["data"]["end_time_usec"] for e in ended)
+
+
+def test_count_returns_the_oldest_and_json_shape(invoke, node_env, log):
+    log.generate(30)
+    r = invoke("events", "list", "--count", "5", "-o", "json", env=node_env)
+    out = json.loads(r.stdout)
+    assert [e["id"] for e in out["events"]] == ["1", "2", "3", "4", "5"]
+    assert out["next_iteration_token"] == "5"
+    assert "iteration_token=5" in out["next_url"] and "count=5" in out["next_url"]
+    r2 = invoke("events", "list", "--count", "5", "--iteration-token", "5", "-o", "jsonl",
+                env=node_env)
+    assert jsonl_ids(r2.stdout) == ["6", "7", "8", "9", "10"]
+    assert "next iteration token: 10" in r2.stderr
+
+
+def test_table_output_and_token_on_stderr(invoke, node_env, log):
+    log.generate(4, families=["file"])
+    r = invoke("events", "list", env=node_env)
+    assert r.exit_code == 0
+    assert r.stdout.splitlines()[0].split() == ["ID", "TIME", "TYPE", "USER", "SUMMARY"]
+    assert "next iteration token: 4" in r.stderr
+    assert "iteration" not in r.stdout
+
+
+def test_after_time_and_token_more_recent_point_wins(client, log):
+    for i in range(10):
+        log.append({"time": f"2030-01-01T00:00:{i:02d}Z", "types": ["file.created"]})
+    # token after id 7, time after 00:00:02 (id 3): the token is more recent
+    page = ev.fetch_page(client, "/events", [("iteration_token", "7"),
+                                             ("after_time", "2030-01-01T00:00:02Z")])
+    assert [e["id"] for e in page.events] == ["8", "9", "10"]
+    # token after id 2, time after 00:00:05 (id 6): the time is more recent
+    page = ev.fetch_page(client, "/events", [("iteration_token", "2"),
+                                             ("after_time", "2030-01-01T00:00:05Z")])
+    assert [e["id"] for e in page.events] == ["7", "8", "9", "10"]
+
+
+@pytest.mark.parametrize("params", [
+    [("count", "-1")], [("count", "x")], [("iteration_token", "abc")],
+    [("after_time", "yesterday")], [("type", "a"), ("type", "b")],
+    [("type_glob[]", "file.*"), ("type_glob[]", "permission.*")],
+    [("type", "file.created"), ("type_glob[]", "file.*")], [("type_glob[]", "file.?")],
+    [("iteration_token", "999999")],
+])
+def test_node_refuses_malformed_queries(client, log, params):
+    log.generate(3)
+    with pytest.raises(NodecliError) as exc:
+        ev.fetch_page(client, "/events", params)
+    assert exc.value.status == 400
+
+
+def test_paging_follows_link_in_order(invoke, node_env, log):
+    log.generate(25)
+    r = invoke("events", "tail", "--since", "1h", "--page-size", "7", "-o", "jsonl",
+               env=node_env)
+    assert r.exit_code == 0, r
+    assert jsonl_ids(r.stdout) == [str(i) for i in range(1, 26)]
+    tokens = [parse_qs(q).get("iteration_token") for q in log.queries]
+    assert [t[0] for t in tokens if t] == ["7", "14", "21"]
+    assert all(parse_qs(q)["count"] == ["7"] for q in log.queries)
+
+
+def test_tail_default_start_is_recent_events_only(invoke, node_env, log):
+    log.append({"time": "2020-01-01T00:00:00Z", "types": ["file.deleted"]})
+    log.generate(3, families=["file"])
+    r = invoke("events", "tail", "-o", "jsonl", env=node_env)
+    assert jsonl_ids(r.stdout) == ["2", "3", "4"]
+    assert "after_time" in parse_qs(log.queries[0])
+
+
+# -- get and versions ------------------------------------------------------------------
+
+
+def test_get_by_id_and_404(invoke, node_env, log):
+    log.generate(5)
+    r = invoke("events", "get", "3", "-o", "json", env=node_env)
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["id"] == "3"
+    r = invoke("events", "get", "42", env=node_env)
+    assert r.exit_code == 5
+    assert "no such event: 42" in r.stderr
+
+
+def test_version_gating(invoke, node_env, log, version):
+    log.generate(2)
+    version("3.7.2")
+    r = invoke("events", "get", "1", env=node_env)
+    assert r.exit_code == 1
+    assert "3.7.3" in r.stderr and "3.7.2" in r.stderr
+    r = invoke("events", "list", env=node_env)  # /info is cached for the run's profile
+    assert r.exit_code == 0
+
+
+def test_version_too_old_for_events(invoke, node_env, log, version, home):
+    version("3.5.9")
+    r = invoke("events", "tail", env=node_env)
+    assert r.exit_code == 1
+    assert "3.6.0" in r.stderr
+    assert not log.queries  # refused before asking
+
+
+def test_emulator_gates_paths_by_version(client, version):
+    version("3.5.0")
+    with pytest.raises(NodecliError) as exc:
+        ev.fetch_page(client, "/events")
+    assert exc.value.status == 404
+    version("3.7.0")
+    ev.fetch_page(client, "/events")
+    with pytest.raises(NodecliError) as exc:
+        client.request("GET", "/events/1")
+    assert exc.value.status == 404
+
+
+def test_empty_log_hint_when_logging_off(invoke, node_env, log, version):
+    version("3.8.0")
+    log.logging_enabled = False
+    log.generate(5)
+    assert len(log) == 0
+    r = invoke("events", "list", env=node_env)
+    assert r.exit_code == 0
+    assert "activity_event_logging" in r.stderr
+    version("3.7.3")  # before 3.7.4, logging needs no activation
+    log.generate(2)
+    assert len(log) == 2
+
+
+# -- hostile pages -----------------------------------------------------------------------
+
+
+def _link(emulator, position="99"):
+    return {"Link": f'<{emulator.url}/events?iteration_token={position}>; rel="next"'}
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"<html>oops", "not a JSON array"),
+    (b'{"events": []}', "not a JSON array"),
+    (b"[1, 2]", "not an object"),
+    (b'[{"time": "x"}]', "has no id"),
+    (b'[{"id": "1"}', "not valid JSON"),
+    (b'[{"id": "1"}] trailing', "data after the array"),
+    (b"\xff\xfe", "not UTF-8"),
+    (b"", "empty"),
+])
+def test_hostile_pages_are_errors(invoke, node_env, log, emulator, body, message):
+    log.push_reply(Reply(200, body, _link(emulator)))
+    r = invoke("events", "list", env=node_env)
+    assert r.exit_code == 6, r
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_garbage_and_dropped_responses(invoke, node_env, emulator, log):
+    log.generate(3)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("garbage", "garbage", "garbage", "garbage")
+    r = invoke("events", "tail", "--since", "1h", env=node_env)
+    assert r.exit_code == 6
+    emulator.faults.clear()
+    emulator.faults.push("drop", "drop", "drop", "drop", "drop")
+    r = invoke("events", "list", env=node_env)
+    assert r.exit_code == 6
+    emulator.faults.path_prefix = "/"
+
+
+def test_missing_link_stops_tail_but_list_warns(invoke, node_env, emulator, log):
+    log.push_reply(Reply(200, b'[{"id": "1", "types": []}]'))
+    r = invoke("events", "tail", "--since", "1h", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 6
+    assert "no Link" in r.stderr
+    assert r.stdout == ""  # nothing written from a page that cannot be checkpointed
+    log.push_reply(Reply(200, b'[{"id": "1", "types": []}]'))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 0
+    assert jsonl_ids(r.stdout) == ["1"]
+    assert "no Link" in r.stderr
+
+
+class _Recorder:
+    """A plain TCP listener that records whatever reaches it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.2)
+        self.received: list[bytes] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            conn.settimeout(1)
+            try:
+                self.received.append(conn.recv(65536))
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+def test_link_to_another_host_is_not_followed(invoke, node_env, emulator, log):
+    rec = _Recorder()
+    try:
+        port = rec.sock.getsockname()[1]
+        page = json.dumps([{"id": str(i), "types": ["file.created"]} for i in range(1, 4)])
+        log.push_reply(Reply(200, page.encode(), {
+            "Link": f'<http://localhost:{port}/events?iteration_token=3>; rel="next"'}))
+        r = invoke("events", "tail", "--since", "1h", "--page-size", "3", env=node_env)
+        assert r.exit_code == 6
+        assert "another origin" in r.stderr
+        assert rec.received == []
+    finally:
+        rec.close()
+
+
+def test_huge_fields_and_control_characters(invoke, node_env, log):
+    big = "/data/" + "x" * 1_000_000
+    log.append({"user_id": "\x1b[31mevil\x07", "types": ["file.created"],
+                "data": {"path": big, "size": 3, "type": "file"}})
+    r = invoke("events", "tail", "--since", "1h", "-o", "plain", env=node_env)
+    assert r.exit_code == 0
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert len(r.stdout) < 1000
+    r = invoke("events", "tail", "--since", "1h", "-o", "jsonl", env=node_env)
+    obj = json.loads(r.stdout)
+    assert obj["data"]["path"] == big and obj["user_id"] == "\x1b[31mevil\x07"
+
+
+def test_follow_treats_malformed_pages_and_5xx_as_transient(client, emulator, log):
+    log.generate(5)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503", "reset", "garbage")
+    log.push_reply(Reply(200, b"{}", _link(emulator)))
+    statuses: list[str] = []
+    out: list[str] = []
+
+    class Sink:
+        def write(self, chunk: str) -> None:
+            out.append(chunk)
+
+        def position(self):
+            return None
+
+    opts = ev.TailOptions(follow=True, token="0", fmt="jsonl", max_events=5, interval=0.01)
+    state = ev.tail(client, opts, Sink(), status=statuses.append, sleep=lambda s: None)
+    emulator.faults.path_prefix = "/"
+    assert jsonl_ids("".join(out)) == ["1", "2", "3", "4", "5"]
+    assert state.stopped_by == "max-events"
+    assert [s.split(" (")[0] for s in statuses] == ["reconnecting"] * 4 + ["resumed"]
+    assert "attempt 4" in statuses[3]
+
+
+def test_fatal_errors_are_not_retried_in_follow(invoke, node_env):
+    env = dict(node_env, NODECLI_PASSWORD="wrong")
+    r = invoke("events", "tail", "-f", env=env)
+    assert r.exit_code == 4
+    r = invoke("events", "tail", "-f", "--iteration-token", "77777", env=node_env)
+    assert r.exit_code == 1
+    assert "refused iteration token 77777" in r.stderr
+
+
+# -- summaries ---------------------------------------------------------------------------
+
+
+def test_summaries_per_family():
+    running = {"types": ["upload.started", "transfer.started"], "data": {
+        "direction": "receive", "status": "running", "end_time_usec": None,
+        "bytes_transferred": 2_500_000, "current_rate_kbps": 800, "target_rate_kbps": 1000,
+        "remote_host": "10.0.0.1"}}
+    s = ev.summary(running)
+    assert "[RUNNING]" in s and "receive" in s and "2.5 MB" in s and "800 kbps" in s
+    ended = {"types": ["download.ended", "transfer.ended"], "data": {
+        "direction": "send", "status": "completed", "start_time_usec": 0,
+        "end_time_usec": 2_000_000, "bytes_transferred": 10, "avg_rate_kbps": 5000,
+        "error_code": 19, "error_desc": "disk full"}}
+    s = ev.summary(ended)
+    assert "completed" in s and "5.0 Mbps" in s and "in 2.0 s" in s and "error 19: disk full" in s
+    assert ev.main_type(ended["types"]) == "download.ended"
+    perm = {"types": ["permission.created"], "data": {"access_type": "user", "access_id": "7",
+                                                      "access_levels": ["read", "write"],
+                                                      "file_id": "12"}}
+    assert ev.summary(perm) == "user 7: read,write on file 12"
+    f = {"types": ["file.created"], "data": {"path": "/a/b", "size": 1500}}
+    assert ev.summary(f) == "/a/b (1.5 kB)"
+    lock = {"types": ["file.filelock.created"], "data": {"path": "/x"}}
+    assert ev.summary(lock).startswith("lock created on /x")
+    assert ev.summary({"types": "nonsense", "data": []}) == ""
+
+
+# -- parsers under hostile input --------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_parse_events_never_crashes_on_bytes(body):
+    try:
+        items = ev.parse_events(body)
+    except ev.MalformedPage:
+        return
+    assert all(isinstance(o, dict) for o, _ in items)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["id", "time", "types", "data", "x"]),
+                                json_values, max_size=5), max_size=5),
+       st.sampled_from([None, 2]))
+def test_parse_events_passes_objects_through(events, indent):
+    body = json.dumps(events, indent=indent).encode()
+    try:
+        items = ev.parse_events(body)
+    except ev.MalformedPage:
+        assert any(not isinstance(e.get("id"), (str, int)) or isinstance(e.get("id"), bool)
+                   or e.get("id") == "" for e in events)
+        return
+    assert [o for o, _ in items] == events
+    assert [json.loads(raw) for _, raw in items] == events
+    assert all("\n" not in raw for _, raw in items)
+    for event in events:  # summaries never crash on hostile shapes
+        ev.summary(event)
+        ev.plain_line(event)
+        ev.pretty_line(event)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), st.text(max_size=40)), st.one_of(st.none(), st.text(max_size=40)))
+def test_event_filter_validation(type_, glob):
+    try:
+        flt = ev.EventFilter(type_, glob)
+    except UsageError:
+        return
+    assert len(flt.params()) <= 1
+    assert "/" not in flt.key() or flt.key().startswith("f-")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_link_and_tokens_never_crash(value):
+    page = ev.parse_page(b"[]", value, "http://127.0.0.1:1/events", "http://127.0.0.1:1")
+    assert (page.next_url is None) == (page.link_problem is not None)
+    try:
+        ev.validate_token(value)
+    except UsageError:
+        pass
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--since", "1h", "--iteration-token", "5"], "not both"),
+    (["--checkpoint", "a.json", "--resume", "x"], "not both"),
+    (["--output", "out.txt", "-o", "pretty"], "jsonl or plain"),
+    (["--resume", "../etc"], "invalid checkpoint name"),
+    (["--until-type", "Not A Type"], "invalid event type"),
+    (["--since", "tomorrow"], "--since"),
+    (["--type-glob", "file.[ab]"], "invalid type glob"),
+    (["--iteration-token", "a b"], "iteration token"),
+])
+def test_tail_usage_errors_before_any_request(invoke, emulator, log, args, message):
+    # no password anywhere: a usage error must come before any prompt or request
+    r = invoke("events", "tail", *args, env={"NODECLI_URL": emulator.url,
+                                             "NODECLI_USER": "admin"})
+    assert r.exit_code == 2, r
+    assert message in r.stderr
+    assert not log.queries
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.binary(max_size=200),
+                 st.dictionaries(st.sampled_from(["version", "iteration_token", "after_time",
+                                                  "skip_ids", "last_ids", "node", "filter",
+                                                  "output"]),
+                                 json_values, max_size=8).map(lambda d: json.dumps(d).encode())))
+def test_checkpoint_load_refuses_hostile_files(tmp_path_factory, raw):
+    from nodecli.errors import ConfigError
+
+    path = tmp_path_factory.mktemp("ck") / "ck.json"
+    path.write_bytes(raw)
+    ck = ev.CheckpointFile(path, node="n", flt=ev.EventFilter())
+    try:
+        cp = ck.load()
+    except (ConfigError, UsageError):
+        assert path.read_bytes() == raw  # a refused checkpoint is left untouched
+        return
+    assert cp is not None and (cp.token or cp.after_time)
+    assert all(isinstance(x, str) for x in cp.skip + cp.last_ids)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 50), max_size=6), st.binary(max_size=40))
+def test_file_recovery_keeps_only_whole_event_lines(tmp_path_factory, ids, torn):
+    path = tmp_path_factory.mktemp("out") / "events.jsonl"
+    head = b'{"id":"0"}\n'
+    path.write_bytes(head)
+    sink = ev.FileSink(path, "jsonl")
+    try:
+        cp = ev.Checkpoint("0", output=sink.position())
+        lines = b"".join(json.dumps({"id": str(i)}).encode() + b"\n" for i in ids)
+        with open(path, "ab") as fh:
+            fh.write(lines + torn)
+        got = sink.recover(cp)
+    finally:
+        sink.close()
+    data = path.read_bytes()
+    assert data.startswith(head + lines)
+    assert got[: len(ids)] == [str(i) for i in ids]
+    assert data.endswith(b"\n")
+    for line in data.splitlines():
+        assert "id" in json.loads(line)
