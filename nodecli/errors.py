@@ -66,3 +66,9 @@ class RemoteError(NodecliError):
 
 class Interrupted(NodecliError):
     exit_code = ExitCode.INTERRUPTED
+
+
+class StdoutClosed(Exception):
+    """stdout's reader went away (``| head``). Deliberately not an OSError: click's
+    ``main`` swallows EPIPE and exits 1; this passes through it to our entry point,
+    which exits 141 silently."""

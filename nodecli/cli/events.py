@@ -14,15 +14,6 @@ from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
 
 
-def _broken_pipe() -> click.exceptions.Exit:
-    """stdout's reader went away (``| head``): exit 141 quietly, like main does."""
-    from nodecli.cli.main import _silence_stdout
-    from nodecli.errors import ExitCode
-
-    _silence_stdout()
-    return click.exceptions.Exit(ExitCode.BROKEN_PIPE)
-
-
 def _since(value: str | None) -> Any:
     if value is None:
         return None
@@ -97,10 +88,7 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
     with client:
         result = ev.list_events(client, flt, since=after, token=token, count=count,
                                 state_dir=app.paths.state_dir, log=app.term.debug)
-    try:
-        _show_page(app, result, output_format)
-    except BrokenPipeError:
-        raise _broken_pipe() from None
+    _show_page(app, result, output_format)
 
 
 def _show_page(app: App, result: Any, output_format: str) -> None:
@@ -239,8 +227,6 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
                 checkpoint_file=ck_file, resume_name=resume_name, output_file=out_file,
                 status=status, notice=lambda text: app.term.info("hint: " + text),
                 log=app.term.debug)
-    except BrokenPipeError:
-        raise _broken_pipe() from None
     except ev.TailInterrupted as exc:
         status.clear()
         how = _resume_hint(follow, type_, type_glob, checkpoint_file, resume_name,

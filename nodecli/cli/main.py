@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import click
 
-from nodecli.errors import ExitCode, NodecliError
+from nodecli.errors import ExitCode, NodecliError, StdoutClosed
 
 
 def _terminal():
@@ -57,7 +57,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\nnodecli: interrupted\n")
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:
+    except (StdoutClosed, BrokenPipeError):
         _silence_stdout()
         return ExitCode.BROKEN_PIPE
     except OSError as exc:

@@ -1,0 +1,58 @@
+"""The entry point: one mapping from failures to exit codes, quiet broken pipes."""
+
+from __future__ import annotations
+
+import subprocess
+
+from nodecli.config import ConfigStore, NodeUser, TransferUser, resolve_paths
+from nodecli.errors import ExitCode
+from nodecli.passwords import hash_password
+from tests.conftest import nodecli_cmd, subprocess_env
+
+
+def _many_users(home, n: int) -> None:
+    digest = hash_password("pw-for-all", log_n=4)
+    with ConfigStore(resolve_paths(home)).edit() as cfg:
+        cfg.transfer_users["xfer"] = TransferUser("xfer", ["file:////data/*"])
+        for i in range(n):
+            name = f"user{i:05d}"
+            cfg.users[name] = NodeUser(name, "xfer", digest, ["admin"])
+
+
+def test_closed_stdout_exits_141_without_a_word(home):
+    # far more than a pipe buffer (64 KiB), so the writer meets EPIPE mid-output
+    _many_users(home, 3000)
+    proc = subprocess.Popen(nodecli_cmd("user", "list", "-o", "json"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=subprocess_env())
+    assert proc.stdout is not None
+    proc.stdout.read(100)  # the reader takes a little, then goes away, like `| head -c100`
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.BROKEN_PIPE
+    assert err == b""
+
+
+def test_help_and_version_on_stdout_exit_0(invoke):
+    r = invoke("--help")
+    assert r.exit_code == 0 and "Classic flags" in r.stdout and r.stderr == ""
+    r = invoke("-A")
+    assert r.exit_code == 0 and r.stdout.startswith("nodecli ")
+
+
+def test_unknown_option_is_usage_exit_2(invoke):
+    r = invoke("--bogus")
+    assert r.exit_code == ExitCode.USAGE
+    assert r.stdout == "" and "--bogus" in r.stderr
+
+
+def test_classic_flags_refused_with_a_subcommand(invoke):
+    r = invoke("-l", "user", "list")
+    assert r.exit_code == ExitCode.USAGE and "cannot be combined" in r.stderr
+
+
+def test_damaged_config_is_exit_3_with_the_file_named(invoke, home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("version = 1\n[users\n")
+    r = invoke("user", "list")
+    assert r.exit_code == ExitCode.CONFIG
+    assert str(home / "config.toml") in r.stderr and "Traceback" not in r.stderr
