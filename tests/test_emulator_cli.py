@@ -112,16 +112,6 @@ def test_serve_rejects_bad_options(invoke, args):
     assert r.exit_code == 2, r
 
 
-def test_event_rate_needs_the_events_module_or_starts_it(invoke, monkeypatch):
-    import importlib.util
-
-    if importlib.util.find_spec("nodecli.emulator.events") is not None:
-        pytest.skip("events module present: covered by the events tests")
-    r = invoke("emulator", "serve", "--port", "0", "--event-rate", "5")
-    assert r.exit_code == 2
-    assert "events" in r.stderr
-
-
 def test_access_keys_and_verification_keys_survive_restart(tmp_path):
     from nodecli.config.paths import resolve_paths
     from nodecli.emulator.app import build_server

@@ -82,21 +82,6 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     version = node_version or DEFAULT_NODE_VERSION
     if not all(p.isdigit() for p in version.split(".")) or len(version) > 32:
         raise UsageError(f"--node-version must look like 4.4.5, not {version!r}")
-    generator = None
-    if event_rate > 0:
-        import importlib
-
-        try:
-            events_module = importlib.import_module("nodecli.emulator.events")
-        except ModuleNotFoundError as exc:
-            if exc.name != "nodecli.emulator.events":
-                raise
-            raise UsageError("--event-rate needs the events feature of the emulator "
-                             "(nodecli.emulator.events), which this build does not have"
-                             ) from None
-        generator = getattr(events_module, "start_generator", None)
-        if generator is None:
-            raise UsageError("--event-rate: this build's event module has no generator")
     access_log = app.term.debug if app.verbosity >= 1 else None
     try:
         server = build_server(app.paths, host=host, port=port, tls=not no_tls,
@@ -119,8 +104,10 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     faults.slow_seconds = slow_seconds
     port_path = Path(port_file).expanduser() if port_file else None
     try:
-        if generator is not None:
-            generator(server.state, event_rate)
+        if event_rate > 0:
+            from nodecli.emulator.events import start_generator
+
+            start_generator(server.state, event_rate)
         server.start()
         app.term.data(f"url     {server.url}")
         if not no_tls:

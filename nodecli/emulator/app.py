@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 from nodecli.config.paths import Paths
 from nodecli.emulator.server import EmulatorServer
 from nodecli.emulator.state import DEFAULT_NODE_VERSION, NodeState
-
-# Feature modules; each has register(router, state). Order matters only for
-# overlapping patterns (none today).
-FEATURES = ("nodecli.emulator.node", "nodecli.emulator.events", "nodecli.emulator.operations")
 
 
 def build_server(
@@ -34,14 +29,10 @@ def build_server(
         _ca, cert_path, key_path = make_certificates(state.state_folder() / "tls")
         cert = (str(cert_path), str(key_path))
     server = EmulatorServer(state, host=host, port=port, tls=cert, access_log=access_log)
-    for name in FEATURES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(server.router, state)
+    from nodecli.emulator import events, node, operations
+
+    for feature in (node, events, operations):
+        feature.register(server.router, state)
     return server
 
 
