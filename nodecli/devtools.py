@@ -10,7 +10,6 @@ The man page is roff written here from the click command tree (no extra dependen
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import sys
 from collections.abc import Iterator
@@ -59,21 +58,8 @@ FILES = (
 
 
 def _subcommand(group: click.Group, ctx: click.Context, name: str) -> click.Command | None:
-    """The subcommand, or None when its module does not exist yet.
-
-    Only generation skips them: other command groups are developed in parallel and
-    the generated files are regenerated once they are merged. A module that exists
-    but fails to import is a real error and propagates.
-    """
-    lazy = getattr(group, "lazy_subcommands", {})
-    if name in lazy:
-        module_name = lazy[name][0].split(":")[0]
-        try:
-            importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                return None
-            raise
+    """The subcommand (imported: generation documents every command, so a module that
+    fails to import is an error here, never a silent gap in the man page)."""
     return group.get_command(ctx, name)
 
 
