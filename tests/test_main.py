@@ -39,10 +39,18 @@ def test_help_and_version_on_stdout_exit_0(invoke):
     assert r.exit_code == 0 and r.stdout.startswith("nodecli ")
 
 
-def test_unknown_option_is_usage_exit_2(invoke):
+def test_usage_errors_are_one_line_plus_a_hint(invoke):
     r = invoke("--bogus")
+    assert r.exit_code == ExitCode.USAGE and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "nodecli: error: No such option '--bogus'. (Did you mean one of: '--user', "
+        "'--verbose'?)",
+        "hint: see 'nodecli --help'",
+    ]
+    r = invoke("user", "add")
     assert r.exit_code == ExitCode.USAGE
-    assert r.stdout == "" and "--bogus" in r.stderr
+    assert r.stderr.splitlines() == ["nodecli: error: Missing argument 'NAME'.",
+                                     "hint: see 'nodecli user add --help'"]
 
 
 def test_classic_flags_refused_with_a_subcommand(invoke):

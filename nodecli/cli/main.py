@@ -49,7 +49,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("\nnodecli: interrupted\n")
         return ExitCode.INTERRUPTED
     except click.ClickException as exc:
-        exc.show()
+        # One line like every other error (click's own form is a 4-line block).
+        command = exc.ctx.command_path if getattr(exc, "ctx", None) else "nodecli"
+        hint = f"see '{command} --help'" if isinstance(exc, click.UsageError) else None
+        _terminal().error(exc.format_message(), hint)
         return exc.exit_code
     except NodecliError as exc:
         _terminal().error(exc.message, exc.hint)
