@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +31,12 @@ _AK_ID_RE = re.compile(r"^[A-Za-z0-9_.@+-]{1,128}$")
 # -- profiles ----------------------------------------------------------------------------
 
 
-@dataclass
-class ProfileSpec:
-    """What ``node add`` was given (validated by :func:`validate_profile`)."""
-
-    name: str
-    url: str
-    user: str | None = None
-    access_key: str | None = None
-    bearer_file: str | None = None
-    cacert: str | None = None
-    insecure: bool = False
-    access_key_header: str | None = None
+#: What ``node add`` was given: the model's own type, not yet validated or normalised.
+ProfileSpec = NodeProfile
 
 
-def validate_profile(spec: ProfileSpec) -> NodeProfile:
-    """Check a profile's fields; raise UsageError naming the bad one."""
+def validate_profile(spec: NodeProfile) -> NodeProfile:
+    """Check a profile's fields and return it normalised; UsageError names the bad one."""
     try:
         check_name(spec.name, "profile name")
     except ValueError as exc:
