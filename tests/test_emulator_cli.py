@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -78,6 +79,24 @@ def test_serve_https_then_node_info_with_printed_cacert(serve, invoke, home):
     assert f"url     {url}" in out
     assert f"cacert  {ca}" in out
     assert not port_file.exists()  # removed on a clean stop
+
+
+def test_serve_writes_a_service_token_the_operations_commands_accept(serve, invoke, home,
+                                                                       tmp_path):
+    token_file = tmp_path / "svc.tok"
+    _proc, port, _ = serve("--no-tls", "--service-token-file", str(token_file))
+    assert oct(token_file.stat().st_mode & 0o777) == "0o600"
+    url = f"http://127.0.0.1:{port}"
+    created = invoke("workspaces", "create", "--name", "demo", "--url", url,
+                     "--token-file", str(token_file))
+    assert created.exit_code == 0, created
+    listed = invoke("operations", "list", "--url", url, "--token-file", str(token_file),
+                    "-o", "json")
+    assert listed.exit_code == 0, listed
+    assert [op["type"] for op in json.loads(listed.stdout)] == ["workspace.create"]
+    inspected = invoke("token", "inspect", str(token_file.read_text().strip()), "-o", "json")
+    assert inspected.exit_code == 0, inspected
+    assert "user:all" in inspected.stdout
 
 
 def test_serve_plain_http_with_version_and_sigint(serve, invoke, home):

@@ -54,11 +54,14 @@ def _port_file_holds(path: Path, port: int) -> bool:
               help="Delay of slow answers.")
 @click.option("--event-rate", type=click.FloatRange(0, 10000), default=0.0, show_default=True,
               metavar="N", help="Generate N activity events per second (0: none).")
+@click.option("--service-token-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write an OAuth access token of the emulated collaboration service "
+                   "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
 @pass_app
 def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
-          event_rate: float) -> None:
+          event_rate: float, service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
     Node users (and their passwords) are those of this home's config.toml; access
@@ -68,6 +71,12 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
       nodecli emulator serve &          # prints its URL and the CA file (cacert ...)
       nodecli node add emu --url https://localhost:9092 --user admin --cacert CAFILE
       nodecli node info --node emu
+
+    \b
+    The collaboration service is emulated too (operations, workspaces):
+      nodecli emulator serve --service-token-file tok &
+      nodecli workspaces create --name conflict-demo --url https://localhost:9092 \\
+          --cacert CAFILE --token-file tok
     """
     from nodecli.emulator.app import build_server, ca_file
     from nodecli.emulator.state import DEFAULT_NODE_VERSION
@@ -113,6 +122,15 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         if not no_tls:
             app.term.data(f"cacert  {ca_file(app.paths)}")
         app.term.flush()
+        if service_token_file:
+            from nodecli.emulator.operations import mint_service_token
+
+            token = mint_service_token(server.state, "admin", "user:all", 24 * 3600)
+            atomic_write(Path(service_token_file).expanduser(), (token + "\n").encode())
+            app.term.info(f"service token (user:all, 24 h) written to {service_token_file}: "
+                          f"nodecli operations list --url {server.url}"
+                          f"{' --cacert ' + ca_file(app.paths) if not no_tls else ''} "
+                          f"--token-file {service_token_file}")
         if port_path is not None:
             atomic_write(port_path, f"{server.port}\n".encode(), mode=0o644)
         cfg = server.state.config()
