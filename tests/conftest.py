@@ -145,35 +145,53 @@ def _start_emulator(tmp_path_factory: pytest.TempPathFactory, tls: bool):
     return EmulatorHandle(server, paths)
 
 
-@pytest.fixture(scope="session")
-def _emulator_session(tmp_path_factory: pytest.TempPathFactory):
-    handle = _start_emulator(tmp_path_factory, tls=False)
+def _session_emulator(tmp_path_factory: pytest.TempPathFactory, tls: bool):
+    handle = _start_emulator(tmp_path_factory, tls=tls)
     handle.add_node_user("admin", "admin-pass", acls=("admin",))
     yield handle
     handle.server.stop()
+
+
+def _fresh(handle: EmulatorHandle):
+    """The session's emulator, reset before the test and its faults cleared after."""
+    handle.state.reset()
+    handle.faults.clear()
+    yield handle
+    handle.faults.clear()
+
+
+@pytest.fixture(scope="session")
+def _emulator_session(tmp_path_factory: pytest.TempPathFactory):
+    yield from _session_emulator(tmp_path_factory, tls=False)
 
 
 @pytest.fixture(scope="session")
 def _tls_emulator_session(tmp_path_factory: pytest.TempPathFactory):
-    handle = _start_emulator(tmp_path_factory, tls=True)
-    handle.add_node_user("admin", "admin-pass", acls=("admin",))
-    yield handle
-    handle.server.stop()
+    yield from _session_emulator(tmp_path_factory, tls=True)
 
 
 @pytest.fixture
 def emulator(_emulator_session: EmulatorHandle) -> EmulatorHandle:
     """The plain-HTTP emulator, reset for this test. Node user admin / admin-pass."""
-    _emulator_session.state.reset()
-    _emulator_session.faults.clear()
-    yield _emulator_session
-    _emulator_session.faults.clear()
+    yield from _fresh(_emulator_session)
 
 
 @pytest.fixture
 def tls_emulator(_tls_emulator_session: EmulatorHandle) -> EmulatorHandle:
     """The HTTPS emulator (self-signed CA at .ca_file), reset for this test."""
-    _tls_emulator_session.state.reset()
-    _tls_emulator_session.faults.clear()
-    yield _tls_emulator_session
-    _tls_emulator_session.faults.clear()
+    yield from _fresh(_tls_emulator_session)
+
+
+@pytest.fixture
+def node_env(emulator: EmulatorHandle, home: Path) -> dict[str, str]:
+    """Environment that points a nodecli subprocess at the emulator as admin."""
+    return {"NODECLI_URL": emulator.url, "NODECLI_USER": "admin",
+            "NODECLI_PASSWORD": "admin-pass", "NODECLI_HOME": str(home)}
+
+
+@pytest.fixture
+def log(emulator: EmulatorHandle):
+    """The emulator's activity log (append, generate, canned replies)."""
+    from nodecli.emulator.events import log_for
+
+    return log_for(emulator.state)

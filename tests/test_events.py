@@ -12,21 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodecli import events as ev
-from nodecli.emulator.events import log_for
 from nodecli.emulator.server import Reply
 from nodecli.errors import NodecliError, UsageError
 from nodecli.http import Auth, Endpoint, open_client
-
-
-@pytest.fixture
-def node_env(emulator, home):
-    return {"NODECLI_URL": emulator.url, "NODECLI_USER": "admin",
-            "NODECLI_PASSWORD": "admin-pass", "NODECLI_HOME": str(home)}
-
-
-@pytest.fixture
-def log(emulator):
-    return log_for(emulator.state)
 
 
 @pytest.fixture

@@ -13,19 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nodecli.emulator.events import log_for, start_generator
+from nodecli.emulator.events import start_generator
 from tests.conftest import nodecli_cmd, subprocess_env
-
-
-@pytest.fixture
-def node_env(emulator, home):
-    return {"NODECLI_URL": emulator.url, "NODECLI_USER": "admin",
-            "NODECLI_PASSWORD": "admin-pass", "NODECLI_HOME": str(home)}
-
-
-@pytest.fixture
-def log(emulator):
-    return log_for(emulator.state)
 
 
 def ids_of(text: str) -> list[str]:
