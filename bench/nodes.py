@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import base64
 import http.client
-import os
 import statistics
 import subprocess
 import sys
@@ -31,25 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(home.parent / "pycache")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["NODECLI_HOME"] = str(home)
-    env["NO_COLOR"] = "1"
-    return env
-
-
-def _proc(cmd: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+from _common import child_env, time_process  # also puts the checkout on sys.path
 
 
 def _median(fn, runs: int) -> float:
@@ -76,7 +57,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        env = _env(home)
+        env = child_env(home)
         from nodecli.config.model import NodeProfile, NodeUser, TransferUser
         from nodecli.config.paths import resolve_paths
         from nodecli.config.store import ConfigStore
@@ -90,8 +71,8 @@ def main() -> None:
                 cfg.nodes[f"n{i}"] = NodeProfile(f"n{i}", f"https://n{i}:9092", user="admin")
 
         # 1. local command start-up
-        base = _median(lambda: _proc([sys.executable, "-c", "import click"], env), args.runs)
-        ours = _median(lambda: _proc([sys.executable, "-m", "nodecli", "node", "list"], env),
+        base = _median(lambda: time_process([sys.executable, "-c", "import click"], env), args.runs)
+        ours = _median(lambda: time_process([sys.executable, "-m", "nodecli", "node", "list"], env),
                        args.runs)
         print(f"node list process: {ours * 1000:.0f} ms vs 'import click' "
               f"{base * 1000:.0f} ms: ratio {ours / base:.2f} (target <= 2)")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -31,23 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import child_env  # also puts the checkout on sys.path
 
 # What the installed `nodecli` console script runs.
 CONSOLE_SCRIPT = "import sys\nfrom nodecli.cli.main import main\nsys.exit(main())\n"
 HEAVY = ("httpx2", "httpx", "httpcore", "cryptography", "rich", "filelock", "platformdirs",
          "tomli_w", "ssl")
-
-
-def child_env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["NODECLI_HOME"] = str(home)
-    env["NO_COLOR"] = "1"
-    env["NODECLI_PASSWORD"] = "bench-password"
-    return env
 
 
 def write_config(home: Path, n_users: int, password_hash: str) -> None:
@@ -122,7 +110,8 @@ def main() -> int:
         write_config(large, 10_000, password_hash)
         script = Path(tmp) / "nodecli"
         script.write_text(CONSOLE_SCRIPT)
-        env_small, env_large = child_env(small), child_env(large)
+        env_small, env_large = child_env(small, NODECLI_PASSWORD="bench-password"), \
+            child_env(large, NODECLI_PASSWORD="bench-password")
         nodecli = [py, str(script)]
 
         print(f"python {sys.version.split()[0]}, median of {args.runs} interleaved runs (ms)\n")

@@ -19,35 +19,15 @@ Only ratios against baselines measured in the same run are meaningful.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import child_env, time_process  # also puts the checkout on sys.path
+
 PASSWORD = "bench-password-1"
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    # Byte-code cached as in an installed package (the dev shell may disable it).
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(home.parent / "pycache")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["NODECLI_HOME"] = str(home)
-    env["NODECLI_PASSWORD"] = PASSWORD
-    env["NO_COLOR"] = "1"
-    return env
-
-
-def _time(cmd: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
 
 
 def _setup(home: Path) -> Path:
@@ -74,16 +54,16 @@ def bench_token(runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         key = _setup(home)
-        env = _env(home)
+        env = child_env(home, NODECLI_PASSWORD=PASSWORD)
         create = [sys.executable, "-m", "nodecli", "token", "create", "-u", "admin",
                   "--access-key", "AKbench", "--user-id", "alice", "--key-file-path", str(key)]
         baseline = [sys.executable, "-c", "import cryptography.hazmat.primitives.asymmetric.rsa"]
-        _time(create, env)  # warm the file cache (and the key-validation record)
-        _time(baseline, env)
+        time_process(create, env)  # warm the file cache (and the key-validation record)
+        time_process(baseline, env)
         ours, base = [], []
         for _ in range(runs):
-            ours.append(_time(create, env))
-            base.append(_time(baseline, env))
+            ours.append(time_process(create, env))
+            base.append(time_process(baseline, env))
         phc = ConfigStore(resolve_paths(home)).load().users["admin"].password_hash
         pw = []
         for _ in range(5):
@@ -94,7 +74,7 @@ def bench_token(runs: int) -> None:
         cold = []
         for _ in range(3):
             (home / "state" / "validated-keys.json").unlink(missing_ok=True)
-            cold.append(_time(create, env))
+            cold.append(time_process(create, env))
     m_ours, m_base, m_pw = (statistics.median(x) for x in (ours, base, pw))
     print(f"token create (4096-bit key, whole process), median of {runs}:")
     print(f"  nodecli token create          {m_ours * 1000:7.1f} ms")
@@ -111,14 +91,14 @@ def bench_keygen(runs: int, bits_list: list[int]) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        env = _env(home)
+        env = child_env(home, NODECLI_PASSWORD=PASSWORD)
         for bits in bits_list:
             ours, openssl, inproc = [], [], []
             for i in range(runs):
-                ours.append(_time([sys.executable, "-m", "nodecli", "key", "generate",
+                ours.append(time_process([sys.executable, "-m", "nodecli", "key", "generate",
                                    str(Path(tmp) / f"k{bits}-{i}.pem"), "--bits", str(bits)], env))
                 out = str(Path(tmp) / f"o{bits}-{i}.pem")
-                openssl.append(_time(["openssl", "genrsa", "-out", out, str(bits)], env))
+                openssl.append(time_process(["openssl", "genrsa", "-out", out, str(bits)], env))
                 t = time.perf_counter()
                 generate_private_key(bits)
                 inproc.append(time.perf_counter() - t)
