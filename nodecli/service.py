@@ -260,12 +260,23 @@ def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | Non
     return ("stored" if token else "none"), token
 
 
-def list_profiles(cfg: Config, secrets: Any) -> list[dict[str, Any]]:
-    """Rows for ``service list`` (stable json fields)."""
+def list_profiles(cfg: Config, open_secrets: Callable[[], Any]) -> list[dict[str, Any]]:
+    """Rows for ``service list`` (stable json fields).
+
+    The secret store (keyring, which may pull in heavy modules) is opened only if a
+    profile keeps its token there, not for profiles that read a token file.
+    """
+    opened: list[Any] = []
+
+    def secrets() -> Any:
+        if not opened:
+            opened.append(open_secrets())
+        return opened[0]
+
     rows = []
     for name in sorted(cfg.services):
         prof = cfg.services[name]
-        source, _ = profile_token(prof, secrets)
+        source, _ = profile_token(prof, secrets() if not prof.token_file else None)
         rows.append({"name": name, "url": prof.url, "token": source,
                      "default": name == cfg.default_service, "cacert": prof.cacert,
                      "insecure": prof.insecure})

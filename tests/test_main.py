@@ -64,3 +64,33 @@ def test_damaged_config_is_exit_3_with_the_file_named(invoke, home):
     r = invoke("user", "list")
     assert r.exit_code == ExitCode.CONFIG
     assert str(home / "config.toml") in r.stderr and "Traceback" not in r.stderr
+
+
+def test_profile_listings_stay_local_and_light(home, tmp_path):
+    """`node list` / `service list` read the config only: no HTTP, crypto, rich or keyring
+    import (the secret store is opened only for a profile that keeps its token there)."""
+    import sys
+
+    from nodecli.config import NodeProfile, ServiceProfile
+    from tests.conftest import REPO_ROOT
+
+    token_file = tmp_path / "svc.tok"
+    token_file.write_text("opaque-token\n")
+    with ConfigStore(resolve_paths(home)).edit() as cfg:
+        cfg.nodes["n"] = NodeProfile("n", "https://node:9092", user="admin")
+        cfg.services["s"] = ServiceProfile("s", "https://svc:443", token_file=str(token_file))
+    code = (
+        "import sys, io\n"
+        "from nodecli.cli.main import run\n"
+        "real, sys.stdout = sys.stdout, io.StringIO()\n"
+        "rcs = [run(['node', 'list']), run(['service', 'list', '-o', 'json'])]\n"
+        "out, sys.stdout = sys.stdout.getvalue(), real\n"
+        "heavy = ('httpx2', 'httpcore', 'cryptography', 'rich', 'keyring', 'ssl')\n"
+        "print(rcs, sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}))\n"
+        "print(out)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=subprocess_env(),
+                          capture_output=True, text=True, timeout=60, cwd=str(REPO_ROOT))
+    first, _, rest = proc.stdout.partition("\n")
+    assert first == "[0, 0] []", proc.stdout + proc.stderr
+    assert f"file {token_file}" in rest  # the token's source is still reported

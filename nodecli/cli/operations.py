@@ -241,7 +241,7 @@ def service_list(app: App, output_format: str) -> None:
     from nodecli.secrets import open_secrets
     from nodecli.service import list_profiles
 
-    rows = list_profiles(app.store.load(), open_secrets(app.paths))
+    rows = list_profiles(app.store.load(), lambda: open_secrets(app.paths))
     app.term.table(rows, [Column("name", "name"), Column("url", "url"),
                           Column("token", "token"), Column("default", "default")],
                    output_format)
