@@ -115,11 +115,6 @@ def render_rich_table(
     console.print(table)
 
 
-def choose_format(requested: str | None, *, stdout_tty: bool) -> str:
-    """``-o`` wins; otherwise a table (rich on a colour terminal, plain text elsewhere)."""
-    return requested or "table"
-
-
 def is_tty(stream: IO[str] | None = None) -> bool:
     stream = stream or sys.stdout
     try:

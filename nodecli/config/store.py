@@ -205,7 +205,3 @@ class ConfigStore:
         """Overwrite the whole configuration (import), keeping the old one as .bak."""
         with self.locked():
             self.save_unlocked(cfg)
-
-
-def file_mode(path: Path) -> int:
-    return os.stat(path).st_mode & 0o777

@@ -162,13 +162,6 @@ def _ensure_key(svc: ServiceState) -> None:
         svc.private_key = key
 
 
-def service_public_key(state: NodeState) -> str:
-    """PEM of the key that verifies the emulator's service tokens."""
-    svc = service_state(state)
-    _ensure_key(svc)
-    return svc.public_pem
-
-
 def mint_service_token(state: NodeState, user_id: str, scopes: tuple[str, ...] | str = "user:all",
                        expires_in: float = 3600, *, group_ids: list[str] | None = None,
                        expires_at: datetime | None = None) -> str:
