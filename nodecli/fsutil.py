@@ -78,11 +78,13 @@ def create_exclusive(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
     fsync_dir(path.parent)
 
 
-def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE, *,
+                 durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
     A reader (or a crash at any instant) sees either the old content or the new
     one, never a mix. The temporary file is created with ``mode`` from the start.
+    ``durable=False`` skips the fsyncs, for caches that are checked before use.
     """
     path = Path(path)
     if path.is_symlink():
@@ -93,7 +95,8 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
     try:
         os.fchmod(fd, mode)
         _write_all(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
         os.close(fd)
         fd = -1
         os.replace(tmp, path)
@@ -103,7 +106,8 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 @contextlib.contextmanager

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,24 +132,13 @@ class ConfigStore:
         """Best effort and not fsynced: a torn or stale cache is simply not used."""
         import json
 
-        tmp = self.cache_path.with_name(f".config.cache.{os.getpid()}.tmp")
         try:
             blob = json.dumps({"source": raw.decode("utf-8"), "data": data},
                               ensure_ascii=False, separators=(",", ":")).encode("utf-8")
             ensure_private_dir(self.paths.state_dir)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-                         | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            try:
-                os.fchmod(fd, 0o600)
-                view = memoryview(blob)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.cache_path)
+            atomic_write(self.cache_path, blob, durable=False)
         except (OSError, ValueError, TypeError):
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            pass  # no cache this time: the next load parses the TOML again
 
     def exists(self) -> bool:
         return self.path.exists()
