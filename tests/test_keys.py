@@ -247,6 +247,18 @@ def test_check_bits(bits: int) -> None:
 
 # -- CLI ---------------------------------------------------------------------------------------
 
+def test_cli_key_generate_path_forms(invoke, tmp_path: Path) -> None:
+    """A trailing '/' means a folder (created 0700); any other new path is the key file."""
+    r = invoke("key", "generate", str(tmp_path / "new" / "ak1") + "/", "--bits", "1024")
+    assert r.exit_code == 0, r
+    assert _mode(tmp_path / "new" / "ak1") == 0o700
+    assert _mode(tmp_path / "new" / "ak1" / "private.pem") == 0o600
+    assert (tmp_path / "new" / "ak1" / "public.pem").is_file()
+    r = invoke("key", "generate", str(tmp_path / "ak2.pem"), "--bits", "1024")
+    assert r.exit_code == 0, r
+    assert _mode(tmp_path / "ak2.pem") == 0o600 and (tmp_path / "ak2.pem.pub").is_file()
+
+
 def test_cli_key_generate_public_fingerprint(invoke, tmp_path: Path) -> None:
     folder = tmp_path / "ak1"
     folder.mkdir()

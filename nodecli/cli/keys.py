@@ -9,6 +9,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
+from nodecli.fsutil import ensure_private_dir
 from nodecli.keys import (
     DEFAULT_BITS,
     PRIVATE_NAME,
@@ -62,24 +63,25 @@ def key() -> None:
 
 
 @key.command("generate")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path())
 @click.option("--bits", type=int, default=DEFAULT_BITS, show_default=True,
               help="Key length: a power of 2 from 1024 to 16384.")
 @click.option("--force", is_flag=True,
               help="Replace an existing key pair (tokens signed by it stop verifying).")
 @output_option(("text", "json"), default="text")
 @pass_app
-def generate(app: App, path: Path, bits: int, force: bool, output_format: str) -> None:
+def generate(app: App, path: str, bits: int, force: bool, output_format: str) -> None:
     """Create a key pair: PATH (PKCS#8 PEM, 0600) and its public key beside it.
 
-    PATH may be a folder: the pair is then PATH/private.pem and PATH/public.pem.
-    Otherwise the public key is PATH.pub (public.pem when PATH is named private.pem).
-    An existing file is never overwritten without --force, and never through a link.
+    PATH may be a folder (an existing one, or any path ending in '/', created 0700):
+    the pair is then PATH/private.pem and PATH/public.pem. Otherwise the public key
+    is PATH.pub (public.pem when PATH is named private.pem). An existing file is
+    never overwritten without --force, and never through a link.
     """
-    path = path.expanduser()
-    if path.is_dir() and not path.is_symlink():
-        path = path / PRIVATE_NAME
-    info = generate_with_progress(app, path, check_bits(bits), force=force)
+    target = Path(path).expanduser()
+    if path.endswith("/") or (target.is_dir() and not target.is_symlink()):
+        target = ensure_private_dir(target) / PRIVATE_NAME
+    info = generate_with_progress(app, target, check_bits(bits), force=force)
     if output_format == "json":
         app.term.json({"private_key": str(info.private_path), "public_key": str(info.public_path),
                        "bits": info.bits, "fingerprint": info.fingerprint})
