@@ -45,6 +45,16 @@ def test_path(invoke, home):
     assert json.loads(r.stdout)["config"] == str(home / "other" / "config.toml")
 
 
+def test_path_of_one_location_is_the_bare_path(invoke, home):
+    every = json.loads(invoke("config", "path", "-o", "json").stdout)
+    for name in ("config", "backup", "secrets", "keys", "state"):
+        r = invoke("config", "path", name)
+        assert r.exit_code == 0
+        assert r.stdout == every[name] + "\n"
+    r = invoke("config", "path", "nowhere")
+    assert r.exit_code == 2 and r.stdout == ""
+
+
 def test_check_ok_missing_and_damaged(invoke, home):
     r = invoke("config", "check")
     assert r.exit_code == 0 and "no config yet" in r.stderr

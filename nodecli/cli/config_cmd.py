@@ -29,11 +29,22 @@ def config() -> None:
 
 
 @config.command("path")
+@click.argument("name", required=False,
+                type=click.Choice(["config", "backup", "secrets", "keys", "state"]))
 @output_option()
 @pass_app
-def path_cmd(app: App, output_format: str) -> None:
-    """Print where nodecli keeps its files (config, backup, secrets, keys, state)."""
+def path_cmd(app: App, name: str | None, output_format: str) -> None:
+    """Print where nodecli keeps its files (config, backup, secrets, keys, state).
+
+    \b
+      nodecli config path                 # every location, as a table
+      nodecli config path keys            # one location alone, for scripts
+      ls "$(nodecli config path keys)/ak1"
+    """
     paths = app.paths.as_dict()
+    if name is not None:
+        app.term.data(paths[name])
+        return
     if output_format == "json":
         app.term.json(paths)
         return
