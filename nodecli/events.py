@@ -51,7 +51,11 @@ MIN_EVENTS_VERSION = (3, 6, 0)
 MIN_GET_BY_ID_VERSION = (3, 7, 3)
 EXPLICIT_LOGGING_VERSION = (3, 7, 4)
 DEFAULT_PAGE_SIZE = 1000
-MAX_PAGE_SIZE = 10_000
+# ``count`` is an unsigned integer (interface.md 4.1) with no maximum shown: any value is
+# sent as given and a node may cap it; only a count too large for any node to mean is
+# refused (2**63 - 1, the largest signed 64-bit integer).
+MAX_COUNT = 2**63 - 1
+PER_KEY_LOGGING_VERSION = (3, 8, 0)
 DEFAULT_SINCE = timedelta(minutes=10)  # the default start point of `events tail`
 INFO_CACHE_TTL = 120.0
 CHECKPOINT_VERSION = 1
@@ -116,8 +120,9 @@ class EventFilter:
 
 
 def validate_page_size(n: int) -> int:
-    if not 1 <= n <= MAX_PAGE_SIZE:
-        raise UsageError(f"page size must be between 1 and {MAX_PAGE_SIZE}, not {n}")
+    """A tail's page size: any count a node accepts, but at least 1 (0 never progresses)."""
+    if not 1 <= n <= MAX_COUNT:
+        raise UsageError(f"page size must be a whole number from 1 to {MAX_COUNT}, not {n}")
     return n
 
 
@@ -154,6 +159,9 @@ class Page:
     next_token: str | None
     url: str
     link_problem: str | None = None
+    # the host a Link rel="next" named when it was not the user's (its query is then
+    # requested on the user's base URL instead; nothing is ever sent to that host)
+    foreign_host: str | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -231,19 +239,29 @@ def parse_events(body: bytes, url: str = "") -> list[tuple[dict[str, Any], str]]
 
 
 def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) -> Page:
-    """Validate one page. Link problems are reported in ``link_problem``, not raised."""
-    from nodecli.http import next_link, origin
+    """Validate one page. Link problems are reported in ``link_problem``, not raised.
+
+    A ``Link: rel="next"`` that names another host (a node behind a proxy, NAT or load
+    balancer advertising its internal name) is not followed there: its query
+    (``iteration_token`` and whatever else it carries) is requested on ``base_url``'s
+    ``/events``, and ``foreign_host`` says which host was named.
+    """
+    from nodecli.http import LinkError, next_link, origin
 
     items = parse_events(body, url)
-    next_url = next_link(link_header, url)
     token = None
     problem = None
+    foreign = None
+    try:
+        next_url = next_link(link_header, url)
+        if next_url is not None and origin(next_url) != origin(base_url):
+            parts = urlsplit(next_url)
+            foreign = parts.netloc
+            next_url = _events_url(base_url) + (f"?{parts.query}" if parts.query else "")
+    except LinkError as exc:
+        next_url, problem = None, f'the Link rel="next" header is not a usable URL ({exc})'
     if next_url is None:
-        problem = 'the node sent no Link rel="next" header'
-    elif origin(next_url) != origin(base_url):
-        problem = (f'the Link rel="next" header points to another origin '
-                   f"({urlsplit(next_url).netloc}); refusing to follow it")
-        next_url = None
+        problem = problem or 'the node sent no Link rel="next" header'
     else:
         values = parse_qs(urlsplit(next_url).query).get("iteration_token")
         if not values or not values[-1]:
@@ -251,7 +269,11 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) ->
             next_url = None
         else:
             token = values[-1]
-    return Page(items, next_url, token, url, problem)
+    return Page(items, next_url, token, url, problem, foreign)
+
+
+def _events_url(base_url: str) -> str:
+    return base_url.rstrip("/") + "/events"
 
 
 class _RetryLater(Exception):
@@ -281,7 +303,23 @@ def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | 
                           expect=expect, hint_for=_hint_for)
     if resp.status != 200:
         raise _RetryLater(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")))
-    return parse_page(resp.body, resp.header("link"), resp.url, client.endpoint.base_url)
+    page = parse_page(resp.body, resp.header("link"), resp.url, client.endpoint.base_url)
+    if page.foreign_host is not None:
+        client.log(f"! the Link rel=\"next\" names host {page.foreign_host}: its query is "
+                   f"requested on {client.endpoint.base_url} instead")
+    return page
+
+
+def is_caught_up(page: Page, used_token: str | None) -> bool:
+    """Whether ``page`` reached the present: an EMPTY page, or a Link that names the very
+    token the page was asked for. A short page is not the end: ``count`` is "at most"
+    (interface.md 4.1) and a node may cap it below what was asked."""
+    return len(page) == 0 or (used_token is not None and page.next_token == used_token)
+
+
+def foreign_host_notice(host: str, base_url: str) -> str:
+    return (f'the node\'s Link rel="next" names another host ({host}); nodecli requests '
+            f"the next pages on {base_url} (the URL you gave) and sends nothing to {host}")
 
 
 def iter_pages(client: Client, flt: EventFilter, *, since: datetime | None = None,
@@ -289,12 +327,14 @@ def iter_pages(client: Client, flt: EventFilter, *, since: datetime | None = Non
     """Pages from the start point to the present, following Link (constant memory)."""
     page = fetch_page(client, "/events", build_params(flt, since=since, token=token,
                                                       count=page_size))
+    used = token
     while True:
         yield page
-        if len(page) < page_size:
+        if is_caught_up(page, used):
             return
         if page.link_problem or page.next_url is None:
             raise MalformedPage(f"{page.url}: {page.link_problem}")
+        used = page.next_token
         page = fetch_page(client, page.next_url)
 
 
@@ -426,6 +466,7 @@ def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
 class ListResult:
     page: Page
     hint: str | None = None
+    base_url: str = ""
 
 
 def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
@@ -446,7 +487,7 @@ def list_events(client: Client, flt: EventFilter, *, since: datetime | None = No
                                "this node") from None
         raise
     hint = empty_log_hint(client, info) if len(page) == 0 and not flt.params() else None
-    return ListResult(page, hint)
+    return ListResult(page, hint, client.endpoint.base_url)
 
 
 def _explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
@@ -1041,6 +1082,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
     attempt = 0
     first = True
     hinted = False
+    told_hosts: set[str] = set()
     while True:
         try:
             page = fetch_page(fetcher, target, params, retry_statuses=opts.follow)
@@ -1071,6 +1113,10 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
         if attempt and status:
             status("resumed")
         attempt = 0
+        if page.foreign_host is not None and page.foreign_host not in told_hosts:
+            told_hosts.add(page.foreign_host)
+            if notice:
+                notice(foreign_host_notice(page.foreign_host, client.endpoint.base_url))
         if first:
             first = False
             if len(page) == 0 and not hinted and notice and not opts.flt.params():
@@ -1128,9 +1174,10 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
             return st
         if page_ids:
             prev_ids = set(page_ids[-LAST_IDS_KEPT:])
+        caught_up = is_caught_up(page, page_token)
         page_token = page.next_token
         target, params = page.next_url or target, None
-        if len(page) < opts.page_size:
+        if caught_up:
             if not opts.follow:
                 st.stopped_by = "caught-up"
                 return st

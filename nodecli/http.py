@@ -142,9 +142,15 @@ class Response:
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+    """(scheme, host, port) of ``url``; never raises. An unusable port (``:99999``,
+    ``:x``) gives port -1, which equals no real origin, so no credentials go there."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return "", "", -1
+    return parts.scheme.lower(), host, port
 
 
 def node_message(body: bytes) -> str | None:
@@ -550,10 +556,30 @@ def iter_link_header(value: str | None) -> Iterator[tuple[str, dict[str, str]]]:
         yield target, params
 
 
+class LinkError(ValueError):
+    """A ``Link: rel="next"`` target that is not a usable http(s) URL."""
+
+
 def next_link(value: str | None, base_url: str) -> str | None:
-    """The absolute URL of the first ``rel="next"`` link (rel may list several)."""
+    """The absolute URL of the first ``rel="next"`` link (rel may list several; relation
+    types compare case-insensitively, RFC 8288 section 2.1.1).
+
+    Raises :class:`LinkError` when that target is not a usable http(s) URL (a port that
+    is not a number from 1 to 65535, an unbalanced IPv6 bracket, no host, another scheme).
+    """
     for target, params in iter_link_header(value):
         rels = params.get("rel", "").lower().split()
         if "next" in rels and target:
-            return urljoin(base_url, target)
+            shown = repr(target[:120])
+            try:
+                url = urljoin(base_url, target)
+                parts = urlsplit(url)
+                port = parts.port
+            except ValueError as exc:
+                raise LinkError(f"{shown}: {exc}") from None
+            if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+                raise LinkError(f"{shown}: not an http or https URL with a host")
+            if port == 0:
+                raise LinkError(f"{shown}: port 0")
+            return url
     return None

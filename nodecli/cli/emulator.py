@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 import threading
 from pathlib import Path
 
@@ -23,6 +24,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 """)
 def emulator() -> None:
     pass
+
+
+_LINK_HOST_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?")
 
 
 def _port_file_holds(path: Path, port: int) -> bool:
@@ -54,6 +58,12 @@ def _port_file_holds(path: Path, port: int) -> bool:
               help="Delay of slow answers.")
 @click.option("--event-rate", type=click.FloatRange(0, 10000), default=0.0, show_default=True,
               metavar="N", help="Generate N activity events per second (0: none).")
+@click.option("--max-count", type=click.IntRange(1, None), default=None, metavar="N",
+              help="Serve at most N events per GET /events whatever count asks (a node's "
+                   "own cap: count is 'at most').")
+@click.option("--link-host", default=None, metavar="HOST[:PORT]",
+              help="Name this host in the Link rel=\"next\" of GET /events (a node behind "
+                   "a proxy or NAT advertising its internal name).")
 @click.option("--service-token-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
@@ -61,7 +71,8 @@ def _port_file_holds(path: Path, port: int) -> bool:
 def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
-          event_rate: float, service_token_file: str | None) -> None:
+          event_rate: float, max_count: int | None, link_host: str | None,
+          service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
     Node users (and their passwords) are those of this home's config.toml; access
@@ -88,6 +99,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     if not _HEADER_RE.match(access_key_header):
         raise UsageError(f"--access-key-header must be an HTTP header name, "
                          f"not {access_key_header!r}")
+    if link_host is not None and not _LINK_HOST_RE.fullmatch(link_host):
+        raise UsageError(f"--link-host must be HOST or HOST:PORT, not {link_host[:60]!r}")
     version = node_version or DEFAULT_NODE_VERSION
     if not all(p.isdigit() for p in version.split(".")) or len(version) > 32:
         raise UsageError(f"--node-version must look like 4.4.5, not {version!r}")
@@ -95,7 +108,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     try:
         server = build_server(app.paths, host=host, port=port, tls=not no_tls,
                               version=version, access_key_header=access_key_header,
-                              access_log=access_log)
+                              access_log=access_log, max_count=max_count,
+                              link_host=link_host)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise NodecliError(f"cannot listen on {host}:{port}: the address is in use",

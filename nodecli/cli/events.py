@@ -58,8 +58,9 @@ def events() -> None:
 @_type_opt
 @_glob_opt
 @_since_opt
-@click.option("--count", type=click.IntRange(1, 10_000), metavar="N",
-              help="At most N events (the oldest matching ones; node default otherwise).")
+@click.option("--count", type=click.IntRange(0, 2**63 - 1), metavar="N",
+              help="At most N events (the oldest matching ones; node default otherwise). "
+                   "Sent as given: a node may return fewer.")
 @_token_opt
 @output_option(("table", "json", "jsonl"))
 @node_options
@@ -115,6 +116,8 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
             app.term.info("no events")
     if page.link_problem:
         app.term.warn(ev.clean(page.link_problem, 300))
+    if page.foreign_host is not None:
+        app.term.warn(ev.clean(ev.foreign_host_notice(page.foreign_host, result.base_url), 400))
     if output_format != "json" and page.next_token:
         app.term.info(f"next iteration token: {ev.clean(page.next_token, 200)} "
                       f"(continue with --iteration-token {ev.clean(page.next_token, 200)})")
@@ -166,8 +169,9 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
 @_glob_opt
 @_since_opt
 @_token_opt
-@click.option("--page-size", type=click.IntRange(1, 10_000), default=1000, show_default=True,
-              metavar="N", help="Events per request.")
+@click.option("--page-size", type=click.IntRange(1, 2**63 - 1), default=1000,
+              show_default=True, metavar="N",
+              help="Events asked for per request (count); a node may send fewer.")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
               type=click.Path(dir_okay=False), help="Resume from and save the position in FILE.")
 @click.option("--resume", "resume_name", metavar="NAME",

@@ -19,7 +19,12 @@ def build_server(
     access_key_header: str = "X-Vendor-AccessKey",
     access_log: Callable[[str], None] | None = None,
     persist: bool = True,
+    max_count: int | None = None,
+    link_host: str | None = None,
 ) -> EmulatorServer:
+    """An emulator ready to start. ``max_count`` caps the events a GET /events answer
+    carries whatever count asks; ``link_host`` is the host its Link rel="next" names
+    (a node behind a proxy advertising its internal name)."""
     state = NodeState(paths, version=version, access_key_header=access_key_header,
                       persist=persist)
     cert = None
@@ -33,6 +38,8 @@ def build_server(
 
     for feature in (node, events, operations):
         feature.register(server.router, state)
+    log = events.log_for(state)
+    log.count_cap, log.link_host = max_count, link_host
     return server
 
 

@@ -84,6 +84,10 @@ class EventLog:
         self.state = state
         self.retention = retention  # keep at most this many events (oldest dropped)
         self.logging_enabled = True  # the node's activity_event_logging setting
+        # behaving like other conforming nodes: a server-side cap on count (count is
+        # "at most"), and a Link rel="next" naming another host (a node behind a proxy)
+        self.count_cap: int | None = None
+        self.link_host: str | None = None
         self.queries: deque[str] = deque(maxlen=50)  # raw query strings, for tests
         self._lock = threading.Lock()
         self._items: list[_Stored] = []
@@ -142,6 +146,8 @@ class EventLog:
             self.queries.clear()
             self.replies.clear()
         self.logging_enabled = True
+        self.count_cap = None
+        self.link_host = None
 
     def __len__(self) -> int:
         with self._lock:
@@ -364,9 +370,12 @@ def register(router: Router, state: NodeState) -> None:
         count_s = _one(req, "count")
         count = DEFAULT_COUNT
         if count_s is not None:
-            if not count_s.isdigit() or len(count_s) > 12:
+            if not count_s.isascii() or not count_s.isdigit():
                 raise HttpError(400, f"count must be an unsigned integer, not {count_s[:30]!r}")
-            count = min(int(count_s), MAX_COUNT)
+            # any unsigned integer is accepted; what is served is capped
+            count = MAX_COUNT if len(count_s) > 18 else min(int(count_s), MAX_COUNT)
+        if log.count_cap is not None:
+            count = min(count, log.count_cap)
         token = _one(req, "iteration_token")
         after_pos = None
         if token is not None:
@@ -387,9 +396,15 @@ def register(router: Router, state: NodeState) -> None:
                                 count=count)
         params = [(k, v) for k, vs in req.query.items() if k != "iteration_token" for v in vs]
         params.append(("iteration_token", str(last)))
-        link = f'<{req.base_url}/events?{urlencode(params)}>; rel="next"'
+        base = req.base_url
+        if log.link_host is not None:
+            scheme = base.split("://", 1)[0]
+            base = f"{scheme}://{log.link_host}"
+        link = f'<{base}/events?{urlencode(params)}>; rel="next"'
         body = b"[" + b",".join(blobs) + b"]"
+        # the response headers interface.md 4.1 shows: no-cache, connection close
         return Reply(200, body, {"Content-Type": "application/json; charset=utf-8",
+                                 "Cache-Control": "no-cache", "Connection": "close",
                                  "Link": link})
 
     def get_event(req: Request) -> Reply:

@@ -68,6 +68,30 @@ def _bearer_is_admin(principal: Principal, ak_id: str) -> bool:
         or "admin:all" in scope.split())
 
 
+# What a node of a given version can do (interface.md 9), as GET /info reports it and as
+# the routes enforce it: the emulator plays older nodes with --node-version.
+CAPABILITY_VERSIONS = (
+    ("events", (3, 6, 0)),                  # GET /events
+    ("events_by_id", (3, 7, 3)),            # GET /events/{id}
+    ("filelock_events", (3, 7, 4)),         # file.filelock.* types; logging needs enabling
+    ("activity_event_logging_per_access_key", (3, 8, 0)),
+    ("bearer_token", (3, 8, 0)),            # token creation by the administration tool
+)
+
+
+def capabilities(version: str) -> list[dict[str, object]]:
+    from nodecli.emulator.events import version_tuple
+
+    have = version_tuple(version)
+    return [{"name": name, "value": have >= since} for name, since in CAPABILITY_VERSIONS]
+
+
+def _logging_setting(state: NodeState) -> bool:
+    from nodecli.emulator.events import log_for
+
+    return bool(log_for(state).logging_enabled)
+
+
 def register(router: Router, state: NodeState) -> None:
     state.extensions["bearer_verifier"] = make_bearer_verifier(state)
 
@@ -87,13 +111,9 @@ def register(router: Router, state: NodeState) -> None:
             "docroot": xuser.docroot if xuser else None,
             "restrictions": list(xuser.restrictions) if xuser else [],
             "acls": acls,
-            "capabilities": [
-                {"name": "events", "value": True},
-                {"name": "events_by_id", "value": True},
-                {"name": "bearer_token", "value": True},
-            ],
+            "capabilities": capabilities(state.version),
             "settings": [
-                {"name": "activity_event_logging", "value": True},
+                {"name": "activity_event_logging", "value": _logging_setting(state)},
             ],
         }
         return Reply(200, body)
