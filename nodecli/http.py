@@ -207,6 +207,16 @@ def status_error(status: int, message: str, *, auth: Auth, url: str,
             default_hint = (f"the request used {auth.describe()}; check the token's expiry "
                             "and scope, and that its public key is registered with "
                             "'nodecli access-key set-verification-key'")
+        elif auth.kind == "oauth":
+            source = auth.note or "OAuth bearer token"
+            replace_it = ("replace it: --token-file FILE, NODECLI_TOKEN, or 'nodecli service "
+                          "add NAME --url URL --force' for a saved profile")
+            default_hint = (
+                f"the service refused the access token ({source}): it may have expired, "
+                "been revoked, or been issued by another service (a restarted emulator "
+                f"issues new ones); {replace_it}" if status == 401 else
+                f"the access token ({source}) may not do this: get one with the scope it "
+                f"needs (user:all, or admin:all for the whole organization); {replace_it}")
         elif status == 401 and auth.kind == "none":
             default_hint = "no credentials were sent: give --user or --access-key"
         elif status == 401:

@@ -19,8 +19,10 @@ otherwise fails with exit 2 naming the flags.
 
 Pre-flight (:func:`preflight`): before any request, the token is decoded without a key
 (interface.md 2.5; the same decoder as ``nodecli token inspect``) and refused with a
-clear message when it cannot be decoded, has expired, or lacks the scope the call
-needs. Operations and workspaces are resources "of the authenticated user on other
+clear message when it has expired or lacks the scope the call needs. interface.md calls
+the token "opaque to clients": one that does not decode as that envelope is sent as it
+is (the pre-flight is skipped, and ``-v`` says so); the service then decides.
+Operations and workspaces are resources "of the authenticated user on other
 servers that accept the token" (interface.md 5.4), so every call needs ``user:all``;
 an ``admin:all`` token (an organization admin's, which interface.md 4.4 lets list the
 whole organization) is accepted as well. A ``self``-only or node-only token is refused.
@@ -60,6 +62,7 @@ class ServiceFlags:
     cacert: str | None = None
     insecure: bool = False
     token: str | None = None  # from --token-stdin (never from argv)
+    paths: dict[str, str] | None = None  # --operations-path / --service-path overrides
 
 
 @dataclass
@@ -70,11 +73,13 @@ class ServiceTarget:
     profile: ServiceProfile | None
     token: str | None
     token_source: str  # "--token-file", "NODECLI_TOKEN", "profile token file", ...
+    paths: Any = None  # operations.ServicePaths
 
     def with_token(self, token: str, source: str = "prompt") -> ServiceTarget:
         token = clean_token(token)
-        return ServiceTarget(self.endpoint.with_auth(Auth("oauth", token=token)),
-                             self.profile, token, source)
+        return ServiceTarget(self.endpoint.with_auth(Auth("oauth", token=token,
+                                                          note=f"token from {source}")),
+                             self.profile, token, source, self.paths)
 
 
 def clean_token(token: str) -> str:
@@ -123,6 +128,10 @@ def resolve_service(
     insecure = flags.insecure or bool(profile and profile.insecure)
     label = profile.name if profile else url
     base = Endpoint(url, Auth("oauth"), cacert=cacert, insecure=insecure, label=label)
+    from nodecli.operations import DEFAULT_PATHS
+
+    paths = DEFAULT_PATHS.with_overrides({**(profile.paths if profile else {}),
+                                          **(flags.paths or {})})
 
     token: str | None = None
     source = ""
@@ -138,7 +147,7 @@ def resolve_service(
     elif profile and secret_lookup:
         token = secret_lookup(secret_key(profile.name))
         source = f"stored token of profile {profile.name!r}"
-    target = ServiceTarget(base, profile, None, "")
+    target = ServiceTarget(base, profile, None, "", paths)
     return target.with_token(token, source) if token else target
 
 
@@ -177,13 +186,15 @@ def check_new_profile(cfg: Config, name: str, force: bool = False) -> str:
 def add_profile(store: Any, secrets: Any, name: str, url: str, *,
                 token: str | None = None, token_file: str | None = None,
                 cacert: str | None = None, insecure: bool = False,
-                make_default: bool = False, force: bool = False) -> SavedProfile:
+                make_default: bool = False, force: bool = False,
+                paths: dict[str, str] | None = None) -> SavedProfile:
     """Save a service profile (locked config edit) and its token.
 
     Exactly one of ``token`` (kept in ``secrets`` under ``service:NAME``) or
     ``token_file`` (its absolute path is saved; the file is read at every call). The
-    token must decode; an expired one or one without the needed scope is saved with a
-    warning. The first profile becomes the default.
+    token may be opaque (not the documented envelope); an envelope token that expired or
+    lacks the needed scope is saved with a warning. The first profile becomes the
+    default. ``paths`` overrides where operations live (``operations.ServicePaths``).
     """
     import os
     import stat
@@ -211,12 +222,17 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
     if info.seconds_left is not None and info.seconds_left <= 0:
         warnings.append("the token has already expired: calls will be refused until it is "
                         "replaced")
-    if not set(info.scopes) & set(OPERATIONS_SCOPES):
+    if not info.opaque and not set(info.scopes) & set(OPERATIONS_SCOPES):
         warnings.append("the token has neither user:all nor admin:all: operations calls "
                         "will be refused")
+    if paths:
+        from nodecli.operations import DEFAULT_PATHS
+
+        DEFAULT_PATHS.with_overrides(paths)  # checks every template
     if cacert is not None:
         cacert = str(Path(cacert).expanduser().resolve())
-    profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure)
+    profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure,
+                             paths=dict(paths or {}))
     if path is None:
         secrets.set(secret_key(name), token)
     with store.edit() as cfg:
@@ -306,35 +322,51 @@ def show_profile(cfg: Config, secrets: Any, name: str | None) -> dict[str, Any]:
 
 # -- pre-flight -------------------------------------------------------------------------------
 
+OPAQUE = "opaque: contents unknown"
+
+
 @dataclass
 class TokenInfo:
-    """What the pre-flight learnt from the token (decoded without a key)."""
+    """What the pre-flight learnt from the token (decoded without a key).
+
+    ``opaque`` when the token is not the documented envelope (interface.md 2.5 calls
+    tokens "opaque to clients"): then nothing else is known.
+    """
 
     user_id: Any
     group_ids: list[Any] | None
     scopes: list[str]
     expires_at: datetime | None
     seconds_left: int | None
+    opaque: bool = False
+    why_opaque: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         from nodecli.timeparse import format_utc
 
+        if self.opaque:
+            return {"opaque": True, "contents": "unknown"}
         return {"user_id": self.user_id, "group_ids": self.group_ids, "scopes": self.scopes,
                 "expires_at": format_utc(self.expires_at) if self.expires_at else None,
                 "seconds_left": self.seconds_left}
 
+    def who(self) -> str:
+        """For messages: 'user alice' or the opaque note."""
+        from nodecli.output import sanitize
+
+        return OPAQUE if self.opaque else f"user {sanitize(self.user_id)}"
+
 
 def describe_token(token: str, now: datetime | None = None) -> TokenInfo:
-    """Decode (no key, no trust) an access token; :class:`AuthError` when unreadable."""
+    """Decode (no key, no trust) an access token; an opaque :class:`TokenInfo` when it
+    is not the documented envelope."""
     from nodecli.timeparse import utc_now
     from nodecli.tokens import TokenError, decode_unverified, token_expiry
 
     try:
         claims = decode_unverified(token).claims
     except TokenError as exc:
-        raise AuthError(f"the service access token cannot be read: {exc.message}",
-                        hint="see what is wrong: nodecli token inspect - < TOKEN_FILE",
-                        ) from None
+        return TokenInfo(None, None, [], None, None, opaque=True, why_opaque=exc.message)
     try:
         expires: datetime | None = token_expiry(claims)
     except TokenError:
@@ -350,15 +382,18 @@ def describe_token(token: str, now: datetime | None = None) -> TokenInfo:
 
 def preflight(token: str, needed: Sequence[str] = OPERATIONS_SCOPES, *,
               now: datetime | None = None, what: str = "this call") -> TokenInfo:
-    """Refuse a token that is unreadable, expired or lacks every scope in ``needed``.
+    """Refuse an envelope token that is expired or lacks every scope in ``needed``.
 
     ``needed`` lists alternatives: one of them is enough. Raises :class:`AuthError`
-    (exit 4) with the reason and the fix; returns what the token says otherwise.
+    (exit 4) with the reason and the fix; returns what the token says otherwise. An
+    opaque token passes (``info.opaque``): only the service can judge it.
     """
     from nodecli.timeparse import describe_delta, format_utc
     from nodecli.tokens import has_scope
 
     info = describe_token(token, now)
+    if info.opaque:
+        return info
     if info.expires_at is None:
         raise AuthError("the service access token has no valid expires_at",
                         hint="get a new token from the authorization server")

@@ -84,10 +84,12 @@ def test_list_table_columns_and_status_filter(invoke, seeded):
     r = invoke("operations", "list", "--user", "u2", "--status", "stopped", env=seeded.env)
     assert r.exit_code == 0, r
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["id", "type", "status", "conflict", "folder", "user",
-                                "created", "updated"]
+    assert lines[0].split() == ["id", "type", "parent", "status", "conflict", "folder",
+                                "user", "created", "updated"]
     assert len(lines) == 2
-    assert lines[1].split()[:5] == ["2", "workspace_membership.create", "stopped", "100/u2", "u2"]
+    # the parent is what show/watch/resolve need: --workspace-membership 100/... here
+    assert lines[1].split()[:7] == ["2", "workspace_membership.create", "workspace-membership",
+                                    lines[1].split()[3], "stopped", "100/u2", "u2"]
 
 
 @pytest.mark.parametrize("args", [
@@ -142,11 +144,15 @@ def test_preflight_refuses_before_any_request(invoke, service, scopes, expires_i
     assert service.requests == []
 
 
-def test_preflight_unreadable_token(invoke, service):
-    r = invoke("operations", "list", env={**service.env, "NODECLI_TOKEN": "not-a-token"})
+def test_opaque_token_is_sent_and_a_refusal_names_its_source(invoke, service):
+    """interface.md 2.5: tokens are opaque to clients. One that is not the envelope is
+    sent as it is; the service's 401 gets a hint naming where it came from."""
+    r = invoke("-v", "operations", "list", env={**service.env, "NODECLI_TOKEN": "not-a-token"})
     assert r.exit_code == 4
-    assert "cannot be read" in r.stderr
-    assert service.requests == []
+    assert "pre-flight skipped" in r.stderr and "opaque" in r.stderr
+    assert "token from NODECLI_TOKEN" in r.stderr and "replace it" in r.stderr
+    assert "not-a-token" not in r.stderr  # the token itself is never shown
+    assert [req[:2] for req in service.requests] == [("GET", "/operations")]
 
 
 def test_admin_token_lists_the_organization(invoke, seeded):
@@ -249,10 +255,10 @@ def test_resolve_without_terminal_names_missing_flags(invoke, service):
     service.stopped()
     r = invoke("operations", "resolve", env=service.env)
     assert r.exit_code == 2
-    assert "--use-existing | --folder-name NAME | --retry" in r.stderr
-    assert "--apply-to-all" in r.stderr and "--yes" in r.stderr
-    r = invoke("operations", "resolve", "--retry", "--apply-to-all", env=service.env)
-    assert r.exit_code == 2 and "--yes" in r.stderr and "--apply-to-all" not in r.stderr
+    assert "--use-existing, --folder-name NAME and/or --retry" in r.stderr
+    assert "--yes" in r.stderr and "--apply-to-all" not in r.stderr
+    r = invoke("operations", "resolve", "--retry", env=service.env)
+    assert r.exit_code == 2 and "--yes" in r.stderr and "--retry" not in r.stderr
     assert service.requests == []
 
 
@@ -333,7 +339,8 @@ def test_resolve_internal_error_only_retry(invoke, service):
     r = invoke("operations", "resolve", op.id, "--workspace", "100", "--retry", "--apply-to-all",
                "--yes", "--interval", "0.01", env=service.env)
     assert r.exit_code == 0, r
-    assert service.puts == [(op.id, {"retry": True})]
+    # exactly the properties given (use_existing/folder_name never go with a server error)
+    assert service.puts == [(op.id, {"retry": True, "apply_to_all": True})]
 
 
 def test_resolve_nothing_stopped(invoke, service):

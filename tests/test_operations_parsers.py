@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -84,10 +86,13 @@ def test_from_location_never_crashes(location):
 
 
 def test_from_location_shapes():
-    assert OpRef.from_location("/workspaces/7/operations/9") == OpRef("workspaces", "7", "9")
+    ref = OpRef.from_location("/workspaces/7/operations/9")
+    assert (ref.collection, ref.parent_id, ref.op_id) == ("workspaces", "7", "9")
+    assert ref.path == "/workspaces/7/operations/9"
+    # a service under a prefix: later requests use the path it gave, prefix included
     ref = OpRef.from_location("https://h/api/v1/workspace_memberships/a%2Fb/operations/x")
-    assert ref == OpRef("workspace_memberships", "a/b", "x")
-    assert ref.path == "/workspace_memberships/a%2Fb/operations/x"
+    assert (ref.collection, ref.parent_id, ref.op_id) == ("workspace_memberships", "a/b", "x")
+    assert ref.path == "/api/v1/workspace_memberships/a%2Fb/operations/x"
     with pytest.raises(RemoteError):
         OpRef.from_location("/somewhere/else")
 
@@ -109,15 +114,32 @@ def test_op_ref_of_and_stop_reason_on_hostile_objects(op):
 def test_choice_bodies():
     conflict = {"status": "stopped", "data": {"type": "folder_conflict", "folder_name": "x"}}
     error = {"status": "stopped", "data": {"type": "internal_server_error"}}
-    assert Choice("use-existing").body(conflict) == {"use_existing": True, "apply_to_all": False}
-    assert Choice("rename", "y", True).body(conflict) == {"folder_name": "y",
-                                                          "apply_to_all": True}
-    assert Choice("retry").body(conflict) == {"retry": True, "apply_to_all": False}
-    assert Choice("retry", apply_to_all=True).body(error) == {"retry": True}
-    assert Choice("skip").body(conflict) is None
-    assert not Choice("use-existing").fits(error)
+    # a terminal answer restarts the operation; "use existing" applied to all is the
+    # one body interface.md 4.4 documents, byte for byte
+    documented = Choice.prompted("use-existing", apply_to_all=True).body(conflict)
+    assert json.dumps(documented, separators=(",", ":")) == \
+        '{"use_existing":true,"retry":true,"apply_to_all":true}'
+    assert Choice.prompted("rename", "y", False).body(conflict) == {
+        "folder_name": "y", "retry": True, "apply_to_all": False}
+    assert Choice.prompted("retry", apply_to_all=False).body(conflict) == {
+        "retry": True, "apply_to_all": False}
+    assert Choice.prompted("retry").body(error) == {"retry": True}
+    assert Choice.prompted("skip").body(conflict) is None
+    # flags: exactly the properties given; apply_to_all left out unless given
+    assert Choice.from_flags(use_existing=True).body(conflict) == {"use_existing": True}
+    assert Choice.from_flags(use_existing=True, retry=True, apply_to_all=True).body(
+        conflict) == {"use_existing": True, "retry": True, "apply_to_all": True}
+    assert Choice.from_flags(folder_name="n", retry=True, apply_to_all=False).body(
+        conflict) == {"folder_name": "n", "retry": True, "apply_to_all": False}
+    assert Choice.from_flags(retry=True).body(error) == {"retry": True}
+    assert Choice.from_flags() is None
+    assert not Choice.from_flags(use_existing=True).fits(error)
+    with pytest.raises(UsageError):
+        Choice.from_flags(use_existing=True, folder_name="n")
+    with pytest.raises(UsageError):
+        Choice.from_flags(folder_name="a/b")
     with pytest.raises(ValueError):
-        Choice("rename")
+        Choice("use-existing", use_existing=True, folder_name="x")
 
 
 def test_statuses_and_parent():

@@ -84,8 +84,8 @@ def test_each_choice_sends_its_body_and_rename_is_validated(emulator):
     assert "'..' is not a folder name" in out
     assert "control characters" in out
     assert _puts(emulator) == [
-        (a.id, {"use_existing": True, "apply_to_all": False}),
-        (b.id, {"folder_name": "beta 2", "apply_to_all": False}),
+        (a.id, {"use_existing": True, "retry": True, "apply_to_all": False}),
+        (b.id, {"folder_name": "beta 2", "retry": True, "apply_to_all": False}),
         (c.id, {"retry": True, "apply_to_all": False}),
         (d.id, {"retry": True}),
     ]
@@ -102,7 +102,7 @@ def test_apply_to_all_stops_further_prompts(emulator):
     assert code == 0, out
     assert out.count("[s]kip:") == 1
     assert out.count("(applied to all)") == 2
-    assert _puts(emulator) == [(op.id, {"use_existing": True, "apply_to_all": True})
+    assert _puts(emulator) == [(op.id, {"use_existing": True, "retry": True, "apply_to_all": True})
                                for op in ops]
 
 
@@ -117,8 +117,8 @@ def test_rename_applied_to_all_still_asks_each_new_name(emulator):
     code, out = p.finish()
     assert code == 0, out
     assert out.count("[s]kip:") == 1 and out.count("Apply this choice") == 1
-    assert _puts(emulator) == [(a.id, {"folder_name": "a2", "apply_to_all": True}),
-                               (b.id, {"folder_name": "b2", "apply_to_all": True})]
+    assert _puts(emulator) == [(a.id, {"folder_name": "a2", "retry": True, "apply_to_all": True}),
+                               (b.id, {"folder_name": "b2", "retry": True, "apply_to_all": True})]
 
 
 def test_skip_sends_nothing_and_exit_reflects_it(emulator):
@@ -146,7 +146,8 @@ def test_ctrl_c_leaves_remaining_operations_untouched(emulator):
     code, out = p.finish()
     assert code == 130, out
     assert "left untouched" in out
-    assert _puts(emulator) == [(ops[0].id, {"use_existing": True, "apply_to_all": False})]
+    assert _puts(emulator) == [
+        (ops[0].id, {"use_existing": True, "retry": True, "apply_to_all": False})]
     states = service_state(emulator.state).operations
     assert [states[op.id].status for op in ops[1:]] == ["stopped", "stopped"]
 
@@ -162,8 +163,9 @@ def test_second_conflict_after_resume_is_asked_again(emulator):
     p.answer(APPLY, "n")
     code, out = p.finish()
     assert code == 0, out
-    assert _puts(emulator) == [(op.id, {"use_existing": True, "apply_to_all": False}),
-                               (op.id, {"folder_name": "Shared-2", "apply_to_all": False})]
+    assert _puts(emulator) == [
+        (op.id, {"use_existing": True, "retry": True, "apply_to_all": False}),
+        (op.id, {"folder_name": "Shared-2", "retry": True, "apply_to_all": False})]
     assert re.search(r"1\s+use existing folder, then rename to 'Shared-2'\s+success", out)
 
 
@@ -191,7 +193,7 @@ def test_workspace_create_wait_offers_resolve(emulator):
     code, out = p.finish()
     assert code == 0, out
     (op_id, body), = _puts(emulator)
-    assert body == {"folder_name": "docs-2", "apply_to_all": False}
+    assert body == {"folder_name": "docs-2", "retry": True, "apply_to_all": False}
     assert service_state(emulator.state).operations[op_id].status == "success"
 
 

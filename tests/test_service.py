@@ -92,9 +92,20 @@ def test_preflight_accepts_user_or_admin_scope():
     (_token("self"), "needs scope user:all or admin:all and has: self"),
     (_token("node.ak:admin:all"), "has: node.ak:admin:all"),
     (_token(""), "has: none"),
-    ("garbage", "cannot be read"),
+    (_token(expires=NOW - timedelta(days=1)), "(1d ago)"),
 ])
 def test_preflight_refusals(token, text):
     with pytest.raises(AuthError) as info:
         preflight(token, now=NOW)
     assert text in info.value.message
+
+
+@pytest.mark.parametrize("token", ["garbage", "eyJhbGciOiJIUzI1NiJ9.e30.sig", "a" * 5000,
+                                   "opaque-\u00e9-token"])
+def test_preflight_lets_an_opaque_token_through(token):
+    """interface.md 2.5: "opaque to clients". Not the envelope: nothing is known, the
+    token is sent and the service decides."""
+    info = preflight(token, now=NOW)
+    assert info.opaque and info.user_id is None and info.scopes == []
+    assert info.as_dict() == {"opaque": True, "contents": "unknown"}
+    assert info.who() == "opaque: contents unknown"

@@ -64,6 +64,15 @@ def _port_file_holds(path: Path, port: int) -> bool:
 @click.option("--link-host", default=None, metavar="HOST[:PORT]",
               help="Name this host in the Link rel=\"next\" of GET /events (a node behind "
                    "a proxy or NAT advertising its internal name).")
+@click.option("--service-token", "service_token", metavar="VALUE", default=None,
+              help="Also accept this opaque access token as it is (user admin, user:all): "
+                   "a service whose tokens are not the documented envelope. Prefer "
+                   "NODECLI_EMULATOR_SERVICE_TOKEN (argv is visible to other users).",
+              envvar="NODECLI_EMULATOR_SERVICE_TOKEN", show_envvar=True)
+@click.option("--service-path", "service_paths", multiple=True, metavar="NAME=PATH",
+              help="Serve the collaboration service elsewhere: operations, workspaces, "
+                   "workspace-memberships, group-memberships ({id} = the parent's id), "
+                   "create-workspace. Repeatable.")
 @click.option("--service-token-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
@@ -72,6 +81,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
           event_rate: float, max_count: int | None, link_host: str | None,
+          service_token: str | None, service_paths: tuple[str, ...],
           service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
@@ -101,6 +111,15 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
                          f"not {access_key_header!r}")
     if link_host is not None and not _LINK_HOST_RE.fullmatch(link_host):
         raise UsageError(f"--link-host must be HOST or HOST:PORT, not {link_host[:60]!r}")
+    from nodecli.operations import parse_path_overrides
+
+    paths = parse_path_overrides(service_paths)
+    tokens = {}
+    if service_token is not None:
+        token = service_token.strip()
+        if not token or any(c.isspace() or ord(c) < 33 for c in token) or len(token) > 8192:
+            raise UsageError("--service-token must be one word of printable characters")
+        tokens[token] = "admin"
     version = node_version or DEFAULT_NODE_VERSION
     if not all(p.isdigit() for p in version.split(".")) or len(version) > 32:
         raise UsageError(f"--node-version must look like 4.4.5, not {version!r}")
@@ -109,7 +128,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         server = build_server(app.paths, host=host, port=port, tls=not no_tls,
                               version=version, access_key_header=access_key_header,
                               access_log=access_log, max_count=max_count,
-                              link_host=link_host)
+                              link_host=link_host, service_tokens=tokens,
+                              service_paths=paths)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise NodecliError(f"cannot listen on {host}:{port}: the address is in use",

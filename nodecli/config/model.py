@@ -123,6 +123,8 @@ class ServiceProfile:
     token_file: str | None = None
     cacert: str | None = None
     insecure: bool = False
+    # overrides of the paths interface.md does not show (operations.ServicePaths names)
+    paths: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
@@ -132,6 +134,8 @@ class ServiceProfile:
             d["cacert"] = self.cacert
         if self.insecure:
             d["insecure"] = True
+        if self.paths:
+            d["paths"] = dict(sorted(self.paths.items()))
         return d
 
 
@@ -221,13 +225,14 @@ class Config:
             )
 
         for name, r in v.tables("services"):
-            r.only({"url", "token_file", "cacert", "insecure"})
+            r.only({"url", "token_file", "cacert", "insecure", "paths"})
             cfg.services[name] = ServiceProfile(
                 name=name,
                 url=_check_url(r, "url"),
                 token_file=r.opt("token_file", str, None),
                 cacert=r.opt("cacert", str, None),
                 insecure=r.opt("insecure", bool, False),
+                paths=_service_paths(r),
             )
 
         defaults = v.sub("defaults")
@@ -242,6 +247,24 @@ class Config:
                     ["defaults", "service"], f"unknown service profile {cfg.default_service!r}"
                 )
         return cfg
+
+
+def _service_paths(r: _Reader) -> dict[str, str]:
+    sub = r.sub("paths")
+    if sub is None:
+        return {}
+    from nodecli.errors import UsageError
+    from nodecli.operations import check_path_template
+
+    out: dict[str, str] = {}
+    for key, value in sub.data.items():
+        if not isinstance(value, str):
+            raise ModelError([*sub.where, str(key)], "must be a string")
+        try:
+            out[key] = check_path_template(key, value)
+        except UsageError as exc:
+            raise ModelError([*sub.where, str(key)], exc.message) from None
+    return out
 
 
 def _restriction_problem(item: str) -> str | None:

@@ -21,10 +21,14 @@ def build_server(
     persist: bool = True,
     max_count: int | None = None,
     link_host: str | None = None,
+    service_tokens: dict[str, str] | None = None,
+    service_paths: dict[str, str] | None = None,
 ) -> EmulatorServer:
     """An emulator ready to start. ``max_count`` caps the events a GET /events answer
     carries whatever count asks; ``link_host`` is the host its Link rel="next" names
-    (a node behind a proxy advertising its internal name)."""
+    (a node behind a proxy advertising its internal name). ``service_tokens`` are
+    opaque access tokens the collaboration service accepts as they are (token -> user
+    id); ``service_paths`` moves what interface.md does not show (ServicePaths names)."""
     state = NodeState(paths, version=version, access_key_header=access_key_header,
                       persist=persist)
     cert = None
@@ -36,6 +40,9 @@ def build_server(
     server = EmulatorServer(state, host=host, port=port, tls=cert, access_log=access_log)
     from nodecli.emulator import events, node, operations
 
+    svc = operations.service_state(state)
+    svc.paths = dict(service_paths or {})
+    svc.opaque_tokens.update(service_tokens or {})
     for feature in (node, events, operations):
         feature.register(server.router, state)
     log = events.log_for(state)

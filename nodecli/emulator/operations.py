@@ -113,8 +113,16 @@ class ServiceState:
     group_memberships: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str, dict[str, list[str]]]] = field(default_factory=list)
     put_bodies: list[tuple[str, Any]] = field(default_factory=list)
+    put_raw: list[tuple[str, bytes]] = field(default_factory=list)  # bytes as received
+    post_bodies: list[Any] = field(default_factory=list)  # POST /workspaces bodies
     put_errors: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     run_polls: int = 1
+    # opaque access tokens this service accepts as they are: token -> user id (a
+    # service whose tokens are not the envelope of interface.md 2.5)
+    opaque_tokens: dict[str, str] = field(default_factory=dict)
+    # where this service serves things interface.md does not show (ServicePaths names:
+    # operations, workspaces, workspace_memberships, group_memberships, create_workspace)
+    paths: dict[str, str] = field(default_factory=dict)
     ids: Any = field(default_factory=lambda: itertools.count(1))
     parent_ids: Any = field(default_factory=lambda: itertools.count(100))
     key_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -126,8 +134,11 @@ class ServiceState:
         self.group_memberships.clear()
         self.requests.clear()
         self.put_bodies.clear()
+        self.put_raw.clear()
+        self.post_bodies.clear()
         self.put_errors.clear()
         self.run_polls = 1
+        self.opaque_tokens.clear()
         self.ids = itertools.count(1)
         self.parent_ids = itertools.count(100)
 
@@ -191,6 +202,9 @@ def _verifier(state: NodeState, svc: ServiceState):
         if not header.startswith("Bearer "):
             raise HttpError(401, "an OAuth access token is required (Authorization: Bearer)",
                             {"WWW-Authenticate": 'Bearer realm="service"'})
+        opaque_user = svc.opaque_tokens.get(header[7:].strip())
+        if opaque_user is not None:
+            return Principal("service", opaque_user, claims={"scope": "user:all"})
         from nodecli.tokens import TokenError, has_scope, verify
 
         _ensure_key(svc)
@@ -409,6 +423,7 @@ def register(router: Router, state: NodeState) -> None:
                 assert req.match is not None
                 op_id = req.match.group("op")
                 svc.put_bodies.append((op_id, body))
+                svc.put_raw.append((op_id, req.body))
                 queued = svc.put_errors.get(op_id)
                 if queued:
                     status, message = queued.pop(0)
@@ -419,12 +434,20 @@ def register(router: Router, state: NodeState) -> None:
 
         return handler
 
+    def location(op: Operation) -> str:
+        collection = PARENT_PATH[op.type][0]
+        template = svc.paths.get(collection, f"/{collection}/{{id}}/operations")
+        return (template.replace("{id}", quote(op.parent_id, safe="")) + "/" +
+                quote(op.id, safe=""))
+
     def created(op: Operation) -> Reply:
         return Reply(202, {"id": op.parent_id, "operation_id": op.id},
-                     {"Location": op.path})
+                     {"Location": location(op)})
 
     def create_workspace(req: Request) -> Reply:
         body = req.json()
+        with state.lock:
+            svc.post_bodies.append(body)
         name = body.get("name") if isinstance(body, dict) else None
         if not isinstance(name, str) or not name.strip():
             raise HttpError(400, "name (a non-empty string) is required")
@@ -467,8 +490,14 @@ def register(router: Router, state: NodeState) -> None:
         return handler
 
     seg = r"[^/]+"
-    router.add("GET", r"/operations", top_list, auth="service")
-    router.add("POST", r"/workspaces", create_workspace, auth="service")
+
+    def route(template: str) -> str:
+        return re.escape(template).replace(re.escape("{id}"), rf"(?P<pid>{seg})")
+
+    router.add("GET", route(svc.paths.get("operations", "/operations")), top_list,
+               auth="service")
+    router.add("POST", route(svc.paths.get("create_workspace", "/workspaces")),
+               create_workspace, auth="service")
     router.add("POST", r"/workspace_memberships", create_membership("workspace_membership"),
                auth="service")
     router.add("POST", r"/group_memberships", create_membership("group_membership"),
@@ -476,7 +505,7 @@ def register(router: Router, state: NodeState) -> None:
     for collection, op_type in (("workspaces", "workspace.create"),
                                 ("workspace_memberships", "workspace_membership.create"),
                                 ("group_memberships", "group_membership.create")):
-        base = rf"/{collection}/(?P<pid>{seg})/operations"
+        base = route(svc.paths.get(collection, f"/{collection}/{{id}}/operations"))
         router.add("GET", base, nested_list(collection, op_type), auth="service")
         router.add("GET", base + rf"/(?P<op>{seg})", get_one(collection), auth="service")
         router.add("PUT", base + rf"/(?P<op>{seg})", put_one(collection), auth="service")
