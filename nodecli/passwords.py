@@ -60,11 +60,14 @@ def check_password_text(password: str) -> None:
         raise PasswordError("the password contains control characters")
 
 
-def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N) -> str:
+def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
+                  salt: bytes | None = None) -> str:
+    """PHC scrypt hash of ``password``; ``salt`` is random unless given (tests pin it)."""
     check_password_text(password)
-    import os
+    if salt is None:
+        import os
 
-    salt = os.urandom(SALT_BYTES)
+        salt = os.urandom(SALT_BYTES)
     digest = _scrypt(password, salt, log_n, DEFAULT_R, DEFAULT_P, HASH_BYTES)
     return f"$scrypt$ln={log_n},r={DEFAULT_R},p={DEFAULT_P}${_b64(salt)}${_b64(digest)}"
 

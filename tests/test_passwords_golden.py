@@ -1,0 +1,57 @@
+"""Password hashes checked against a second scrypt implementation.
+
+The golden PHC strings below were computed once with OpenSSL's command-line KDF, not with
+nodecli or Python's hashlib, e.g.::
+
+    openssl kdf -keylen 32 -kdfopt hexpass:<utf-8 hex> -kdfopt hexsalt:000102...0f \\
+        -kdfopt n:32768 -kdfopt r:8 -kdfopt p:1 -kdfopt maxmem_bytes:1073741824 \\
+        -binary SCRYPT | base64
+
+A change of algorithm, parameters, salt handling or encoding in nodecli (or in the
+emulator, which verifies with the same module) makes these tests fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nodecli import passwords
+
+GOLDEN = [
+    ("correct horse battery staple", bytes(range(16)), 15,
+     "$scrypt$ln=15,r=8,p=1$AAECAwQFBgcICQoLDA0ODw$eo40JB24mNWRdcaWU4xBdGepdf/laQaEJfFhiNMVnFg"),
+    ("pässwörd-ü", b"nodecsalt-2026!!", 15,
+     "$scrypt$ln=15,r=8,p=1$bm9kZWNzYWx0LTIwMjYhIQ$GAlIkBwx6jDc2KNCab/bvgrKzMHjG0yzLRJqe8lNRM0"),
+    ("x", bytes.fromhex("ffeeddccbbaa99887766554433221100"), 10,
+     "$scrypt$ln=10,r=8,p=1$/+7dzLuqmYh3ZlVEMyIRAA$KHAq1qHrh4wxlnB2NyRl6pZyhzLvs2w7DXP0ijnc6Mw"),
+]
+
+
+@pytest.mark.parametrize(("password", "salt", "log_n", "phc"), GOLDEN)
+def test_nodecli_hash_equals_openssl_hash(password: str, salt: bytes, log_n: int,
+                                          phc: str) -> None:
+    assert passwords.hash_password(password, log_n=log_n, salt=salt) == phc
+
+
+@pytest.mark.parametrize(("password", "salt", "log_n", "phc"), GOLDEN)
+def test_openssl_hash_verifies(password: str, salt: bytes, log_n: int, phc: str) -> None:
+    assert passwords.is_valid_hash(phc)
+    assert passwords.verify_password(password, phc) is True
+    assert passwords.verify_password(password + " ", phc) is False
+    assert passwords.verify_password(password[:-1] or "y", phc) is False
+
+
+def test_tampered_golden_hash_fails() -> None:
+    password, _, _, phc = GOLDEN[2]
+    head, salt_b64, digest = phc.rsplit("$", 2)
+    flipped = ("A" if digest[0] != "A" else "B") + digest[1:]
+    assert passwords.verify_password(password, f"{head}${salt_b64}${flipped}") is False
+    # a different cost parameter with the same salt and digest does not verify either
+    assert passwords.verify_password(password, phc.replace("ln=10", "ln=11")) is False
+
+
+def test_random_salts_differ_but_both_verify() -> None:
+    a = passwords.hash_password("s3cret", log_n=4)
+    b = passwords.hash_password("s3cret", log_n=4)
+    assert a != b
+    assert passwords.verify_password("s3cret", a) and passwords.verify_password("s3cret", b)
