@@ -119,3 +119,20 @@ def test_link_next_per_rfc8288():
         "https://node:9092/b"
     assert next_link('<a>; rel="prev"', base) is None
     assert next_link(None, base) is None
+
+
+@pytest.mark.parametrize("header", [
+    '</events?iteration_token=9>; rel="NEXT"',
+    '</events?iteration_token=9>; rel="Next prev"',
+    '</events?iteration_token=9>; rel=nExT',
+    '</x>; rel="prev", </events?iteration_token=9>; REL="last Next"',
+])
+def test_link_relation_types_compare_case_insensitively(header):
+    # RFC 8288 section 2.1.1: relation types (and parameter names) are case-insensitive
+    assert next_link(header, "http://node:9092/events") == \
+        "http://node:9092/events?iteration_token=9"
+
+
+def test_link_rel_must_be_a_whole_token():
+    assert next_link('</a>; rel="nextpage"', "http://node/") is None
+    assert next_link('</a>; rel="Prev"', "http://node/") is None

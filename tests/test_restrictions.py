@@ -105,19 +105,74 @@ def test_hostile_text_never_raises_anything_else(text):
         assert "\n" not in str(exc)
     else:
         assert r.raw == text and r.pattern == text.removeprefix("!")
+    # the list form agrees with the single form: same refusal, or the same one entry
+    single_ok = _accepts(text)
     try:
-        parse_restrictions([text])
+        listed = parse_restrictions([text])
+    except RestrictionError as exc:
+        assert "\n" not in str(exc)
+        listed = None
+    if listed is not None:
+        assert [r.raw for r in listed] == [p for p in split_restriction_list(text) if p]
+        assert all(_accepts(r.raw) for r in listed)
+    elif "|" not in text and text.strip():
+        assert not single_ok
+
+
+def _accepts(text: str) -> bool:
+    try:
+        parse_restriction(text)
     except RestrictionError:
-        pass
+        return False
+    return True
+
+
+_CONTROL = {*range(0x20), 0x7F, *range(0x80, 0xA0)}
 
 
 @settings(max_examples=300)
 @given(st.binary(max_size=200).map(lambda b: b.decode("latin-1")))
 def test_hostile_bytes_as_text(text):
-    try:
+    if any(ord(c) in _CONTROL for c in text):
+        # C0, DEL and C1 anywhere: always refused, and the message says why on one line
+        with pytest.raises(RestrictionError, match="control characters") as info:
+            parse_restriction(text)
+        assert "\n" not in str(info.value)
+    elif _accepts(text):
+        assert parse_restriction(text).raw == text
+
+
+# -- boundaries pinned: control characters and stream ports ------------------------------
+
+
+@pytest.mark.parametrize("code", [0x00, 0x01, 0x09, 0x0A, 0x1F, 0x7F, 0x80, 0x85, 0x9B, 0x9F])
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_control_characters_refused(code, where):
+    base = "s3://bucket/*"
+    c = chr(code)
+    text = {"start": c + base, "middle": "s3://buc" + c + "ket/*", "end": base + c}[where]
+    with pytest.raises(RestrictionError, match="control characters"):
         parse_restriction(text)
-    except RestrictionError:
-        pass
+
+
+@pytest.mark.parametrize("code", [0x20, 0x7E, 0xA0, 0xA1, 0xFF, 0x100, 0x2028])
+def test_characters_next_to_control_ranges_are_not_control(code):
+    # just outside C0/DEL/C1: accepted in an object path
+    assert parse_restriction(f"s3://bucket{chr(code)}x/*").storage == "s3"
+
+
+@pytest.mark.parametrize("scheme", ["udp", "tcp"])
+@pytest.mark.parametrize(("port", "ok"), [
+    ("0", False), ("00", False), ("1", True), ("01", True), ("65535", True),
+    ("65536", False), ("99999", False), ("5000", True),
+])
+def test_stream_port_boundaries(scheme, port, ok):
+    text = f"{scheme}://host:{port}*"
+    if ok:
+        assert parse_restriction(text).storage == scheme
+    else:
+        with pytest.raises(RestrictionError, match="outside 1-65535"):
+            parse_restriction(text)
 
 
 _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.", min_size=1, max_size=12)
