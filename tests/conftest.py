@@ -31,6 +31,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in list(os.environ):
         if key.startswith("NODECLI_"):
             monkeypatch.delenv(key)
+    # Children get the environment a user has: a CI runner's PYTHONUNBUFFERED would hide
+    # a missing flush (output lost when a piped process is killed).
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     home = tmp_path / "home"
     monkeypatch.setenv("NODECLI_HOME", str(home))
     monkeypatch.setenv("NO_COLOR", "1")
@@ -73,6 +76,7 @@ def nodecli_cmd(*args: str) -> list[str]:
 
 def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)  # as a user runs it (a test may pass it in ``extra``)
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra or {})
     return env

@@ -173,6 +173,29 @@ def test_sigint_finishes_saves_and_says_how_to_resume(node_env, log, tmp_path, r
     assert ids_of(r.stdout) == ["51", "52"]
 
 
+def test_sigkill_of_a_piped_tail_loses_no_event_its_checkpoint_covers(node_env, log,
+                                                                       tmp_path):
+    """``tail -f --checkpoint F -o jsonl | reader``, then SIGKILL: stdout is a pipe, so
+    Python block-buffers it (no PYTHONUNBUFFERED here, as for a user); every event the
+    checkpoint says was delivered must have reached the reader, or a resume skips it."""
+    env = subprocess_env(node_env)
+    assert "PYTHONUNBUFFERED" not in env
+    log.generate(5)
+    ck = tmp_path / "ck.json"
+    proc = subprocess.Popen(nodecli_cmd("events", "tail", "-f", "--checkpoint", str(ck),
+                                        "--since", "1h", "--interval", "0.1", "-o", "jsonl"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: ck.exists() and json.loads(ck.read_text())["iteration_token"] == "5")
+        saved = json.loads(ck.read_text())
+    finally:
+        proc.kill()
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    delivered = [str(i) for i in range(1, int(saved["iteration_token"]) + 1)]
+    assert ids_of(out.decode()) == delivered
+
+
 def _between_write_and_checkpoint(out: Path, ck: Path) -> bool:
     """True while the file holds bytes that the checkpoint does not cover yet."""
     try:
