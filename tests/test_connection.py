@@ -76,9 +76,13 @@ def test_access_key_flag_takes_the_bearer_from_the_environment():
 
 
 def test_auth_notes_say_where_credentials_came_from():
-    t = resolve_node(_cfg(), NodeFlags(), {}, lambda key: "stored")
-    assert "profile 'prod'" in t.endpoint.auth.describe()
-    assert "stored with profile" in t.endpoint.auth.describe()
-    assert "stored" != t.endpoint.auth.describe()
+    t = resolve_node(_cfg(), NodeFlags(), {}, lambda key: "s3cr3t-from-store")
+    assert t.endpoint.auth.password == "s3cr3t-from-store"
+    assert t.endpoint.auth.describe() == (
+        "HTTP Basic as 'admin' (node user from the profile 'prod'; "
+        "secret stored with profile 'prod')")
     t = resolve_node(_cfg(), NodeFlags(url="https://x", user="bob"), {})
-    assert "typed at the prompt" in t.with_secret("pw").auth.describe()
+    typed = t.with_secret("pw-typed-9").auth
+    assert typed.describe() == (
+        "HTTP Basic as 'bob' (node user from the flag; secret typed at the prompt)")
+    assert "pw-typed-9" not in typed.describe() and typed.password == "pw-typed-9"

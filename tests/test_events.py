@@ -392,10 +392,27 @@ def test_event_filter_validation(type_, glob):
 def test_link_and_tokens_never_crash(value):
     page = ev.parse_page(b"[]", value, "http://127.0.0.1:1/events", "http://127.0.0.1:1")
     assert (page.next_url is None) == (page.link_problem is not None)
-    try:
-        ev.validate_token(value)
-    except UsageError:
-        pass
+    stripped = value.strip()
+    valid = (0 < len(stripped) <= 1000
+             and all(33 <= ord(c) != 127 for c in stripped))
+    if valid:
+        assert ev.validate_token(value) == stripped
+    else:
+        with pytest.raises(UsageError, match="iteration token"):
+            ev.validate_token(value)
+
+
+@pytest.mark.parametrize(("value", "ok"), [
+    ("1440571", True), (" 7 ", True), ("!", True), ("~", True), ("x" * 1000, True),
+    ("", False), ("   ", False), ("a b", False), ("a\x7fb", False), ("a\x1fb", False),
+    ("x" * 1001, False),
+])
+def test_validate_token_boundaries(value, ok):
+    if ok:
+        assert ev.validate_token(value) == value.strip()
+    else:
+        with pytest.raises(UsageError):
+            ev.validate_token(value)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -26,7 +27,21 @@ def test_check_command_names_stale_files(tmp_path):
 
 
 def test_generation_is_deterministic():
-    assert devtools.generated_files() == devtools.generated_files()
+    """Same files from fresh interpreters with different hash seeds (set/dict order), in
+    another working folder, and in this process."""
+    script = ("import json, sys; from nodecli import devtools; "
+              "json.dump(devtools.generated_files(), sys.stdout)")
+    runs = []
+    for seed in ("1", "4242"):
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=subprocess_env({"PYTHONHASHSEED": seed}), cwd="/",
+                              check=True)
+        runs.append(json.loads(proc.stdout))
+    here = devtools.generated_files()
+    assert set(here) == {"completions/nodecli.bash", "completions/nodecli.zsh",
+                         "completions/nodecli.fish", "man/nodecli.1"}
+    assert all(here.values())
+    assert runs[0] == runs[1] == here
 
 
 def test_man_page_content():

@@ -225,10 +225,13 @@ def test_fingerprint_and_public_pem_match_openssl(golden_copy: Path) -> None:
 def test_public_key_loading_forms(golden_copy: Path, tmp_path: Path) -> None:
     pub = (DATA / "golden_key.pub").read_bytes()
     assert keys.load_public_key_pem(pub).key_size == 2048
-    pkcs1 = subprocess.run(["openssl", "pkey", "-in", str(golden_copy), "-pubout",
-                            "-traditional"], capture_output=True, check=False).stdout
-    if pkcs1.startswith(b"-----BEGIN RSA PUBLIC KEY"):
-        assert keys.load_public_key_pem(pkcs1).key_size == 2048
+    # PKCS#1 "RSA PUBLIC KEY" (OpenSSL 1.x and 3.x both write it with -RSAPublicKey_out)
+    pkcs1 = subprocess.run(["openssl", "rsa", "-in", str(golden_copy), "-RSAPublicKey_out"],
+                           capture_output=True, check=True).stdout
+    assert pkcs1.startswith(b"-----BEGIN RSA PUBLIC KEY-----\n")
+    loaded = keys.load_public_key_pem(pkcs1)
+    assert loaded.key_size == 2048
+    assert loaded.public_numbers() == keys.load_public_key_pem(pub).public_numbers()
     with pytest.raises(KeyFileError, match="private key"):
         keys.load_public_key_pem(golden_copy.read_bytes())
     with pytest.raises(KeyFileError):

@@ -51,25 +51,47 @@ def test_check_id_only_usage_errors_and_safe_ids(value):
     assert out == value and "/" not in out and out not in (".", "..")
 
 
+# the endpoints of interface.md, written out here (not read from the module under test)
+_NESTED = {"workspace": "workspaces", "workspace_membership": "workspace_memberships"}
+_PARAM = {"group": "group_id", "group_membership": "group_membership_id", "user": "user_id"}
+
+
+def _id_ok(value: str) -> bool:
+    try:
+        check_id(value)
+    except UsageError:
+        return False
+    return True
+
+
 @given(st.dictionaries(st.sampled_from(["workspace", "workspace_membership", "group",
                                         "group_membership", "user"]),
                        st.text(min_size=1, max_size=20), max_size=5))
 def test_plan_list_one_filter_rule(filters):
-    try:
-        plan = plan_list(filters)
-    except UsageError as exc:
-        assert len(filters) > 1 or filters
-        if len(filters) > 1:
-            assert "at most one filter" in exc.message
+    from urllib.parse import quote
+
+    if len(filters) > 1:
+        with pytest.raises(UsageError, match="at most one filter") as info:
+            plan_list(filters)
+        for name in filters:  # the message names the clashing flags
+            assert "--" + name.replace("_", "-") in info.value.message
         return
-    assert len(filters) <= 1
     if not filters:
-        assert plan.path == "/operations" and plan.params == {}
-    elif set(filters) & {"workspace", "workspace_membership"}:
-        assert plan.path.endswith("/operations") and plan.path.count("/") == 3
+        plan = plan_list(filters)
+        assert (plan.path, plan.params) == ("/operations", {})
+        return
+    (key, value), = filters.items()
+    if not _id_ok(value):
+        with pytest.raises(UsageError):
+            plan_list(filters)
+        return
+    plan = plan_list(filters)
+    if key in _NESTED:
+        assert plan.path == f"/{_NESTED[key]}/{quote(value, safe='')}/operations"
         assert plan.params == {}
     else:
-        assert plan.path == "/operations" and len(plan.params) == 1
+        assert plan.path == "/operations"
+        assert plan.params == {_PARAM[key]: value}
 
 
 def test_plan_list_quotes_ids():
@@ -104,11 +126,28 @@ def test_from_location_shapes():
                                                   "group_membership.create"]),
                                  st.dictionaries(st.text(max_size=5), st.text(max_size=5)))))
 def test_op_ref_of_and_stop_reason_on_hostile_objects(op):
-    stop_reason(op)
+    reason = stop_reason(op)
+    assert isinstance(reason, str)
+    data = op.get("data")
+    if op.get("status") != "aborted" and isinstance(data, dict) and data.get("type"):
+        assert reason.startswith(str(data["type"]))
+    parents = {"workspace.create": "workspace_id",
+               "workspace_membership.create": "workspace_membership_id",
+               "group_membership.create": "group_membership_id"}
+    op_type = op.get("type")
+    prop = parents.get(op_type) if isinstance(op_type, str) else None
+    good_id = isinstance(op.get("id"), str | int) and not isinstance(op.get("id"), bool)
+    parent = op.get(prop) if prop else None
+    good_parent = (isinstance(parent, str | int) and not isinstance(parent, bool)
+                   and str(parent) != "")
     try:
-        OpRef.of(op)
-    except NodecliError:
-        pass
+        ref = OpRef.of(op)
+    except NodecliError as exc:
+        assert isinstance(exc, RemoteError) and "\n" not in str(exc)
+        assert not (prop and good_id and good_parent)
+    else:
+        assert prop and good_id and good_parent
+        assert (ref.parent_id, ref.op_id) == (str(parent), str(op["id"]))
 
 
 def test_choice_bodies():

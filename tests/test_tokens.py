@@ -372,22 +372,55 @@ def test_round_trip(small_key, ak: str, user: str, groups, role: str, exp: datet
     assert has_scope(claims, f"node.{ak}:user:all")
 
 
+def _refused_cleanly(exc: TokenError) -> None:
+    assert exc.reason == "malformed"
+    assert str(exc).startswith("invalid token: ") and "\n" not in str(exc)
+
+
+_json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3),
+    max_leaves=10)
+_claims = st.dictionaries(st.text(max_size=12), _json_value, max_size=6)
+
+
 @settings(max_examples=200)
 @given(st.text(max_size=300) | st.binary(max_size=300))
 def test_random_input_only_raises_token_error(data) -> None:
     try:
-        decode_unverified(data)
-    except TokenError:
-        pass
+        got = decode_unverified(data)
+    except TokenError as exc:
+        _refused_cleanly(exc)
+    else:  # whatever decodes re-encodes to the same payload and signature
+        again = decode_unverified(tokens.encode_token(got.payload, got.signature))
+        assert (again.payload, again.signature, again.claims) == \
+            (got.payload, got.signature, got.claims)
 
 
 @settings(max_examples=200)
-@given(st.binary(max_size=400))
-def test_random_inner_only_raises_token_error(inner: bytes) -> None:
+@given(_claims, st.binary(min_size=1, max_size=300))
+def test_any_json_object_envelope_decodes_to_its_claims(claims, signature) -> None:
+    payload = json.dumps(claims).encode()
+    got = decode_unverified(tokens.encode_token(payload, signature))
+    assert got.claims == claims
+    assert (got.payload, got.signature) == (payload, signature)
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=400), st.sampled_from([b"", tokens.DELIMITER]),
+       st.binary(max_size=200))
+def test_random_inner_only_raises_token_error(head: bytes, delim: bytes, tail: bytes) -> None:
+    inner = head + delim + tail
     try:
-        decode_unverified(_wrap(inner))
-    except TokenError:
-        pass
+        got = decode_unverified(_wrap(inner))
+    except TokenError as exc:
+        _refused_cleanly(exc)
+    else:  # only an envelope with a JSON-object payload and a base64 signature decodes
+        payload, sep, _ = inner.rpartition(tokens.DELIMITER)
+        assert sep and got.payload == payload
+        assert got.claims == json.loads(payload.decode("utf-8"))
+        assert isinstance(got.claims, dict) and got.signature
 
 
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
