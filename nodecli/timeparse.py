@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_TEXT = 64
 
@@ -44,8 +48,17 @@ def _shown(text: str) -> str:
     return repr(text[:40] + ("..." if len(text) > 40 else ""))
 
 
-def utc_now() -> datetime:
+def system_clock() -> datetime:
     return datetime.now(UTC)
+
+
+#: Where every "now" of the tool comes from. Tests replace it (``monkeypatch.setattr(
+#: timeparse, "clock", ...)``) to pin time; production always uses :func:`system_clock`.
+clock: Callable[[], datetime] = system_clock
+
+
+def utc_now() -> datetime:
+    return clock()
 
 
 def _aware(dt: datetime) -> datetime:

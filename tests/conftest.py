@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,32 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     return home
+
+
+class FrozenClock:
+    """A clock that stands still until told to move (see ``nodecli.timeparse.clock``)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+FROZEN_NOW = datetime(2030, 6, 15, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> FrozenClock:
+    """Every 'now' of in-process nodecli code is FROZEN_NOW (tests never race the clock)."""
+    from nodecli import timeparse
+
+    clock = FrozenClock(FROZEN_NOW)
+    monkeypatch.setattr(timeparse, "clock", clock)
+    return clock
 
 
 @pytest.fixture

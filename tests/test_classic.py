@@ -145,7 +145,7 @@ def test_no_flags_prints_help(invoke):
 
 
 def test_classic_add_prompts_twice_in_a_pty(home):
-    pexpect = pytest.importorskip("pexpect")
+    import pexpect
     child = pexpect.spawn(sys.executable, ["-m", "nodecli", "-au", "usr1", "-x", "aspera"],
                           env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",
                           timeout=30)
@@ -163,7 +163,7 @@ def test_classic_add_prompts_twice_in_a_pty(home):
 
 
 def test_classic_modify_prompts_when_p_omitted_in_a_pty(home, invoke):
-    pexpect = pytest.importorskip("pexpect")
+    import pexpect
     invoke("-au", "usr1", "-x", "aspera", "-p", "old")
     child = pexpect.spawn(sys.executable, ["-m", "nodecli", "-mu", "usr1"],
                           env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",

@@ -303,7 +303,8 @@ def test_cli_key_public_refuses_open_private_key(invoke, golden_copy: Path) -> N
 @pytest.mark.slow
 def test_spinner_with_elapsed_time_for_big_keys_in_a_terminal(tmp_path: Path) -> None:
     """8192 bits: a spinner with elapsed time on stderr while generating (real pty)."""
-    pexpect = pytest.importorskip("pexpect")
+    import pexpect
+
     from .conftest import nodecli_cmd, subprocess_env
 
     target = tmp_path / "big.pem"

@@ -149,7 +149,8 @@ def test_create_access_key_input_checks(emulator):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pty")
 def test_prompts_in_a_real_terminal(emulator, home):
-    pexpect = pytest.importorskip("pexpect")
+    import pexpect
+
     from tests.conftest import nodecli_cmd, subprocess_env
 
     cmd = nodecli_cmd("node", "info", "--url", emulator.url, "--user", "admin")

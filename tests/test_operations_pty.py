@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 import sys
 
+import pexpect
 import pytest
 
 from nodecli.emulator.operations import add_operation, mint_service_token, service_state
 from tests.conftest import REPO_ROOT, subprocess_env
-
-pexpect = pytest.importorskip("pexpect")
 
 CONFLICT = re.escape("[u]se existing folder, [r]ename, re[t]ry, [s]kip: ")
 ERROR = re.escape("re[t]ry, [s]kip: ")

@@ -6,7 +6,10 @@ import json
 import os
 import stat
 
+import keyring
 import pytest
+from keyring.backend import KeyringBackend as _KRBase
+from keyring.errors import KeyringLocked, PasswordDeleteError
 
 from nodecli.config.paths import resolve_paths
 from nodecli.errors import ConfigError, UsageError
@@ -19,10 +22,6 @@ from nodecli.secrets import (
     open_secrets,
     store_secret,
 )
-
-keyring = pytest.importorskip("keyring")
-from keyring.backend import KeyringBackend as _KRBase  # noqa: E402
-from keyring.errors import KeyringLocked, PasswordDeleteError  # noqa: E402
 
 
 class MemoryKeyring(_KRBase):

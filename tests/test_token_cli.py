@@ -8,9 +8,10 @@ import os
 import shutil
 import sys
 import zlib
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from nodecli.config.model import NodeUser, TransferUser
@@ -54,7 +55,7 @@ def _create(invoke, *extra: str, env: dict[str, str] | None = None, input: str |
                   *extra, env={"NODECLI_PASSWORD": PASSWORD, **(env or {})}, input=input)
 
 
-def test_create_prints_only_the_token(invoke, users, key_file: Path) -> None:
+def test_create_prints_only_the_token(invoke, users, key_file: Path, frozen_clock) -> None:
     r = _create(invoke, "--key-file-path", str(key_file), "--group-ids", "g1,g2")
     assert r.exit_code == 0, r
     token = r.stdout.removesuffix("\n")
@@ -62,17 +63,20 @@ def test_create_prints_only_the_token(invoke, users, key_file: Path) -> None:
     claims = verify(token, PUB)
     assert claims == {**claims, "user_id": "alice", "group_ids": ["g1", "g2"],
                       "scope": "node.AK1:admin:all", "auth_type": "access_key"}
-    left = token_expiry(claims) - datetime.now(UTC)
-    assert timedelta(minutes=58) < left <= timedelta(hours=1)
+    assert token_expiry(claims) == frozen_clock.now + timedelta(hours=1)
+    assert claims["expires_at"] == "2030-06-15T13:00:00Z"
     assert "node.AK1:admin:all" in r.stderr and PASSWORD not in r.stderr + r.stdout
 
 
-def test_create_options(invoke, users, key_file: Path) -> None:
+def test_create_options(invoke, users, key_file: Path, frozen_clock) -> None:
     r = _create(invoke, "--key-file-path", str(key_file), "--scope-role", "user",
                 "--expires-at", "+7d")
     claims = decode_unverified(r.stdout.strip()).claims
     assert claims["scope"] == "node.AK1:user:all" and "group_ids" not in claims
-    assert token_expiry(claims) - datetime.now(UTC) > timedelta(days=6, hours=23)
+    assert token_expiry(claims) == frozen_clock.now + timedelta(days=7)
+    frozen_clock.advance(minutes=30)
+    r = _create(invoke, "--key-file-path", str(key_file), "--expires-at", "+2h")
+    assert decode_unverified(r.stdout.strip()).claims["expires_at"] == "2030-06-15T14:30:00Z"
     r = _create(invoke, "--key-file-path", str(key_file),
                 "--expires-at", "2031-01-01T02:00:00+02:00")
     assert decode_unverified(r.stdout.strip()).claims["expires_at"] == "2031-01-01T00:00:00Z"
@@ -273,7 +277,8 @@ def test_verify_valid(invoke, pub_file: Path) -> None:
     assert r.exit_code == 0 and out["valid"] is True and out["claims"]["user_id"] == "42"
 
 
-def test_verify_invalid_and_expired(invoke, pub_file: Path, tmp_path: Path) -> None:
+def test_verify_invalid_and_expired(invoke, pub_file: Path, tmp_path: Path,
+                                    frozen_clock) -> None:
     other = _token_for({"user_id": "u", "scope": "self", "expires_at": "2099-01-01T00:00:00Z"},
                        sign=False)
     r = invoke("token", "verify", other, "--public-key", str(pub_file))
@@ -281,12 +286,16 @@ def test_verify_invalid_and_expired(invoke, pub_file: Path, tmp_path: Path) -> N
     r = invoke("token", "verify", other, "--public-key", str(pub_file), "-o", "json")
     assert r.exit_code == 4 and json.loads(r.stdout)["reason"] == "bad signature"
     expired = _token_for({"user_id": "u", "scope": "self",
-                          "expires_at": (datetime.now(UTC) - timedelta(seconds=30))
-                          .strftime("%Y-%m-%dT%H:%M:%SZ")})
+                          "expires_at": "2030-06-15T11:59:30Z"})  # 30 s before "now"
     r = invoke("token", "verify", expired, "--public-key", str(pub_file), "--leeway", "0")
     assert r.exit_code == 4 and "expired at" in r.stderr
-    r = invoke("token", "verify", expired, "--public-key", str(pub_file), "--leeway", "120")
-    assert r.exit_code == 0 and "within the leeway" in r.stderr
+    for leeway, code in (("29", 4), ("30", 4), ("31", 0), ("120", 0)):  # expired AT expires_at
+        r = invoke("token", "verify", expired, "--public-key", str(pub_file), "--leeway", leeway)
+        assert r.exit_code == code, (leeway, r)
+    assert "within the leeway" in r.stderr
+    frozen_clock.advance(seconds=-31)  # a second before it expires: valid without leeway
+    r = invoke("token", "verify", expired, "--public-key", str(pub_file), "--leeway", "0")
+    assert r.exit_code == 0, r
     r = invoke("token", "verify", "garbage!", "--public-key", str(pub_file))
     assert r.exit_code == 4 and "invalid token" in r.stderr
     r = invoke("token", "verify", other, "--public-key", str(tmp_path / "missing.pem"))
@@ -297,7 +306,6 @@ def test_verify_invalid_and_expired(invoke, pub_file: Path, tmp_path: Path) -> N
 
 # -- a real terminal ---------------------------------------------------------------------------
 
-pexpect = pytest.importorskip("pexpect")
 
 
 def _spawn(*args: str, env: dict[str, str]):

@@ -211,7 +211,7 @@ def test_files_and_folders_private_whatever_the_umask(run_cli, home):
 
 
 def test_interactive_prompt_with_confirmation_in_a_pty(home):
-    pexpect = pytest.importorskip("pexpect")
+    import pexpect
     child = pexpect.spawn(sys.executable, ["-m", "nodecli", "user", "add", "usr1",
                                            "--xuser", "aspera"],
                           env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",
