@@ -223,7 +223,9 @@ def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, lo
     aimed = 0
     try:
         faults.fail_rate, faults.reset_rate = 0.03, 0.02
-        for cycle in range(12):
+        # run until the dangerous moment was hit a few times (not a fixed number of
+        # timed cycles, which a slow or busy machine may never use to hit it)
+        for cycle in range(60):
             proc = _popen(["events", "tail", "-f", "--output", str(out), "--since", "1h",
                            "--page-size", str(rng.choice([7, 40, 200])), "--interval", "0.05"],
                           node_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
