@@ -181,5 +181,6 @@ def resolve_node(
         secret = secret_lookup(f"node:{profile.name}")
         source = f"stored with profile {profile.name!r}"
     note = f"{kind} from the {origin}; secret {source}" if secret else f"{kind} from the {origin}"
-    auth = Auth("basic", login, secret or None, access_key_header=header, note=note)
+    auth = Auth("basic", login, secret or None, access_key=access_key or None,
+                access_key_header=header, note=note)
     return NodeTarget(base.with_auth(auth), profile, None if secret else what)

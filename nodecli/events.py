@@ -447,16 +447,26 @@ def require_get_by_id(info: NodeInfo | None, label: str) -> None:
 
 
 def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
-    """The activity_event_logging hint when the whole log is empty on 3.7.4+."""
+    """The activity_event_logging hint when the whole log is empty on 3.7.4+; with an
+    access key or a bearer token as the login, it names the key's own setting (6.2)."""
     if info is None or not info.at_least(EXPLICIT_LOGGING_VERSION):
         return None
+    hint = LOGGING_HINT
+    ak = client.endpoint.auth.access_key
+    if ak and info.at_least(PER_KEY_LOGGING_VERSION) is not False:
+        hint += (f"; or, on nodes 3.8.0 and later, access key {ak!r} may have its own "
+                 f"setting off: nodecli access-key set {ak} --activity-event-logging on "
+                 "(see 'nodecli access-key show')")
+    if client.endpoint.auth.kind == "bearer":
+        hint += ("; a bearer token sees only events of files on which its user or groups "
+                 "hold a permission (nodecli permission grant PATH --user ID --levels list)")
     if info.logging is False:
-        return LOGGING_HINT
+        return hint
     try:
         probe = fetch_page(client, "/events", [("count", "1")])
     except NodecliError:
         return None
-    return LOGGING_HINT if len(probe) == 0 else None
+    return hint if len(probe) == 0 else None
 
 
 # -- list / get ---------------------------------------------------------------------------

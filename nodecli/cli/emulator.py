@@ -58,6 +58,10 @@ def _port_file_holds(path: Path, port: int) -> bool:
               help="Delay of slow answers.")
 @click.option("--event-rate", type=click.FloatRange(0, 10000), default=0.0, show_default=True,
               metavar="N", help="Generate N activity events per second (0: none).")
+@click.option("--activity-logging", type=click.Choice(["on", "off"]), default="on",
+              show_default=True,
+              help="The node's activity_event_logging setting (3.7.4+; an access key's own "
+                   "setting overrides it from 3.8.0).")
 @click.option("--max-count", type=click.IntRange(1, None), default=None, metavar="N",
               help="Serve at most N events per GET /events whatever count asks (a node's "
                    "own cap: count is 'at most').")
@@ -80,7 +84,8 @@ def _port_file_holds(path: Path, port: int) -> bool:
 def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
-          event_rate: float, max_count: int | None, link_host: str | None,
+          event_rate: float, activity_logging: str, max_count: int | None,
+          link_host: str | None,
           service_token: str | None, service_paths: tuple[str, ...],
           service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
@@ -142,6 +147,9 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         if isinstance(exc, (PermissionError, FileNotFoundError)) or exc.filename:
             raise
         raise NodecliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    from nodecli.emulator.events import log_for
+
+    log_for(server.state).logging_enabled = activity_logging == "on"
     faults = server.faults
     faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
     faults.slow_seconds = slow_seconds

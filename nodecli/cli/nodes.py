@@ -1,4 +1,4 @@
-"""``node``, ``access-key`` and ``transfer`` command groups (thin: parse, call, render)."""
+"""``node`` and ``transfer`` command groups (thin: parse, call, render)."""
 
 from __future__ import annotations
 
@@ -274,84 +274,6 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
         pairs.append(("settings", [f"{c['name']}={json_text(c.get('value'))}"
                                    for c in info["settings"]]))
     _kv(app, pairs)
-
-
-# -- access-key ---------------------------------------------------------------------------
-
-
-@click.group("access-key", context_settings=CONTEXT, help="""Access keys on a node.
-
-\b
-  nodecli access-key create --storage-type local --path /data --id ak1 --secret-stdin
-  nodecli access-key set-verification-key ak1 --public-key keys/ak1/public.pem
-""")
-def access_key() -> None:
-    pass
-
-
-@access_key.command("create", context_settings=CONTEXT)
-@click.option("--storage-type", type=click.Choice(["local"]), default="local", show_default=True,
-              help="Storage of the key.")
-@click.option("--path", "storage_path", required=True, metavar="/PATH",
-              help="Folder the key gives access to (absolute, inside the restriction).")
-@click.option("--id", "ak_id", metavar="ID", help="Access key id (default: the node makes one).")
-@click.option("--secret-stdin", is_flag=True,
-              help="Read the key's secret from stdin (after the password line when "
-                   "--password-stdin is also given). Default: the node makes one.")
-@node_options
-@output_option(("table", "json"))
-@pass_app
-def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str | None,
-                      secret_stdin: bool, output_format: str, **kwargs: Any) -> None:
-    """POST /access_keys with node-user credentials.
-
-    \b
-      printf '%s\\n' "$AK_SECRET" | nodecli access-key create --node prod \\
-          --path /data/project --id ak1 --secret-stdin
-    """
-    from nodecli.nodes import create_access_key
-
-    conn = pop_node_options(kwargs)
-    with open_node_client(app, conn) as client:
-        secret = read_secret_stdin("access key secret") if secret_stdin else None
-        data = create_access_key(client, storage_type, storage_path, ak_id, secret)
-    if output_format == "json":
-        app.term.json(data)
-        return
-    storage = data.get("storage") if isinstance(data.get("storage"), dict) else {}
-    pairs: list[tuple[str, Any]] = [("id", data.get("id")),
-                                    ("storage", f"{storage.get('type')} {storage.get('path')}")]
-    if data.get("secret"):
-        pairs.append(("secret", data["secret"]))
-    _kv(app, pairs)
-    if data.get("secret"):
-        app.term.warn("the node made this secret and will not show it again: store it now")
-    app.term.success(f"created access key {data.get('id')!r}")
-
-
-@access_key.command("set-verification-key", context_settings=CONTEXT)
-@click.argument("ak")
-@click.option("--public-key", "public_key", required=True, metavar="PEM",
-              type=click.Path(dir_okay=False),
-              help="PEM public key (a private key file works too: only its public half is "
-                   "sent).")
-@node_options
-@pass_app
-def access_key_set_verification_key(app: App, ak: str, public_key: str, **kwargs: Any) -> None:
-    """PUT /access_keys/AK {"token_verification_key": PEM}: nodes then accept its tokens.
-
-    \b
-      nodecli access-key set-verification-key ak1 --public-key public.pem --node prod
-    """
-    from nodecli.nodes import read_public_key_pem, set_verification_key
-
-    pem, derived = read_public_key_pem(public_key)
-    if derived:
-        app.term.info(f"using the public half of {public_key} (the private key is not sent)")
-    conn = pop_node_options(kwargs)
-    with open_node_client(app, conn) as client:
-        set_verification_key(client, ak, pem)
-    app.term.success(f"verification key registered for access key {ak!r}")
 
 
 # -- transfer -----------------------------------------------------------------------------

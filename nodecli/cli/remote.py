@@ -60,6 +60,14 @@ def node_options(f: F) -> F:
     return f
 
 
+def access_options(f: F) -> F:
+    """The connection options without --user: for commands whose own --user names a
+    user id (permissions), where the login is an access key or a bearer token."""
+    for option in reversed([o for i, o in enumerate(_NODE_OPTIONS) if i != 2]):
+        f = option(f)
+    return f
+
+
 NODE_OPTION_NAMES = ("node", "url", "node_user", "access_key", "bearer_file", "cacert",
                      "insecure", "access_key_header", "node_password_stdin")
 

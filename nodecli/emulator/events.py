@@ -73,8 +73,9 @@ def iso_usec(usec: int) -> str:
 
 # One stored event: (position, time in microseconds, types, compact JSON). A plain
 # tuple of immutable values, so a log of millions costs the garbage collector nothing.
-_Stored = tuple[int, int, tuple[str, ...], bytes]
-POS, TIME, TYPES, BLOB = range(4)
+_Stored = tuple[int, int, tuple[str, ...], bytes, str | None, str | None]
+POS, TIME, TYPES, BLOB, FILE_ID, PATH = range(6)
+Visible = Callable[[str | None, str | None], bool]
 
 
 class EventLog:
@@ -99,18 +100,27 @@ class EventLog:
 
     # -- writing ----------------------------------------------------------------------
 
-    def _logging_on(self) -> bool:
-        if self.logging_enabled:
-            return True
+    def _logging_on(self, access_key: str | None = None) -> bool:
         version = self.state.version if self.state is not None else "9.9.9"
-        return version_tuple(version) < (3, 7, 4)  # before 3.7.4 logging is always on
+        if version_tuple(version) < (3, 7, 4):
+            return True  # before 3.7.4 logging is always on
+        if access_key and self.state is not None:
+            # 6.2: from 3.8.0 the access key's own setting overrides the node's, both ways
+            per_key = self.state.extensions.get("key_logging")
+            own = per_key(access_key) if per_key else None
+            if own is not None:
+                return bool(own)
+        return self.logging_enabled
 
-    def append(self, event: dict[str, Any]) -> dict[str, Any] | None:
+    def append(self, event: dict[str, Any], *, access_key: str | None = None,
+               path: str | None = None) -> dict[str, Any] | None:
         """Log one event (``id`` and ``time`` are filled in when missing).
 
-        Returns the stored event, or None when activity logging is off.
+        ``access_key``: the key the causing request authenticated with (its own logging
+        setting applies); ``path``: the storage path the event is about, when its data
+        does not say (visibility). Returns the stored event, or None when not logged.
         """
-        if not self._logging_on():
+        if not self._logging_on(access_key):
             return None
         with self._lock:
             pos = self._next
@@ -131,7 +141,8 @@ class EventLog:
             ordered.update(ev)
             types = tuple(t for t in ordered["types"] if isinstance(t, str))
             blob = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False).encode()
-            self._items.append((pos, tusec, types, blob))
+            file_id, where = _file_of(ordered, types, path)
+            self._items.append((pos, tusec, types, blob, file_id, where))
             if self.retention and len(self._items) > self.retention * 1.25:
                 drop = len(self._items) - self.retention
                 del self._items[:drop]
@@ -263,19 +274,21 @@ class EventLog:
 
     # -- reading ----------------------------------------------------------------------
 
-    def get(self, event_id: str) -> bytes | None:
+    def get(self, event_id: str, visible: Visible | None = None) -> bytes | None:
         if not event_id.isdigit() or len(event_id) > 18:
             return None
         pos = int(event_id)
         with self._lock:
             i = pos - self._first
             if 0 <= i < len(self._items):
-                return self._items[i][BLOB]
+                s = self._items[i]
+                if visible is None or visible(s[FILE_ID], s[PATH]):
+                    return s[BLOB]
         return None
 
     def query(self, *, after_pos: int | None, after_usec: int | None,
               match: Callable[[tuple[str, ...]], bool] | None,
-              count: int) -> tuple[list[bytes], int]:
+              count: int, visible: Visible | None = None) -> tuple[list[bytes], int]:
         """Oldest ``count`` matching events after both points; and the next token."""
         out: list[bytes] = []
         with self._lock:
@@ -300,10 +313,26 @@ class EventLog:
                     continue
                 if match is not None and not match(s[TYPES]):
                     continue
+                if visible is not None and not visible(s[FILE_ID], s[PATH]):
+                    continue
                 out.append(s[BLOB])
             if i >= n:
                 last = max(last, self._next - 1)
             return out, last
+
+
+def _file_of(event: dict[str, Any], types: tuple[str, ...],
+             path: str | None) -> tuple[str | None, str | None]:
+    """(file id, path) an event is tied to, for visibility (interface.md 5.1)."""
+    data = event.get("data")
+    data = data if isinstance(data, dict) else {}
+    file_id = data.get("file_id")
+    if file_id is None and any(t.startswith("file.") and not t.startswith("file.filelock")
+                               for t in types):
+        file_id = data.get("id")
+    where = path if path is not None else data.get("path")
+    return (str(file_id) if file_id is not None else None,
+            where if isinstance(where, str) else None)
 
 
 def _time_usec(value: Any, default: int) -> int:
@@ -392,8 +421,9 @@ def register(router: Router, state: NodeState) -> None:
             except TimeParseError as exc:
                 raise HttpError(400, f"after_time: {exc}") from None
             after_usec = int(dt.timestamp()) * 1_000_000 + dt.microsecond
+        vis = state.extensions.get("event_filter")
         blobs, last = log.query(after_pos=after_pos, after_usec=after_usec, match=match,
-                                count=count)
+                                count=count, visible=vis(req.principal) if vis else None)
         params = [(k, v) for k, vs in req.query.items() if k != "iteration_token" for v in vs]
         params.append(("iteration_token", str(last)))
         base = req.base_url
@@ -411,19 +441,37 @@ def register(router: Router, state: NodeState) -> None:
         if version_tuple(state.version) < (3, 7, 3):
             raise HttpError(404, f"no such resource: {req.path}")
         assert req.match is not None
-        blob = log.get(req.match.group("id"))
+        vis = state.extensions.get("event_filter")
+        blob = log.get(req.match.group("id"), vis(req.principal) if vis else None)
         if blob is None:
             raise HttpError(404, "invalid event ID")
         return Reply(200, blob, {"Content-Type": "application/json; charset=utf-8"})
 
     def on_transfer(req: Request, record: dict[str, Any]) -> None:
+        """A transfer lands its files in the storage (file.created for each new one) and
+        logs transfer.started tied to the first file, as the key that asked."""
+        from nodecli.emulator.access import file_path_for_transfer, storage_of
+
         spec = record.get("transfer_spec") or {}
         principal = req.principal
         user = principal.name if principal else "admin"
+        ak = principal.access_key if principal else None
         direction = spec.get("direction") if isinstance(spec.get("direction"), str) else None
         host = spec.get("remote_host") if isinstance(spec.get("remote_host"), str) else None
-        data = log.new_transfer(user, "1", direction, host)
-        log.append(log.transfer_event(data, ended=False))
+        st = storage_of(state)
+        file_id, first_path = "1", None
+        for i, path in enumerate(file_path_for_transfer(spec)):
+            with state.lock:
+                existed = path in st.by_path
+                node = st.ensure(path, "file", 1024)
+            if i == 0:
+                file_id, first_path = node.id, node.path
+            if not existed:
+                log.append({"user_id": user, "types": ["file.created"],
+                            "data": {"id": node.id, "path": node.path, "size": node.size,
+                                     "type": "file"}}, access_key=ak)
+        data = log.new_transfer(user, file_id, direction, host)
+        log.append(log.transfer_event(data, ended=False), access_key=ak, path=first_path)
 
     router.add("GET", r"/events", list_events, auth="any")
     router.add("GET", r"/events/(?P<id>[^/]+)", get_event, auth="any")

@@ -143,42 +143,13 @@ def register(router: Router, state: NodeState) -> None:
             generated = secrets.token_urlsafe(24)
             body = {**body, "secret": generated}
         ak = state.create_access_key(principal.name, body)
+        hook = state.extensions.get("on_access_key")
+        if hook:
+            hook(ak)
         reply = ak.public()
         if generated:
             reply["secret"] = generated  # shown once, as a node does for a secret it made
         return Reply(201, reply)
-
-    def update_access_key(req: Request) -> Reply:
-        assert req.match is not None
-        ak_id = req.match.group("id")
-        body = req.json()
-        if not isinstance(body, dict):
-            raise HttpError(400, "the body must be a JSON object")
-        with state.lock:
-            ak = state.access_keys.get(ak_id)
-            if ak is None:
-                raise HttpError(404, f"no access key {ak_id!r}")
-            principal = req.principal
-            assert principal is not None
-            if principal.kind == "access_key" and principal.name != ak_id:
-                raise HttpError(403, "an access key may only change itself")
-            if principal.kind == "bearer" and not _bearer_is_admin(principal, ak_id):
-                raise HttpError(403, f"changing access key {ak_id!r} needs a token with "
-                                     f"scope node.{ak_id}:admin:all")
-            if "token_verification_key" in body:
-                pem = body["token_verification_key"]
-                if not isinstance(pem, str) or "BEGIN PUBLIC KEY" not in pem:
-                    raise HttpError(400, "token_verification_key must be a PEM public key")
-                from nodecli.errors import NodecliError
-                from nodecli.keys import load_public_key_pem
-
-                try:
-                    load_public_key_pem(pem, "token_verification_key")
-                except NodecliError as exc:
-                    raise HttpError(400, exc.message) from None
-                ak.token_verification_key = pem
-                state.save_access_keys()
-        return Reply(204)
 
     def start_transfer(req: Request) -> Reply:
         spec = req.json()
@@ -197,5 +168,4 @@ def register(router: Router, state: NodeState) -> None:
 
     router.add("GET", r"/info", info, auth="basic")
     router.add("POST", r"/access_keys", create_access_key, auth="node")
-    router.add("PUT", r"/access_keys/(?P<id>[^/]+)", update_access_key, auth="any")
     router.add("POST", r"/ops/transfers", start_transfer, auth="bearer")

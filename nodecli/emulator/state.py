@@ -23,9 +23,14 @@ class AccessKey:
     owner: str  # node user who created it
     token_verification_key: str | None = None
     created_at: float = field(default_factory=time.time)
+    configuration: dict[str, Any] = field(default_factory=dict)
+    root_file_id: str | None = None
 
     def public(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "storage": self.storage}
+        if self.root_file_id is not None:
+            d["root_file_id"] = self.root_file_id
+        d["configuration"] = dict(self.configuration)
         if self.token_verification_key:
             d["token_verification_key"] = self.token_verification_key
         return d
@@ -184,7 +189,7 @@ class NodeState:
             data = {"version": 1, "access_keys": [
                 {"id": ak.id, "secret_digest": ak.secret_digest, "storage": ak.storage,
                  "owner": ak.owner, "token_verification_key": ak.token_verification_key,
-                 "created_at": ak.created_at}
+                 "created_at": ak.created_at, "configuration": ak.configuration}
                 for ak in self.access_keys.values()]}
             ensure_private_dir(self.state_folder())
             atomic_write(self.access_keys_file(), json.dumps(data, indent=1).encode())
@@ -207,7 +212,8 @@ class NodeState:
                 ak = AccessKey(str(item["id"]), item.get("secret_digest"),
                                dict(item["storage"]), str(item["owner"]),
                                item.get("token_verification_key"),
-                               float(item.get("created_at") or time.time()))
+                               float(item.get("created_at") or time.time()),
+                               dict(item.get("configuration") or {}))
                 keys[ak.id] = ak
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise ConfigError(f"{path}: damaged emulator state ({type(exc).__name__}: {exc})",

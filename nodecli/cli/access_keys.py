@@ -1,0 +1,266 @@
+"""``nodecli access-key``: create, list, show, change and delete access keys (thin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import confirm, output_option, pass_app, read_secret_stdin
+from nodecli.cli.nodes import CONTEXT, _kv
+from nodecli.cli.remote import node_options, open_node_client, pop_node_options
+from nodecli.errors import NodecliError, UsageError
+from nodecli.output import Column, sanitize
+
+KEY_COLUMNS = [Column("id", "id"), Column("storage", "storage"),
+               Column("root_file_id", "root file id"),
+               Column("verification_key", "verification key"),
+               Column("logging", "activity logging")]
+
+
+@click.group("access-key", context_settings=CONTEXT, help="""Access keys on a node.
+
+\b
+  nodecli access-key create --path /data/project --id ak1
+  nodecli access-key list
+  nodecli access-key show ak1
+  nodecli access-key set ak1 --activity-event-logging on
+  nodecli access-key set-verification-key ak1 --public-key keys/ak1/public.pem
+  nodecli access-key delete ak1 --yes
+""")
+def access_key() -> None:
+    pass
+
+
+@access_key.command("create", context_settings=CONTEXT)
+@click.option("--storage-type", type=click.Choice(["local"]), default="local", show_default=True,
+              help="Storage of the key.")
+@click.option("--path", "storage_path", required=True, metavar="/PATH",
+              help="Folder the key gives access to (absolute, inside the restriction).")
+@click.option("--id", "ak_id", metavar="ID", help="Access key id (default: the node makes one).")
+@click.option("--secret-stdin", is_flag=True,
+              help="Read the key's secret from stdin (after the password line when "
+                   "--password-stdin is also given). Default: the node makes one.")
+@node_options
+@output_option(("table", "json"))
+@pass_app
+def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str | None,
+                      secret_stdin: bool, output_format: str, **kwargs: Any) -> None:
+    """POST /access_keys with node-user credentials.
+
+    \b
+      printf '%s\\n' "$AK_SECRET" | nodecli access-key create --node prod \\
+          --path /data/project --id ak1 --secret-stdin
+    """
+    from nodecli.nodes import create_access_key
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        secret = read_secret_stdin("access key secret") if secret_stdin else None
+        data = create_access_key(client, storage_type, storage_path, ak_id, secret)
+    if output_format == "json":
+        app.term.json(data)
+        return
+    storage = data.get("storage") if isinstance(data.get("storage"), dict) else {}
+    pairs: list[tuple[str, Any]] = [("id", data.get("id")),
+                                    ("storage", f"{storage.get('type')} {storage.get('path')}")]
+    if data.get("secret"):
+        pairs.append(("secret", data["secret"]))
+    _kv(app, pairs)
+    if data.get("secret"):
+        app.term.warn("the node made this secret and will not show it again: store it now")
+    app.term.success(f"created access key {data.get('id')!r}")
+
+
+@access_key.command("set-verification-key", context_settings=CONTEXT)
+@click.argument("ak")
+@click.option("--public-key", "public_key", required=True, metavar="PEM",
+              type=click.Path(dir_okay=False),
+              help="PEM public key (a private key file works too: only its public half is "
+                   "sent).")
+@node_options
+@pass_app
+def access_key_set_verification_key(app: App, ak: str, public_key: str, **kwargs: Any) -> None:
+    """PUT /access_keys/AK {"token_verification_key": PEM}: nodes then accept its tokens.
+
+    \b
+      nodecli access-key set-verification-key ak1 --public-key public.pem --node prod
+    """
+    from nodecli.nodes import read_public_key_pem, set_verification_key
+
+    pem, derived = read_public_key_pem(public_key)
+    if derived:
+        app.term.info(f"using the public half of {public_key} (the private key is not sent)")
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        set_verification_key(client, ak, pem)
+    app.term.success(f"verification key registered for access key {ak!r}")
+
+
+def _row(key: dict[str, Any]) -> dict[str, Any]:
+    from nodecli.node.access_keys import key_logging
+
+    storage = key.get("storage") if isinstance(key.get("storage"), dict) else {}
+    own = key_logging(key)
+    return {"id": key.get("id"),
+            "storage": f"{storage.get('type') or '?'} {storage.get('path') or '?'}",
+            "root_file_id": key.get("root_file_id"),
+            "verification_key": "yes" if key.get("token_verification_key") else "no",
+            "logging": "inherit" if own is None else "on" if own else "off"}
+
+
+@access_key.command("list", context_settings=CONTEXT)
+@node_options
+@output_option(("table", "json", "jsonl", "csv"))
+@pass_app
+def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
+    """List the access keys this login may see (GET /access_keys, every page).
+
+    \b
+      nodecli access-key list
+      nodecli access-key list -o json     # the node's objects as they came
+    """
+    from nodecli.node.access_keys import list_access_keys
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        keys = list_access_keys(client)
+    if output_format in ("json", "jsonl"):
+        app.term.table(keys, KEY_COLUMNS, output_format)
+    elif keys:
+        app.term.table([_row(k) for k in keys], KEY_COLUMNS, output_format)
+    else:
+        app.term.info("no access keys")
+
+
+@access_key.command("show", context_settings=CONTEXT)
+@click.argument("ak")
+@node_options
+@output_option(("table", "json"))
+@pass_app
+def access_key_show(app: App, ak: str, output_format: str, **kwargs: Any) -> None:
+    """One access key: storage, root file, its verification key (fingerprint) and whether
+    events are logged for it (its own setting vs the node's, interface.md 6.2).
+
+    \b
+      nodecli access-key show ak1
+      nodecli access-key show ak1 -o json
+    """
+    from nodecli.events import node_info
+    from nodecli.node.access_keys import check_ak_id, describe, get_access_key
+
+    check_ak_id(ak)
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        key = get_access_key(client, ak)
+        info = node_info(client, app.paths.state_dir, log=app.term.debug)
+    report = describe(key, info.logging if info else None,
+                      info.version_tuple if info else None)
+    if output_format == "json":
+        app.term.json({**report, "key": key})
+        return
+    logging = report["activity_event_logging"]
+
+    def onoff(value: bool | None, none: str) -> str:
+        return none if value is None else "on" if value else "off"
+
+    _kv(app, [("id", report["id"]),
+              ("storage", f"{report['storage_type']} {report['storage_path']}"),
+              ("root file id", report["root_file_id"]),
+              ("verification key", report["verification_key_fingerprint"] or "none registered"),
+              ("logging (key)", onoff(logging["key"], "not set (inherits the node's)")),
+              ("logging (node)", onoff(logging["node"], "unknown")),
+              ("events logged", onoff(logging["events_logged"], "unknown") +
+               f" ({logging['why']})")])
+
+
+@access_key.command("set", context_settings=CONTEXT)
+@click.argument("ak")
+@click.option("--path", "storage_path", metavar="/PATH", help="New storage path.")
+@click.option("--secret-stdin", is_flag=True,
+              help="Read the new secret from stdin (never from the command line).")
+@click.option("--new-secret", "ask_secret", is_flag=True,
+              help="Ask for the new secret (hidden, twice) on a terminal.")
+@click.option("--activity-event-logging", "logging",
+              type=click.Choice(["on", "off", "inherit"]),
+              help="Log this key's events or not (nodes 3.8.0+); inherit: the node's setting.")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
+              help="Any other property, typed (true/false/null/numbers/JSON, else a "
+                   "string; dots nest: configuration.x=1). Repeatable.")
+@node_options
+@pass_app
+def access_key_set(app: App, ak: str, storage_path: str | None, secret_stdin: bool,
+                   ask_secret: bool, logging: str | None, assignments: tuple[str, ...],
+                   **kwargs: Any) -> None:
+    """Change an access key (PUT /access_keys/AK, a partial update).
+
+    \b
+      nodecli access-key set ak1 --activity-event-logging on
+      printf '%s\\n' "$NEW_SECRET" | nodecli access-key set ak1 --secret-stdin
+      nodecli access-key set ak1 --path /data/project2 --set configuration.note=moved
+    """
+    from nodecli.events import node_info
+    from nodecli.node.access_keys import (
+        check_ak_id,
+        logging_body,
+        merge,
+        require_per_key_logging,
+        update_access_key,
+    )
+    from nodecli.values import build_object
+
+    check_ak_id(ak)
+    body: dict[str, Any] = build_object(assignments) if assignments else {}
+    if storage_path is not None:
+        if not storage_path.startswith("/"):
+            raise UsageError(f"--path must be absolute (start with /), not {storage_path!r}")
+        body = merge(body, {"storage": {"path": storage_path}})
+    if logging is not None:
+        body = merge(body, logging_body(logging))
+    if secret_stdin and ask_secret:
+        raise UsageError("give --secret-stdin or --new-secret, not both")
+    if not body and not (secret_stdin or ask_secret):
+        raise UsageError("nothing to change: give --path, --secret-stdin, --new-secret, "
+                         "--activity-event-logging or --set KEY=VALUE")
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        if secret_stdin:
+            body["secret"] = read_secret_stdin("access key secret")
+        elif ask_secret:
+            if not app.term.interactive:
+                raise UsageError("--new-secret asks on a terminal: use --secret-stdin")
+            body["secret"] = click.prompt("New secret", hide_input=True,
+                                          confirmation_prompt=True, err=True)
+        if "secret" in body:
+            client.add_secret(str(body["secret"]))
+        if logging is not None:
+            info = node_info(client, app.paths.state_dir, log=app.term.debug)
+            require_per_key_logging(info.version_tuple if info else None,
+                                    info.version if info else None)
+        update_access_key(client, ak, body)
+    changed = sorted(k for k in body if k != "secret") + (["secret"] if "secret" in body else [])
+    app.term.success(f"access key {ak!r} changed ({', '.join(changed)})")
+
+
+@access_key.command("delete", context_settings=CONTEXT)
+@click.argument("ak")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@node_options
+@pass_app
+def access_key_delete(app: App, ak: str, yes: bool, **kwargs: Any) -> None:
+    """Delete an access key (its tokens stop working at once).
+
+    \b
+      nodecli access-key delete ak1            # asks, on a terminal
+      nodecli access-key delete ak1 --yes
+    """
+    from nodecli.node.access_keys import check_ak_id, delete_access_key
+
+    check_ak_id(ak)
+    if not confirm(app, f"Delete access key {ak!r}? Its bearer tokens stop working.", yes=yes):
+        raise NodecliError("cancelled: nothing deleted")
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        delete_access_key(client, ak)
+    app.term.success(f"deleted access key {sanitize(ak)!r}")

@@ -1,0 +1,624 @@
+"""Access to node storage: access keys, files, permissions, and who may see what.
+
+Routes (facts from the public documentation of this node family; interface.md shows
+only POST /access_keys and says permissions endpoints exist):
+
+* ``GET /access_keys`` (paged: ``page``, ``per_page``, ``Link: rel="next"``),
+  ``GET|PUT|DELETE /access_keys/{id}``, ``GET /access_keys/self``;
+* ``GET /files/{id}``, ``GET /files/{id}/files``;
+* ``POST|GET /permissions`` (``?file_id=ID[&inherited=false]``),
+  ``GET|PUT|DELETE /permissions/{id}``.
+
+Visibility follows interface.md 5.1 for every route, ``/events`` included (through
+:func:`event_filter`): a node user sees what its transfer user's restriction or docroot
+allows; an access key sees its own storage path; a bearer token sees what lies inside
+its access key's path AND where its user id or one of its group ids holds a permission
+(a permission on a folder covers what is inside). Events with no file are tenant-wide
+(5.1.2: "events are visible to any user in the same tenant space") except for bearer
+tokens, which see only events tied to a file they hold a permission on.
+
+Per-key activity logging (6.2, nodes 3.8.0 and later): ``configuration.
+activity_event_logging`` of the access key a request authenticates with overrides the
+node setting in both directions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from nodecli.emulator.server import HttpError, Principal, Reply, Request, Router
+from nodecli.emulator.state import AccessKey, NodeState
+
+ACCESS_LEVELS = ("list", "read", "write", "delete", "mkdir", "rename", "preview")
+LOGGING_KEY = "activity_event_logging"  # in the access key's "configuration" object
+PER_KEY_LOGGING = (3, 8, 0)
+MAX_PER_PAGE = 1000
+
+
+@dataclass
+class FileNode:
+    id: str
+    path: str
+    type: str  # "folder" or "file"
+    size: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1] or "/"
+
+    def public(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "type": self.type, "path": self.path,
+                "size": self.size}
+
+
+@dataclass
+class Permission:
+    id: str
+    file_id: str
+    access_type: str  # user or group
+    access_id: str
+    access_levels: list[str]
+    tags: Any = None
+
+    def public(self) -> dict[str, Any]:
+        return {"id": self.id, "file_id": self.file_id, "access_type": self.access_type,
+                "access_id": self.access_id, "access_levels": list(self.access_levels),
+                "tags": self.tags}
+
+
+@dataclass
+class Storage:
+    """The emulated storage: a file tree with ids, and the permissions on it."""
+
+    by_id: dict[str, FileNode] = field(default_factory=dict)
+    by_path: dict[str, FileNode] = field(default_factory=dict)
+    permissions: dict[str, Permission] = field(default_factory=dict)
+    file_ids: Any = field(default_factory=lambda: itertools.count(1000))
+    perm_ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def reset(self) -> None:
+        self.by_id.clear()
+        self.by_path.clear()
+        self.permissions.clear()
+        self.file_ids = itertools.count(1000)
+        self.perm_ids = itertools.count(1)
+
+    def ensure(self, path: str, kind: str = "folder", size: int = 0) -> FileNode:
+        """The node at ``path`` (an absolute path), made with its parent folders."""
+        path = normalize(path)
+        node = self.by_path.get(path)
+        if node is not None:
+            return node
+        if path != "/":
+            self.ensure(path.rsplit("/", 1)[0] or "/")
+        node = FileNode(str(next(self.file_ids)), path, kind, size)
+        self.by_id[node.id] = node
+        self.by_path[path] = node
+        return node
+
+    def children(self, node: FileNode) -> list[FileNode]:
+        prefix = node.path.rstrip("/") + "/"
+        return sorted((n for p, n in self.by_path.items()
+                       if p.startswith(prefix) and "/" not in p[len(prefix):] and p != prefix),
+                      key=lambda n: n.path)
+
+    def lineage(self, file_id: str) -> list[str]:
+        """The file's id and its folders' ids, up to the root."""
+        node = self.by_id.get(file_id)
+        if node is None:
+            return [file_id]
+        out = []
+        path = node.path
+        while True:
+            n = self.by_path.get(path)
+            if n is not None:
+                out.append(n.id)
+            if path == "/":
+                return out
+            path = path.rsplit("/", 1)[0] or "/"
+
+
+def normalize(path: str) -> str:
+    parts = [p for p in str(path).split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise HttpError(400, "a path must not contain '..'")
+    return "/" + "/".join(parts)
+
+
+def safe_normalize(path: str) -> str | None:
+    try:
+        return normalize(path)
+    except HttpError:
+        return None
+
+
+def within(path: str, root: str) -> bool:
+    root = normalize(root)
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def storage_of(state: NodeState) -> Storage:
+    with state.lock:
+        st = state.extensions.get("storage")
+        if st is None:
+            st = state.extensions["storage"] = Storage()
+        return st
+
+
+def root_of(state: NodeState, ak: AccessKey) -> FileNode:
+    node = storage_of(state).ensure(str(ak.storage.get("path") or "/"))
+    ak.root_file_id = node.id
+    return node
+
+
+# -- who may see what (interface.md 5.1) ---------------------------------------------------
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "*" else "." if c == "?" else re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def node_user_matcher(state: NodeState, user: str) -> Callable[[str], bool]:
+    """path -> allowed, by the transfer user's docroot or restrictions (file:/// URLs)."""
+    xuser = state.transfer_user_of(user)
+    if xuser is None:
+        return lambda path: False
+    if xuser.docroot:
+        docroot = xuser.docroot
+        return lambda path: within(path, docroot)
+    rules = [(raw.startswith("!"), _glob_regex(raw[1:] if raw.startswith("!") else raw))
+             for raw in xuser.restrictions]
+
+    def allowed(path: str) -> bool:
+        url = "file:///" + path
+        accepted = False
+        for negated, rx in rules:
+            if rx.fullmatch(url):
+                if negated:
+                    return False
+                accepted = True
+        return accepted
+
+    return allowed
+
+
+def holds_permission(state: NodeState, principal: Principal, file_id: str) -> bool:
+    """The token's user id or one of its group ids holds a permission on the file or a
+    folder above it."""
+    st = storage_of(state)
+    groups = principal.claims.get("group_ids")
+    groups = {str(g) for g in groups} if isinstance(groups, list) else set()
+    lineage = set(st.lineage(file_id))
+    for perm in st.permissions.values():
+        if perm.file_id in lineage and (
+            (perm.access_type == "user" and perm.access_id == principal.name)
+            or (perm.access_type == "group" and perm.access_id in groups)
+        ):
+            return True
+    return False
+
+
+def _key_path(state: NodeState, principal: Principal) -> str | None:
+    ak = state.access_keys.get(principal.access_key or "")
+    return str(ak.storage.get("path") or "/") if ak else None
+
+
+def file_visible(state: NodeState, principal: Principal | None, node: FileNode) -> bool:
+    if principal is None:
+        return True
+    if principal.kind == "node_user":
+        return node_user_matcher(state, principal.name)(node.path)
+    root = _key_path(state, principal)
+    if root is None or not within(node.path, root):
+        return False
+    if principal.kind == "access_key":
+        return True
+    from nodecli.emulator.node import _bearer_is_admin
+
+    if principal.kind == "bearer" and _bearer_is_admin(principal, principal.access_key or ""):
+        return True  # node.AK:admin:all administers the key and its storage
+    if principal.kind == "bearer":
+        # browsing: a folder on the way to something permitted is visible too
+        return holds_permission(state, principal, node.id) or any(
+            holds_permission(state, principal, n.id) for p, n in storage_of(state).by_path.items()
+            if within(p, node.path))
+    return False
+
+
+def event_filter(state: NodeState, principal: Principal | None,
+                 ) -> Callable[[str | None, str | None], bool] | None:
+    """A predicate (file_id, path) -> visible for this caller's events; None: all."""
+    if principal is None:
+        return None
+    st = storage_of(state)
+
+    def path_of(file_id: str | None, path: str | None) -> str | None:
+        if path:
+            return path
+        node = st.by_id.get(file_id or "")
+        return node.path if node else None
+
+    if principal.kind == "node_user":
+        allowed = node_user_matcher(state, principal.name)
+
+        def node_user(file_id: str | None, path: str | None) -> bool:
+            p = path_of(file_id, path)
+            norm = safe_normalize(p) if p is not None else None
+            return p is None or (norm is not None and allowed(norm))
+
+        return node_user
+    root = _key_path(state, principal)
+    if principal.kind == "access_key":
+        def access_key(file_id: str | None, path: str | None) -> bool:
+            p = path_of(file_id, path)
+            norm = safe_normalize(p) if p is not None else None
+            return p is None or (norm is not None and root is not None and within(norm, root))
+
+        return access_key
+
+    def bearer(file_id: str | None, path: str | None) -> bool:
+        if not file_id:
+            return False
+        p = path_of(file_id, path)
+        norm = safe_normalize(p) if p is not None else None
+        if p is not None and (norm is None or root is None or not within(norm, root)):
+            return False
+        return holds_permission(state, principal, file_id)
+
+    return bearer
+
+
+def key_logging(state: NodeState, ak_id: str | None) -> bool | None:
+    """The access key's own activity_event_logging (None: not set, or before 3.8.0)."""
+    from nodecli.emulator.events import version_tuple
+
+    if not ak_id or version_tuple(state.version) < PER_KEY_LOGGING:
+        return None
+    ak = state.access_keys.get(ak_id)
+    value = ak.configuration.get(LOGGING_KEY) if ak else None
+    return value if isinstance(value, bool) else None
+
+
+# -- routes --------------------------------------------------------------------------------
+
+
+def _principal(req: Request) -> Principal:
+    assert req.principal is not None
+    return req.principal
+
+
+def _visible_keys(state: NodeState, principal: Principal) -> list[AccessKey]:
+    keys = sorted(state.access_keys.values(), key=lambda k: k.created_at)
+    if principal.kind == "node_user":
+        return [k for k in keys if k.owner == principal.name]
+    return [k for k in keys if k.id == principal.access_key]
+
+
+def _key_for(state: NodeState, req: Request, ak_id: str) -> AccessKey:
+    ak = state.access_keys.get(ak_id)
+    if ak is None or ak not in _visible_keys(state, _principal(req)):
+        raise HttpError(404, f"no access key {ak_id!r}")
+    return ak
+
+
+def _may_change(principal: Principal, ak: AccessKey) -> None:
+    from nodecli.emulator.node import _bearer_is_admin
+
+    if principal.kind == "node_user" and principal.name == ak.owner:
+        return
+    if principal.kind == "access_key" and principal.name == ak.id:
+        return
+    if principal.kind == "bearer" and _bearer_is_admin(principal, ak.id):
+        return
+    raise HttpError(403, f"changing access key {ak.id!r} needs its owner, the key itself, "
+                         f"or a token with scope node.{ak.id}:admin:all")
+
+
+def _log(state: NodeState, principal: Principal, types: list[str], data: dict[str, Any],
+         path: str | None = None) -> None:
+    from nodecli.emulator.events import log_for
+
+    log_for(state).append({"user_id": principal.name, "types": types, "data": data},
+                          access_key=principal.access_key, path=path)
+
+
+def register(router: Router, state: NodeState) -> None:
+    st = storage_of(state)
+    state.reset_hooks.append(st.reset)
+    state.extensions["event_filter"] = lambda principal: event_filter(state, principal)
+    state.extensions["key_logging"] = lambda ak_id: key_logging(state, ak_id)
+    state.extensions["storage"] = st
+    state.extensions["on_access_key"] = lambda ak: root_of(state, ak)
+
+    def view(ak: AccessKey) -> dict[str, Any]:
+        root_of(state, ak)
+        return ak.public()
+
+    def list_keys(req: Request) -> Reply:
+        try:
+            page = int(req.arg("page") or 1)
+            per_page = min(int(req.arg("per_page") or 100), MAX_PER_PAGE)
+        except ValueError:
+            raise HttpError(400, "page and per_page are whole numbers") from None
+        if page < 1 or per_page < 1:
+            raise HttpError(400, "page and per_page start at 1")
+        with state.lock:
+            keys = _visible_keys(state, _principal(req))
+            chunk = [view(k) for k in keys[(page - 1) * per_page: page * per_page]]
+        headers = {}
+        if page * per_page < len(keys):
+            query = urlencode({"page": page + 1, "per_page": per_page})
+            headers["Link"] = f'<{req.base_url}/access_keys?{query}>; rel="next"'
+        return Reply(200, chunk, headers)
+
+    def get_self(req: Request) -> Reply:
+        principal = _principal(req)
+        with state.lock:
+            ak = state.access_keys.get(principal.access_key or "")
+            if ak is None:
+                raise HttpError(400, "GET /access_keys/self needs an access key or a bearer "
+                                     "token; a node user has no key of its own")
+            return Reply(200, view(ak))
+
+    def get_key(req: Request) -> Reply:
+        assert req.match is not None
+        with state.lock:
+            return Reply(200, view(_key_for(state, req, req.match.group("id"))))
+
+    def update_key(req: Request) -> Reply:
+        assert req.match is not None
+        ak_id = req.match.group("id")
+        body = req.json()
+        if not isinstance(body, dict):
+            raise HttpError(400, "the body must be a JSON object")
+        from nodecli.emulator.events import version_tuple
+
+        with state.lock:
+            ak = _key_for(state, req, ak_id)
+            _may_change(_principal(req), ak)
+            allowed = {"secret", "storage", "configuration", "token_verification_key",
+                       "name", "description"}
+            unknown = sorted(set(body) - allowed)
+            if unknown:
+                raise HttpError(400, f"unknown access key properties: {', '.join(unknown)}")
+            if "token_verification_key" in body:
+                _check_pem(body["token_verification_key"])
+            conf = body.get("configuration", {})
+            if not isinstance(conf, dict):
+                raise HttpError(400, "configuration must be an object")
+            if LOGGING_KEY in conf:
+                if version_tuple(state.version) < PER_KEY_LOGGING:
+                    raise HttpError(400, f"{LOGGING_KEY} per access key needs node 3.8.0 or "
+                                         f"later (this node: {state.version})")
+                if conf[LOGGING_KEY] is not None and not isinstance(conf[LOGGING_KEY], bool):
+                    raise HttpError(400, f"{LOGGING_KEY} must be true, false or null")
+            storage = body.get("storage")
+            if storage is not None:
+                if not isinstance(storage, dict) or not isinstance(storage.get("path", ""), str):
+                    raise HttpError(400, "storage must be an object with a path")
+                if storage.get("path") is not None:
+                    normalize(storage["path"])
+            secret = body.get("secret")
+            if secret is not None and not (isinstance(secret, str) and secret):
+                raise HttpError(400, "secret must be a non-empty string")
+            # all checked: apply
+            from nodecli.emulator.server import secret_digest
+
+            if secret is not None:
+                ak.secret_digest = secret_digest(secret)
+            if storage is not None:
+                ak.storage = {**ak.storage, **storage}
+                ak.root_file_id = None
+            for key, value in conf.items():
+                if value is None:
+                    ak.configuration.pop(key, None)
+                else:
+                    ak.configuration[key] = value
+            for key in ("name", "description"):
+                if key in body:
+                    ak.configuration[key] = body[key]
+            if "token_verification_key" in body:
+                ak.token_verification_key = body["token_verification_key"]
+            state.save_access_keys()
+        return Reply(204)
+
+    def delete_key(req: Request) -> Reply:
+        assert req.match is not None
+        with state.lock:
+            ak = _key_for(state, req, req.match.group("id"))
+            principal = _principal(req)
+            if not (principal.kind == "node_user" and principal.name == ak.owner):
+                raise HttpError(403, "only the node user that owns an access key may delete it")
+            del state.access_keys[ak.id]
+            state.save_access_keys()
+        return Reply(204)
+
+    # -- files ------------------------------------------------------------------------
+
+    def _file(req: Request) -> FileNode:
+        assert req.match is not None
+        principal = _principal(req)
+        if principal.kind == "node_user":
+            raise HttpError(403, "files are browsed with an access key or a bearer token")
+        with state.lock:
+            ak = state.access_keys.get(principal.access_key or "")
+            if ak is not None:
+                root_of(state, ak)
+            node = st.by_id.get(req.match.group("id"))
+            if node is None or not file_visible(state, principal, node):
+                raise HttpError(404, f"no file {req.match.group('id')!r}")
+            return node
+
+    def get_file(req: Request) -> Reply:
+        return Reply(200, _file(req).public())
+
+    def list_folder(req: Request) -> Reply:
+        node = _file(req)
+        if node.type != "folder":
+            raise HttpError(400, f"file {node.id} is not a folder")
+        principal = _principal(req)
+        with state.lock:
+            return Reply(200, [c.public() for c in st.children(node)
+                               if file_visible(state, principal, c)])
+
+    # -- permissions -------------------------------------------------------------------
+
+    def _writer(req: Request) -> Principal:
+        principal = _principal(req)
+        if principal.kind == "node_user":
+            raise HttpError(403, "permissions are set with an access key or a bearer token")
+        if principal.kind == "bearer":
+            from nodecli.emulator.node import _bearer_is_admin
+
+            if not _bearer_is_admin(principal, principal.access_key or ""):
+                raise HttpError(403, "changing permissions needs a token with scope "
+                                     f"node.{principal.access_key}:admin:all")
+        return principal
+
+    def _perm_body(body: Any, partial: bool = False) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise HttpError(400, "the body must be a JSON object")
+        allowed = {"file_id", "access_type", "access_id", "access_levels", "tags"}
+        unknown = sorted(set(body) - allowed)
+        if unknown:
+            raise HttpError(400, f"unknown permission properties: {', '.join(unknown)}")
+        need = () if partial else ("file_id", "access_type", "access_id", "access_levels")
+        for key in need:
+            if key not in body:
+                raise HttpError(400, f"{key} is required")
+        if "access_type" in body and body["access_type"] not in ("user", "group"):
+            raise HttpError(400, "access_type is user or group")
+        for key in ("file_id", "access_id"):
+            if key in body and not (isinstance(body[key], str) and body[key]):
+                raise HttpError(400, f"{key} must be a non-empty string")
+        levels = body.get("access_levels", [])
+        if not isinstance(levels, list) or not all(x in ACCESS_LEVELS for x in levels):
+            raise HttpError(400, f"access_levels: a list of {', '.join(ACCESS_LEVELS)}")
+        return body
+
+    def _check_file(req: Request, principal: Principal, file_id: str) -> FileNode:
+        node = st.by_id.get(file_id)
+        root = _key_path(state, principal)
+        if node is None or root is None or not within(node.path, root):
+            raise HttpError(404, f"no file {file_id!r}")
+        return node
+
+    def create_permission(req: Request) -> Reply:
+        principal = _writer(req)
+        body = _perm_body(req.json())
+        with state.lock:
+            node = _check_file(req, principal, body["file_id"])
+            perm = Permission(str(next(st.perm_ids)), node.id, body["access_type"],
+                              body["access_id"], list(body["access_levels"]), body.get("tags"))
+            st.permissions[perm.id] = perm
+        _log(state, principal, ["permission.created"], perm.public(), node.path)
+        return Reply(201, perm.public())
+
+    def list_permissions(req: Request) -> Reply:
+        principal = _principal(req)
+        file_id = req.arg("file_id")
+        if not file_id:
+            raise HttpError(400, "file_id is required")
+        inherited = (req.arg("inherited") or "true").lower() != "false"
+        with state.lock:
+            if principal.kind == "node_user":
+                raise HttpError(403, "permissions are read with an access key or a bearer token")
+            node = _check_file(req, principal, file_id)
+            ids = set(st.lineage(node.id)) if inherited else {node.id}
+            perms = [p.public() for p in st.permissions.values() if p.file_id in ids]
+        return Reply(200, sorted(perms, key=lambda p: int(p["id"])))
+
+    def _perm(req: Request, principal: Principal) -> Permission:
+        assert req.match is not None
+        perm = st.permissions.get(req.match.group("id"))
+        if perm is None:
+            raise HttpError(404, f"no permission {req.match.group('id')!r}")
+        _check_file(req, principal, perm.file_id)
+        return perm
+
+    def get_permission(req: Request) -> Reply:
+        principal = _principal(req)
+        if principal.kind == "node_user":
+            raise HttpError(403, "permissions are read with an access key or a bearer token")
+        with state.lock:
+            return Reply(200, _perm(req, principal).public())
+
+    def update_permission(req: Request) -> Reply:
+        principal = _writer(req)
+        body = _perm_body(req.json(), partial=True)
+        with state.lock:
+            perm = _perm(req, principal)
+            if "file_id" in body:
+                _check_file(req, principal, body["file_id"])
+                perm.file_id = body["file_id"]
+            for key in ("access_type", "access_id", "tags"):
+                if key in body:
+                    setattr(perm, key, body[key])
+            if "access_levels" in body:
+                perm.access_levels = list(body["access_levels"])
+            node = st.by_id[perm.file_id]
+        _log(state, principal, ["permission.modified"], perm.public(), node.path)
+        return Reply(200, perm.public())
+
+    def delete_permission(req: Request) -> Reply:
+        principal = _writer(req)
+        with state.lock:
+            perm = _perm(req, principal)
+            del st.permissions[perm.id]
+            node = st.by_id.get(perm.file_id)
+        _log(state, principal, ["permission.deleted"], perm.public(),
+             node.path if node else None)
+        return Reply(204)
+
+    seg = r"(?P<id>[^/]+)"
+    router.add("GET", r"/access_keys", list_keys, auth="any")
+    router.add("GET", r"/access_keys/self", get_self, auth="any")
+    router.add("GET", rf"/access_keys/{seg}", get_key, auth="any")
+    router.add("PUT", rf"/access_keys/{seg}", update_key, auth="any")
+    router.add("DELETE", rf"/access_keys/{seg}", delete_key, auth="basic")
+    router.add("GET", rf"/files/{seg}", get_file, auth="any")
+    router.add("GET", rf"/files/{seg}/files", list_folder, auth="any")
+    router.add("POST", r"/permissions", create_permission, auth="any")
+    router.add("GET", r"/permissions", list_permissions, auth="any")
+    router.add("GET", rf"/permissions/{seg}", get_permission, auth="any")
+    router.add("PUT", rf"/permissions/{seg}", update_permission, auth="any")
+    router.add("DELETE", rf"/permissions/{seg}", delete_permission, auth="any")
+
+
+def _check_pem(pem: Any) -> None:
+    if not isinstance(pem, str) or "BEGIN PUBLIC KEY" not in pem:
+        raise HttpError(400, "token_verification_key must be a PEM public key")
+    from nodecli.errors import NodecliError
+    from nodecli.keys import load_public_key_pem
+
+    try:
+        load_public_key_pem(pem, "token_verification_key")
+    except NodecliError as exc:
+        raise HttpError(400, exc.message) from None
+
+
+def file_path_for_transfer(spec: dict[str, Any]) -> list[str]:
+    """The storage paths a transfer specification names (sources and destinations)."""
+    out = []
+    for item in spec.get("paths") or []:
+        if isinstance(item, dict):
+            for key in ("destination", "source"):
+                value = item.get(key)
+                if isinstance(value, str) and value.startswith("/"):
+                    out.append(value)
+                    break
+    return out

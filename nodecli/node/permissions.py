@@ -1,0 +1,157 @@
+"""Permissions on a node's files, and file paths resolved to file ids.
+
+Facts from the public documentation of this node family: ``POST /permissions`` with
+``{"file_id", "access_type", "access_id", "access_levels", "tags"}`` (the fields of the
+permission event data, interface.md 2.2), ``GET /permissions?file_id=ID``
+(``inherited=false`` for the file's own only), ``GET|PUT|DELETE /permissions/{id}``;
+``GET /files/{id}`` and ``GET /files/{id}/files`` (a folder's entries, each with ``id``,
+``name``, ``type``). An access key's tree starts at its ``root_file_id``; a path is
+resolved by walking from there, one component at a time.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from nodecli.errors import NotFoundError, RemoteError, UsageError
+
+if TYPE_CHECKING:
+    from nodecli.http import Client
+
+ACCESS_LEVELS = ("list", "read", "write", "delete", "mkdir", "rename", "preview")
+ACCESS_TYPES = ("user", "group")
+MAX_COMPONENTS = 256
+
+
+def parse_levels(text: str) -> list[str]:
+    """``list,read`` -> ["list", "read"] (known levels, no repeats, in the given order)."""
+    out: list[str] = []
+    for raw in str(text).split(","):
+        level = raw.strip().lower()
+        if not level:
+            continue
+        if level not in ACCESS_LEVELS:
+            raise UsageError(f"unknown access level {raw.strip()[:30]!r} (levels: "
+                             f"{', '.join(ACCESS_LEVELS)})")
+        if level not in out:
+            out.append(level)
+    if not out:
+        raise UsageError(f"--levels needs at least one of {', '.join(ACCESS_LEVELS)}")
+    return out
+
+
+def check_id(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 256:
+        raise UsageError(f"{what} must be a non-empty word of at most 256 characters")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in value):
+        raise UsageError(f"invalid {what}: control characters or bytes that are not UTF-8")
+    return value
+
+
+def split_path(path: str) -> list[str]:
+    """``/a/b`` -> ["a", "b"]: components of a path inside the key's storage."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise UsageError(f"a path starts with '/' (inside the access key's storage), not "
+                         f"{str(path)[:60]!r}")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise UsageError("a path must not contain '..'")
+    if len(parts) > MAX_COMPONENTS:
+        raise UsageError(f"a path has at most {MAX_COMPONENTS} components")
+    for p in parts:
+        check_id(p, "a path component")
+    return parts
+
+
+def root_file_id(client: Client) -> str:
+    from nodecli.node.access_keys import self_key
+
+    key = self_key(client)
+    root = key.get("root_file_id")
+    if not isinstance(root, str | int) or isinstance(root, bool) or str(root) == "":
+        raise RemoteError("the node did not say the access key's root_file_id")
+    return str(root)
+
+
+def entries(client: Client, folder_id: str) -> list[dict[str, Any]]:
+    data = client.json("GET", f"/files/{quote(folder_id, safe='')}/files")
+    if isinstance(data, dict):
+        data = data.get("files") or data.get("items") or []
+    if not isinstance(data, list):
+        raise RemoteError(f"GET /files/{folder_id}/files did not answer with a list")
+    return [e for e in data if isinstance(e, dict)]
+
+
+def resolve_path(client: Client, path: str) -> str:
+    """The file id of ``path``, walking from the access key's root; exit 5 naming the
+    first component that is not there."""
+    parts = split_path(path)
+    current = root_file_id(client)
+    walked = ""
+    for part in parts:
+        match = next((e for e in entries(client, current) if e.get("name") == part), None)
+        if match is None or match.get("id") in (None, ""):
+            from nodecli.output import sanitize
+
+            raise NotFoundError(f"{sanitize(walked + '/' + part)}: no such file or folder "
+                                f"(the path stops at {sanitize(walked or '/')})",
+                                hint="paths start at the access key's storage root")
+        walked += "/" + part
+        current = str(match["id"])
+    return current
+
+
+def file_id_for(client: Client, path: str | None, file_id: str | None) -> str:
+    if (path is None) == (file_id is None):
+        raise UsageError("give a PATH or --file-id ID (one of the two)")
+    return check_id(file_id, "--file-id") if file_id is not None else resolve_path(client, path)
+
+
+def list_permissions(client: Client, file_id: str, inherited: bool = True) -> list[dict[str, Any]]:
+    params = [("file_id", file_id)]
+    if not inherited:
+        params.append(("inherited", "false"))
+    data = client.json("GET", "/permissions", params=params)
+    if isinstance(data, dict):
+        data = data.get("permissions") or data.get("items") or []
+    if not isinstance(data, list):
+        raise RemoteError("GET /permissions did not answer with a list")
+    return [p for p in data if isinstance(p, dict)]
+
+
+def grant(client: Client, file_id: str, access_type: str, access_id: str,
+          levels: list[str], tags: Any = None) -> dict[str, Any]:
+    if access_type not in ACCESS_TYPES:
+        raise UsageError("the permission is for a --user or a --group")
+    body = {"file_id": file_id, "access_type": access_type,
+            "access_id": check_id(access_id, f"--{access_type}"),
+            "access_levels": list(levels), "tags": tags}
+    data = client.json("POST", "/permissions", json_body=body, expect=(200, 201))
+    return data if isinstance(data, dict) else body
+
+
+def get_permission(client: Client, perm_id: str) -> dict[str, Any]:
+    data = client.json("GET", f"/permissions/{quote(check_id(perm_id, 'permission id'), safe='')}")
+    if not isinstance(data, dict):
+        raise RemoteError("GET /permissions/{id} did not answer with an object")
+    return data
+
+
+def revoke(client: Client, perm_id: str) -> None:
+    client.request("DELETE",
+                   f"/permissions/{quote(check_id(perm_id, 'permission id'), safe='')}",
+                   expect=(200, 204))
+
+
+def revoke_for(client: Client, file_id: str, access_type: str, access_id: str) -> list[str]:
+    """Delete the file's own permissions for that user or group; their ids."""
+    mine = [p for p in list_permissions(client, file_id, inherited=False)
+            if p.get("access_type") == access_type and str(p.get("access_id")) == access_id
+            and str(p.get("file_id", file_id)) == file_id]
+    if not mine:
+        raise NotFoundError(f"no permission for {access_type} {access_id!r} on that file")
+    for p in mine:
+        revoke(client, str(p.get("id")))
+    return [str(p.get("id")) for p in mine]
