@@ -1210,14 +1210,14 @@ def _token_refused(exc: NodecliError, from_checkpoint: bool, checkpoint: Checkpo
 
 def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str | None,
                        output_file: Path | None) -> None:
-    """Refuse combinations of --checkpoint/--resume/--output/-o that cannot work."""
+    """Refuse combinations of --checkpoint/--resume/--to/-o that cannot work."""
     if checkpoint_file is not None and resume_name is not None:
         raise UsageError("give --checkpoint FILE or --resume NAME, not both")
     if resume_name is not None and not NAME_RE.fullmatch(resume_name):
         raise UsageError(f"invalid checkpoint name {resume_name[:40]!r}: letters, digits, "
                          "'.', '_' and '-' (at most 64)")
     if output_file is not None and fmt not in ("jsonl", "plain"):
-        raise UsageError("--output FILE writes jsonl or plain (one event per line, so a "
+        raise UsageError("--to FILE writes jsonl or plain (one event per line, so a "
                          "restart can find what is already there)")
 
 

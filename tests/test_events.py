@@ -418,7 +418,7 @@ def test_validate_token_boundaries(value, ok):
 @pytest.mark.parametrize("args, message", [
     (["--since", "1h", "--iteration-token", "5"], "not both"),
     (["--checkpoint", "a.json", "--resume", "x"], "not both"),
-    (["--output", "out.txt", "-o", "pretty"], "jsonl or plain"),
+    (["--to", "out.txt", "-o", "pretty"], "jsonl or plain"),
     (["--resume", "../etc"], "invalid checkpoint name"),
     (["--until-type", "Not A Type"], "invalid event type"),
     (["--since", "tomorrow"], "--since"),

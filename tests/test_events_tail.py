@@ -101,7 +101,7 @@ def test_damaged_or_foreign_checkpoint_is_refused(invoke, node_env, log, tmp_pat
 def test_output_file_recovers_after_a_crash_mid_page(invoke, node_env, log, tmp_path):
     log.generate(10)
     out = tmp_path / "events.jsonl"
-    r = invoke("events", "tail", "--output", str(out), "--since", "1h", env=node_env)
+    r = invoke("events", "tail", "--to", str(out), "--since", "1h", env=node_env)
     assert r.exit_code == 0 and r.stdout == ""
     assert ids_of(out.read_text()) == [str(i) for i in range(1, 11)]
     log.generate(5)
@@ -110,8 +110,10 @@ def test_output_file_recovers_after_a_crash_mid_page(invoke, node_env, log, tmp_
     extra = [json.dumps({"id": "11", "x": 1}), json.dumps({"id": "12", "x": 1})]
     with open(out, "a") as fh:
         fh.write("\n".join(extra) + '\n{"id": "13", "tr')
+    # the deprecated spelling (--output FILE, not a format name) still means the file
     r = invoke("events", "tail", "--output", str(out), env=node_env)
     assert r.exit_code == 0, r
+    assert r.stderr.count("\n") == 1 and "--output FILE is deprecated: use --to" in r.stderr
     lines = out.read_text().splitlines()
     assert ids_of(out.read_text()) == [str(i) for i in range(1, 16)]
     assert all(json.loads(line) for line in lines)
@@ -226,7 +228,7 @@ def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, lo
         # run until the dangerous moment was hit a few times (not a fixed number of
         # timed cycles, which a slow or busy machine may never use to hit it)
         for cycle in range(60):
-            proc = _popen(["events", "tail", "-f", "--output", str(out), "--since", "1h",
+            proc = _popen(["events", "tail", "-f", "--to", str(out), "--since", "1h",
                            "--page-size", str(rng.choice([7, 40, 200])), "--interval", "0.05"],
                           node_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + (rng.uniform(0.8, 1.5) if cycle else 2.0)
@@ -243,7 +245,7 @@ def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, lo
         faults.clear()
         faults.path_prefix = "/"
     assert aimed >= 1  # the dangerous moment was really hit
-    r = run_cli("events", "tail", "--output", str(out), "--page-size", "500", env=node_env)
+    r = run_cli("events", "tail", "--to", str(out), "--page-size", "500", env=node_env)
     assert r.exit_code == 0, r
     got = ids_of(out.read_text())
     assert len(got) > 30_000

@@ -130,7 +130,7 @@ def test_capped_tail_killed_and_resumed_loses_and_repeats_nothing(emulator, node
     emulator.faults.slow_seconds = 0.05
     out = tmp_path / "events.jsonl"
     cmd = nodecli_cmd("events", "tail", "--since", "1h", "--page-size", "1000",
-                      "--output", str(out))
+                      "--to", str(out))
     env = subprocess_env(node_env)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -10,11 +10,13 @@ import click
 from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import report
 from nodecli.output import Column
 
 
-@click.group(help="""The config file: paths, validation, backup, export and import.
+@click.group(cls=HelpGroup,
+             help="""The config file: paths, validation, backup, export and import.
 
 \b
 Examples:

@@ -11,12 +11,14 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import pass_app
+from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import NodecliError, UsageError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.group(context_settings=CONTEXT, help="""The built-in node emulator (tests and demos).
+@click.group(cls=HelpGroup,
+             context_settings=CONTEXT, help="""The built-in node emulator (tests and demos).
 
 \b
   nodecli emulator serve                       # https://localhost:9092, prints its CA file

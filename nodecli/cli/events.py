@@ -10,6 +10,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
 
@@ -41,7 +42,7 @@ _token_opt = click.option("--iteration-token", metavar="T",
                           help="Start after the point this token names (from a Link header).")
 
 
-@click.group("events")
+@click.group("events", cls=HelpGroup)
 def events() -> None:
     """List, get and tail the node activity log.
 
@@ -163,6 +164,9 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
         app.term.data("  " + sanitize(line))
 
 
+TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
+
+
 @events.command("tail")
 @click.option("-f", "--follow", is_flag=True, help="Keep following new events (Ctrl-C stops).")
 @_type_opt
@@ -176,12 +180,13 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
               type=click.Path(dir_okay=False), help="Resume from and save the position in FILE.")
 @click.option("--resume", "resume_name", metavar="NAME",
               help="Named checkpoint kept in the home's state/ (per node and filter).")
-@click.option("--output", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--to", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="Append to FILE, exactly once across crashes (checkpoint FILE.checkpoint "
                    "unless --checkpoint/--resume).")
-@click.option("-o", "--format", "fmt", type=click.Choice(["pretty", "plain", "json", "jsonl"]),
-              help="pretty (terminal default), plain (piped default: tab-separated), json, "
-                   "jsonl (the node's objects unchanged; default with --output).")
+@click.option("-o", "--output", "--format", "fmt", metavar="[pretty|plain|json|jsonl]",
+              help="Output format: pretty (terminal default), plain (piped default: "
+                   "tab-separated), json, jsonl (the node's objects unchanged; default with "
+                   "--to). Deprecated: '--output FILE' (not a format name) means '--to FILE'.")
 @click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0, show_default=True,
               metavar="S", help="Seconds between polls once caught up (jittered).")
 @click.option("--max-events", type=click.IntRange(1), metavar="N",
@@ -196,7 +201,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
              **kwargs: Any) -> None:
     """Print events from a start point to now, page after page (-f: keep following).
 
-    Start point: the checkpoint (--checkpoint/--resume, or --output's) when it exists,
+    Start point: the checkpoint (--checkpoint/--resume, or --to's) when it exists,
     else --iteration-token, else --since, else the last 10 minutes.
 
     \b
@@ -204,11 +209,19 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
       nodecli events tail --since 1h
       nodecli events tail -f --type-glob 'transfer.*'
       nodecli events tail -f --resume siem -o jsonl | siem-forwarder
-      nodecli events tail -f --output /var/log/node-events.jsonl
+      nodecli events tail -f --to /var/log/node-events.jsonl
     """
     from nodecli import events as ev
 
     conn = pop_node_options(kwargs)
+    if fmt is not None and fmt not in TAIL_FORMATS:
+        # Before --to existed, --output named the file: one release of grace.
+        if output_file is not None:
+            raise UsageError(f"'{fmt}' is not a format ({', '.join(TAIL_FORMATS)}) and "
+                             "--to already names the output file")
+        app.term.warn(f"--output FILE is deprecated: use --to {shlex.quote(fmt)} "
+                      f"(-o/--output is the format: {', '.join(TAIL_FORMATS)})")
+        output_file, fmt = fmt, None
     if output_file is not None:
         fmt = fmt or "jsonl"
     else:
@@ -260,7 +273,7 @@ def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
             return None
         args += ["--iteration-token", token]
     if output_file:
-        args += ["--output", output_file]
+        args += ["--to", output_file]
     return shlex.join(args)
 
 

@@ -9,6 +9,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.lazy import HelpGroup
 from nodecli.fsutil import ensure_private_dir
 from nodecli.keys import (
     DEFAULT_BITS,
@@ -50,7 +51,8 @@ def report_new_key(app: App, info: KeyPairInfo, access_key: str | None = None) -
                   f"set-verification-key {ak} --public-key {info.public_path}")
 
 
-@click.group(help="""RSA key pairs that sign bearer tokens.
+@click.group(cls=HelpGroup,
+             help="""RSA key pairs that sign bearer tokens.
 
 \b
   nodecli key generate ~/keys/ak1/private.pem      4096 bits; public.pem beside it

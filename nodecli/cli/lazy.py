@@ -8,7 +8,96 @@ from typing import Any
 import click
 
 
-class LazyGroup(click.Group):
+class HelpGroup(click.Group):
+    """A group that, named alone (``nodecli user``), prints its help to stdout and exits 0.
+
+    click's default treats a bare group as a usage error (exit 2, help on stderr).
+    Every group of the tree uses this class; ``nodecli.cli.main`` also maps click's
+    "no args is help" error the same way, so a group added without ``cls=`` behaves alike.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+
+# Options of the root command that may also follow the subcommand
+# (``nodecli events tail -q``, ``nodecli user list --home DIR``).
+GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--no-color": "no_color"}
+GLOBAL_VALUED = {"--home": "home"}
+
+
+def _option_names(cmd: click.Command) -> tuple[set[str], set[str]]:
+    """(every option spelling of ``cmd``, the spellings that take a value)."""
+    names: set[str] = set()
+    valued: set[str] = set()
+    for param in cmd.params:
+        if isinstance(param, click.Option):
+            spellings = [*param.opts, *param.secondary_opts]
+            names.update(spellings)
+            if not param.is_flag and not param.count:
+                valued.update(param.opts)
+    return names, valued
+
+
+def hoist_global_options(ctx: click.Context, cmd: click.Command | None,
+                         tokens: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """Take the root's global options out of the tokens following a subcommand.
+
+    The subcommand path is followed through nested groups so that an option the
+    command defines itself (or a value of one of its options) is never taken.
+    Tokens after ``--`` are left alone. Returns (remaining tokens, found values).
+    """
+    found: dict[str, Any] = {}
+    kept: list[str] = []
+    own: set[str] = set()
+    valued: set[str] = set()
+    if cmd is not None:
+        own, valued = _option_names(cmd)
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "--":
+            kept.extend(tokens[i:])
+            break
+        if isinstance(cmd, click.Group) and not tok.startswith("-"):
+            sub = cmd.get_command(ctx, tok)
+            if sub is not None:
+                cmd = sub
+                sub_own, sub_valued = _option_names(sub)
+                own |= sub_own
+                valued |= sub_valued
+            kept.append(tok)
+            i += 1
+            continue
+        name = tok.split("=", 1)[0]
+        if name in own:
+            kept.append(tok)
+            if name in valued and "=" not in tok and i + 1 < len(tokens):
+                kept.append(tokens[i + 1])
+                i += 1
+        elif tok in GLOBAL_FLAGS:
+            found[GLOBAL_FLAGS[tok]] = True
+        elif tok == "--verbose" or (len(tok) > 1 and tok[0] == "-" and set(tok[1:]) == {"v"}):
+            found["verbose"] = found.get("verbose", 0) + (1 if tok == "--verbose"
+                                                          else len(tok) - 1)
+        elif name in GLOBAL_VALUED:
+            if "=" in tok:
+                found[GLOBAL_VALUED[name]] = tok.split("=", 1)[1]
+            elif i + 1 < len(tokens):
+                found[GLOBAL_VALUED[name]] = tokens[i + 1]
+                i += 1
+            else:
+                raise click.UsageError(f"option '{name}' requires an argument", ctx=ctx)
+        else:
+            kept.append(tok)
+        i += 1
+    return kept, found
+
+
+class LazyGroup(HelpGroup):
     """Subcommands are named ``"module:attribute"`` and imported on first use.
 
     ``nodecli user list`` therefore never imports the modules behind ``events`` or
@@ -30,6 +119,19 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(sorted(rows))
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        if ctx._protected_args and not ctx.resilient_parsing:
+            sub = self.get_command(ctx, ctx._protected_args[0])
+            ctx.args, found = hoist_global_options(ctx, sub, ctx.args)
+            for name, value in found.items():
+                if name == "verbose":
+                    ctx.params[name] = (ctx.params.get(name) or 0) + value
+                else:
+                    ctx.params[name] = value
+            rest = ctx.args
+        return rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_subcommands})

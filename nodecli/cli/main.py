@@ -48,6 +48,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         sys.stderr.write("\nnodecli: interrupted\n")
         return ExitCode.INTERRUPTED
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # A group named alone (one created without cls=HelpGroup): its help, success.
+        click.echo(exc.ctx.get_help())
+        return 0
     except click.ClickException as exc:
         # One line like every other error (click's own form is a 4-line block).
         command = exc.ctx.command_path if getattr(exc, "ctx", None) else "nodecli"

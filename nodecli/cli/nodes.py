@@ -8,6 +8,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app, read_secret_stdin
+from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import (
     complete_node_profiles,
     node_options,
@@ -37,7 +38,8 @@ def _kv(app: App, pairs: list[tuple[str, Any]]) -> None:
 # -- node ---------------------------------------------------------------------------------
 
 
-@click.group(context_settings=CONTEXT, help="""Node connection profiles and node info.
+@click.group(cls=HelpGroup,
+             context_settings=CONTEXT, help="""Node connection profiles and node info.
 
 \b
   nodecli node add prod --url https://node:9092 --user admin --cacert ca.pem
@@ -279,7 +281,8 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
 # -- transfer -----------------------------------------------------------------------------
 
 
-@click.group(context_settings=CONTEXT, help="""Transfers on a node.
+@click.group(cls=HelpGroup,
+             context_settings=CONTEXT, help="""Transfers on a node.
 
 \b
   nodecli transfer start --spec spec.json --url https://node:9092 \\

@@ -15,6 +15,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, get_secret, output_option, pass_app, read_secret_stdin
+from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import Interrupted, NodecliError, UsageError
 from nodecli.output import Column, sanitize
 
@@ -218,7 +219,8 @@ def _render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
 
 # -- service profiles ----------------------------------------------------------------------------
 
-@click.group(help="""Collaboration service profiles: URL and OAuth access token.
+@click.group(cls=HelpGroup,
+             help="""Collaboration service profiles: URL and OAuth access token.
 
 \b
   nodecli service add corp --url https://collab.example.com --token-file ~/.corp-token
@@ -369,7 +371,8 @@ def service_default(app: App, name: str | None, unset: bool) -> None:
 
 # -- operations ----------------------------------------------------------------------------------
 
-@click.group(help="""Long-running operations of the collaboration service.
+@click.group(cls=HelpGroup,
+             help="""Long-running operations of the collaboration service.
 
 \b
   nodecli operations list --workspace 17 --status stopped
@@ -767,7 +770,8 @@ def ops_update(app: App, op_id: str, body: str | None, assignments: tuple[str, .
 
 # -- workspaces ------------------------------------------------------------------------------------
 
-@click.group(help="""Workspaces of the collaboration service.
+@click.group(cls=HelpGroup,
+             help="""Workspaces of the collaboration service.
 
 \b
   nodecli workspaces create --name Projects --wait

@@ -15,6 +15,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import get_secret, output_option, pass_app
+from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import NodecliError, UsageError
 from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
 from nodecli.output import sanitize
@@ -242,7 +243,8 @@ def _show(value: Any) -> str:
 
 # -- the command group ---------------------------------------------------------------------
 
-@click.group(help="""Create, inspect and verify bearer tokens.
+@click.group(cls=HelpGroup,
+             help="""Create, inspect and verify bearer tokens.
 
 \b
   nodecli token create -u nodeadmin --access-key AK1 --user-id alice --expires-at +2h

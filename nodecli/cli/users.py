@@ -12,6 +12,7 @@ from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import get_secret, output_option, pass_app
 from nodecli.cli.complete import complete_transfer_users, complete_users
+from nodecli.cli.lazy import HelpGroup
 from nodecli.output import Column
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,7 +69,8 @@ def render_record(app: App, record: dict[str, Any], fmt: str) -> None:
         app.term.table(rows, SHOW_COLUMNS, "table")
 
 
-@click.group(help="""Node users: the accounts clients use with HTTP Basic on the Node API.
+@click.group(cls=HelpGroup,
+             help="""Node users: the accounts clients use with HTTP Basic on the Node API.
 
 \b
 Each node user is tied to a transfer user (see 'nodecli xuser') and carries ACLs.

@@ -8,6 +8,7 @@ from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
 from nodecli.cli.complete import complete_transfer_users
+from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import render_record, report
 from nodecli.output import Column
 
@@ -34,7 +35,8 @@ restriction_option = click.option(
 )
 
 
-@click.group(help=f"""Transfer users: system users on the node with restrictions OR a docroot.
+@click.group(cls=HelpGroup,
+             help=f"""Transfer users: system users on the node with restrictions OR a docroot.
 
 A transfer user needs restrictions (for access keys and bearer tokens) or a docroot,
 never both.

@@ -1,0 +1,181 @@
+"""The command tree as a whole: bare groups, global options anywhere, -o/--output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+
+from nodecli.cli.lazy import hoist_global_options
+
+
+def _groups() -> list[tuple[str, ...]]:
+    """Every group of the tree (lazily loaded ones included), as its word path."""
+    from nodecli.cli.root import cli
+
+    found: list[tuple[str, ...]] = []
+
+    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
+        if not isinstance(cmd, click.Group):
+            return
+        if path:
+            found.append(path)
+        ctx = click.Context(cmd)
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is not None and not sub.hidden:
+                walk(sub, (*path, name))
+
+    walk(cli, ())
+    return found
+
+
+GROUPS = _groups()
+
+
+def test_the_walk_finds_the_groups_and_nested_ones():
+    names = {" ".join(g) for g in GROUPS}
+    assert {"user", "events", "operations", "key", "token"} <= names
+    assert len(GROUPS) >= 12
+
+
+@pytest.mark.parametrize("path", GROUPS, ids=" ".join)
+def test_a_group_alone_prints_its_help_on_stdout_and_exits_0(invoke, path):
+    r = invoke(*path)
+    assert r.exit_code == 0, r
+    assert r.stderr == ""
+    assert r.stdout.startswith(f"Usage: nodecli {' '.join(path)} ")
+    assert "\nCommands:\n" in r.stdout
+    # multi-line, not squashed onto one line with '?' for newlines
+    assert r.stdout.count("\n") > 5
+
+
+def test_a_plain_click_group_added_later_behaves_alike(invoke, monkeypatch):
+    """A group created without cls=HelpGroup still gets help + exit 0 (entry point)."""
+    from nodecli.cli import root
+
+    @click.group(help="A later group.")
+    def later() -> None:
+        pass
+
+    @later.command()
+    def leaf() -> None:
+        """A leaf."""
+
+    monkeypatch.setattr(root.cli, "commands", {**root.cli.commands, "later": later})
+    r = invoke("later")
+    assert r.exit_code == 0, r
+    assert r.stdout.startswith("Usage: nodecli later") and "leaf" in r.stdout
+
+
+def test_unknown_subcommand_is_still_a_usage_error(invoke):
+    r = invoke("user", "frobnicate")
+    assert r.exit_code == 2
+    assert r.stdout == ""
+
+
+# -- global options after the subcommand ------------------------------------------------
+
+
+def test_home_after_the_subcommand_is_the_home(invoke, tmp_path):
+    other = tmp_path / "other-home"
+    r = invoke("--home", str(other), "user", "add", "alice", "--xuser", "aspera",
+               "--password-stdin", input="secretpw1\n")
+    assert r.exit_code == 0, r
+    r = invoke("user", "list", "-o", "json", "--home", str(other))
+    assert r.exit_code == 0, r
+    assert [u["name"] for u in json.loads(r.stdout)] == ["alice"]
+    r = invoke("user", "list", "-o", "json", f"--home={tmp_path / 'empty'}")
+    assert r.exit_code == 0 and json.loads(r.stdout) == []
+    # the default home (NODECLI_HOME of the test) was not touched
+    r = invoke("user", "list", "-o", "json")
+    assert json.loads(r.stdout) == []
+
+
+def test_quiet_and_verbose_after_the_subcommand(invoke):
+    loud = invoke("user", "add", "alice", "--xuser", "aspera", "--password-stdin",
+                  input="secretpw1\n")
+    assert loud.exit_code == 0 and "warning" in loud.stderr
+    quiet = invoke("user", "add", "bob", "--xuser", "aspera", "--password-stdin", "-q",
+                   input="secretpw1\n")
+    assert quiet.exit_code == 0, quiet
+    assert quiet.stderr == ""
+    r = invoke("user", "list", "-o", "json", "-vv", "--no-color")
+    assert r.exit_code == 0, r
+    assert sorted(u["name"] for u in json.loads(r.stdout)) == ["alice", "bob"]
+
+
+def test_classic_flags_still_work_with_globals_anywhere(invoke):
+    r = invoke("-au", "carol", "-x", "aspera", "--password-stdin", "-q", input="secretpw1\n")
+    assert r.exit_code == 0, r
+    assert r.stderr == ""
+    r = invoke("-l", "-o", "json", "-q")
+    assert r.exit_code == 0, r
+    assert "carol" in r.stdout
+
+
+def test_values_of_the_commands_own_options_are_never_taken():
+    from nodecli.cli.root import cli
+
+    ctx = click.Context(cli)
+    users = cli.get_command(ctx, "user")
+    # '-q' here is the value of --xuser, '--home' after '--' is an argument
+    kept, found = hoist_global_options(ctx, users, ["add", "alice", "--xuser", "-q",
+                                                    "-vv", "--", "--home"])
+    assert kept == ["add", "alice", "--xuser", "-q", "--", "--home"]
+    assert found == {"verbose": 2}
+    kept, found = hoist_global_options(ctx, users, ["list", "--home", "/h", "--verbose",
+                                                    "-v", "--no-color", "--quiet"])
+    assert kept == ["list"]
+    assert found == {"home": "/h", "verbose": 2, "no_color": True, "quiet": True}
+
+
+def test_home_without_a_value_after_the_subcommand_is_exit_2(invoke):
+    r = invoke("user", "list", "--home")
+    assert r.exit_code == 2
+    assert "--home" in r.stderr and r.stderr.count("\n") <= 2
+
+
+# -- events tail: -o is the format, --to the file ---------------------------------------
+
+
+def test_tail_output_format_name_is_the_format_never_a_file(invoke, node_env, log, tmp_path,
+                                                            monkeypatch):
+    log.generate(3)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    for fmt in ("json", "jsonl", "plain", "pretty"):
+        r = invoke("events", "tail", "--since", "1h", "--output", fmt, env=node_env)
+        assert r.exit_code == 0, r
+        assert r.stderr == "" and r.stdout.strip()
+    assert list(cwd.iterdir()) == []  # no file named 'json' nor 'json.checkpoint'
+
+    r = invoke("events", "tail", "--since", "1h", "-o", "jsonl", "-q", env=node_env)
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1", "2", "3"]
+
+
+def test_tail_to_file_keeps_its_checkpoint_beside_it(invoke, node_env, log, tmp_path):
+    log.generate(4)
+    out = tmp_path / "ev.jsonl"
+    r = invoke("events", "tail", "--since", "1h", "--to", str(out), env=node_env)
+    assert r.exit_code == 0, r
+    assert r.stdout == "" and r.stderr == ""
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["1", "2", "3", "4"]
+    assert Path(str(out) + ".checkpoint").exists()
+
+
+def test_tail_legacy_output_file_with_to_is_refused(invoke, node_env, log, tmp_path):
+    r = invoke("events", "tail", "--output", str(tmp_path / "a"), "--to",
+               str(tmp_path / "b"), env=node_env)
+    assert r.exit_code == 2
+    assert "--to" in r.stderr
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_tail_output_help_lists_exactly_its_formats(invoke):
+    r = invoke("events", "tail", "--help")
+    assert "[pretty|plain|json|jsonl]" in r.stdout
+    assert "--to FILE" in r.stdout
