@@ -179,3 +179,67 @@ def test_tail_output_help_lists_exactly_its_formats(invoke):
     r = invoke("events", "tail", "--help")
     assert "[pretty|plain|json|jsonl]" in r.stdout
     assert "--to FILE" in r.stdout
+
+
+# -- help texts ---------------------------------------------------------------------------
+
+
+def _leaves() -> list[tuple[tuple[str, ...], click.Command]]:
+    from nodecli.cli.root import cli
+
+    found: list[tuple[tuple[str, ...], click.Command]] = []
+
+    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
+        ctx = click.Context(cmd)
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    walk(sub, (*path, name))
+        else:
+            found.append((path, cmd))
+
+    walk(cli, ())
+    return found
+
+
+LEAVES = _leaves()
+
+
+def test_the_walk_finds_every_leaf():
+    paths = {" ".join(p) for p, _ in LEAVES}
+    assert {"user add", "events tail", "key generate", "completion"} <= paths
+    assert len(LEAVES) >= 40
+
+
+@pytest.mark.parametrize("path", [p for p, _ in LEAVES], ids=" ".join)
+def test_every_leaf_help_has_an_example_of_itself(invoke, path):
+    r = invoke(*path, "--help")
+    assert r.exit_code == 0, r
+    lines = r.stdout.splitlines()
+    usage = f"nodecli {' '.join(path)}"
+    examples = [ln.strip() for ln in lines
+                if (ln.startswith("  ") and usage in ln
+                    and not ln.startswith("Usage:") and not ln.lstrip().startswith("-"))]
+    assert examples, f"'{usage} --help' shows no example line ({usage} ...)"
+
+
+@pytest.mark.parametrize("path, cmd", LEAVES, ids=[" ".join(p) for p, _ in LEAVES])
+def test_output_help_names_exactly_the_accepted_formats(path, cmd):
+    for param in cmd.params:
+        if "-o" in getattr(param, "opts", []) and isinstance(param.type, click.Choice):
+            accepted = list(param.type.choices)
+            named = [w.strip(".,") for w in (param.help or "").replace(":", " ").split()]
+            assert [w for w in named if w in {"table", "json", "jsonl", "csv", "text",
+                                               "pretty", "plain"}] == accepted, path
+
+
+def test_key_group_help_describes_the_folder_form_truly(invoke, tmp_path):
+    r = invoke("key", "--help")
+    assert "key generate ~/keys/ak1/ " in r.stdout
+    assert "key generate ~/keys/ak1 " not in r.stdout
+    # and it does what the help says: a trailing '/' means a folder with both files
+    target = tmp_path / "keys" / "ak1"
+    r = invoke("key", "generate", f"{target}/", "--bits", "1024")
+    assert r.exit_code == 0, r
+    assert sorted(p.name for p in target.iterdir()) == ["private.pem", "public.pem"]

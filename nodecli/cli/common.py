@@ -22,7 +22,7 @@ def output_option(choices: tuple[str, ...] = ("table", "json", "csv"),
     """``-o/--output FORMAT``: machine output; field names in json are stable."""
     return click.option(
         "-o", "--output", "output_format", type=click.Choice(list(choices)), default=default,
-        show_default=True, help="Output format (json/jsonl/csv are for scripts).",
+        show_default=True, help=f"Output format: {', '.join(choices)}.",
     )
 
 

@@ -57,14 +57,24 @@ def path_cmd(app: App, name: str | None, output_format: str) -> None:
 @config.command("check")
 @pass_app
 def check_cmd(app: App) -> None:
-    """Validate config.toml: exit 0 when valid, 3 naming file, line/field when not."""
+    """Validate config.toml: exit 0 when valid, 3 naming file, line/field when not.
+
+    \b
+    Examples:
+      nodecli config check
+    """
     report(app, domain.check_config(app.store))
 
 
 @config.command("restore")
 @pass_app
 def restore_cmd(app: App) -> None:
-    """Bring back config.toml.bak (the current file becomes the new backup)."""
+    """Bring back config.toml.bak (the current file becomes the new backup).
+
+    \b
+    Examples:
+      nodecli config restore
+    """
     report(app, domain.restore_backup(app.store))
 
 
@@ -77,6 +87,11 @@ def export_cmd(app: App, file: str, force: bool) -> None:
 
     FILE is created 0600; '-' writes to stdout. The format is versioned JSON
     (see README: "Export format"); 'nodecli config import' reads it back.
+
+    \b
+    Examples:
+      nodecli config export users-backup.json
+      nodecli config export - | gzip > users.json.gz
     """
     if file == "-":
         outcome = domain.export_user_data(app.store, None)
@@ -97,6 +112,11 @@ def import_cmd(app: App, file: str, merge: bool) -> None:
     Without --merge all node users and transfer users are replaced; node and service
     profiles are kept. The whole file is validated first: nothing changes if it is bad.
     The previous config is kept as config.toml.bak ('nodecli config restore').
+
+    \b
+    Examples:
+      nodecli config import users-backup.json
+      nodecli config import --merge users-backup.json
     """
     if file == "-":
         raw, source = sys.stdin.buffer.read(domain.MAX_IMPORT_BYTES + 1), "<stdin>"

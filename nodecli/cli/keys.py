@@ -56,7 +56,7 @@ def report_new_key(app: App, info: KeyPairInfo, access_key: str | None = None) -
 
 \b
   nodecli key generate ~/keys/ak1/private.pem      4096 bits; public.pem beside it
-  nodecli key generate ~/keys/ak1 --bits 2048      a folder: private.pem + public.pem
+  nodecli key generate ~/keys/ak1/ --bits 2048     a folder: private.pem + public.pem
   nodecli key public ~/keys/ak1/private.pem        the PEM a node needs as verification key
   nodecli key fingerprint ~/keys/ak1/public.pem    SHA256:... of the public key
 """)
@@ -79,6 +79,11 @@ def generate(app: App, path: str, bits: int, force: bool, output_format: str) ->
     the pair is then PATH/private.pem and PATH/public.pem. Otherwise the public key
     is PATH.pub (public.pem when PATH is named private.pem). An existing file is
     never overwritten without --force, and never through a link.
+
+    \b
+    Examples:
+      nodecli key generate ~/keys/ak1/             # folder: private.pem + public.pem
+      nodecli key generate ~/keys/ak1.pem --bits 2048
     """
     target = Path(path).expanduser()
     if path.endswith("/") or (target.is_dir() and not target.is_symlink()):
@@ -94,7 +99,12 @@ def generate(app: App, path: str, bits: int, force: bool, output_format: str) ->
 @click.argument("path", type=click.Path(path_type=Path))
 @pass_app
 def public(app: App, path: Path) -> None:
-    """Print the public key (SPKI PEM) of a private or public key file."""
+    """Print the public key (SPKI PEM) of a private or public key file.
+
+    \b
+    Examples:
+      nodecli key public ~/keys/ak1/private.pem
+    """
     app.term.data(public_pem(path.expanduser()), end="")
 
 
@@ -107,6 +117,10 @@ def fingerprint(app: App, path: Path, output_format: str) -> None:
 
     Works on the private or the public key file; both give the same fingerprint.
     -o json adds the hex form, the size and the kind of file.
+
+    \b
+    Examples:
+      nodecli key fingerprint ~/keys/ak1/public.pem
     """
     info = describe_key(path.expanduser())
     if output_format == "json":

@@ -139,7 +139,13 @@ def _tls_label(row: dict[str, Any]) -> str:
 @output_option(("table", "json", "csv"))
 @pass_app
 def node_list(app: App, output_format: str) -> None:
-    """List saved node profiles (* marks the default)."""
+    """List saved node profiles (* marks the default).
+
+    \b
+    Examples:
+      nodecli node list
+      nodecli node list -o json
+    """
     from nodecli.nodes import list_profiles
 
     rows = list_profiles(app.store.load())
@@ -157,7 +163,12 @@ def node_list(app: App, output_format: str) -> None:
 @output_option(("table", "json"))
 @pass_app
 def node_show(app: App, name: str | None, output_format: str) -> None:
-    """Show a profile (default: the default one) and where its secret is kept."""
+    """Show a profile (default: the default one) and where its secret is kept.
+
+    \b
+    Examples:
+      nodecli node show prod
+    """
     from nodecli.nodes import show_profile
 
     info = show_profile(app.store.load(), app.paths, name)
@@ -187,7 +198,12 @@ def node_show(app: App, name: str | None, output_format: str) -> None:
 @click.argument("name", shell_complete=complete_node_profiles)
 @pass_app
 def node_remove(app: App, name: str) -> None:
-    """Delete a profile and its stored secret."""
+    """Delete a profile and its stored secret.
+
+    \b
+    Examples:
+      nodecli node remove staging
+    """
     from nodecli.nodes import remove_profile
 
     was_default = remove_profile(app.store, app.paths, name)
@@ -201,7 +217,13 @@ def node_remove(app: App, name: str) -> None:
 @click.option("--clear", is_flag=True, help="Have no default profile.")
 @pass_app
 def node_default(app: App, name: str | None, clear: bool) -> None:
-    """Set the default profile (without NAME: print it)."""
+    """Set the default profile (without NAME: print it).
+
+    \b
+    Examples:
+      nodecli node default prod
+      nodecli node default          # print it
+    """
     from nodecli.nodes import set_default
 
     if clear and name:
@@ -299,7 +321,12 @@ def transfer() -> None:
 @output_option(("table", "json"))
 @pass_app
 def transfer_start(app: App, spec_file: str, output_format: str, **kwargs: Any) -> None:
-    """POST /ops/transfers with a bearer token (--bearer-file or NODECLI_BEARER)."""
+    """POST /ops/transfers with a bearer token (--bearer-file or NODECLI_BEARER).
+
+    \b
+    Examples:
+      nodecli transfer start --spec spec.json --node prod
+    """
     from nodecli.nodes import load_transfer_spec, start_transfer
 
     spec = load_transfer_spec(spec_file)

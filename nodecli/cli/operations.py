@@ -292,7 +292,12 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
 @output_option(("table", "json"))
 @pass_app
 def service_list(app: App, output_format: str) -> None:
-    """List saved service profiles."""
+    """List saved service profiles.
+
+    \b
+    Examples:
+      nodecli service list -o json
+    """
     from nodecli.secrets import open_secrets
     from nodecli.service import list_profiles
 
@@ -307,7 +312,12 @@ def service_list(app: App, output_format: str) -> None:
 @output_option(("table", "json"))
 @pass_app
 def service_show(app: App, name: str | None, output_format: str) -> None:
-    """Show a profile (the default one without NAME) and what its token says."""
+    """Show a profile (the default one without NAME) and what its token says.
+
+    \b
+    Examples:
+      nodecli service show prod
+    """
     from nodecli.secrets import open_secrets
     from nodecli.service import show_profile
 
@@ -334,7 +344,12 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @pass_app
 def service_remove(app: App, name: str, yes: bool) -> None:
-    """Remove a profile and its stored token."""
+    """Remove a profile and its stored token.
+
+    \b
+    Examples:
+      nodecli service remove staging --yes
+    """
     from nodecli.errors import NotFoundError
     from nodecli.secrets import open_secrets
     from nodecli.service import remove_profile
@@ -352,7 +367,13 @@ def service_remove(app: App, name: str, yes: bool) -> None:
 @click.option("--unset", is_flag=True, help="Forget the default profile.")
 @pass_app
 def service_default(app: App, name: str | None, unset: bool) -> None:
-    """Show or set the profile used when no --service / --url is given."""
+    """Show or set the profile used when no --service / --url is given.
+
+    \b
+    Examples:
+      nodecli service default prod
+      nodecli service default          # print it
+    """
     from nodecli.service import set_default
 
     if name and unset:
@@ -407,7 +428,13 @@ def _parent_options(f: F) -> F:
 @pass_app
 def ops_list(app: App, output_format: str, statuses: tuple[str, ...], **kwargs: Any) -> None:
     """List operations: yours by default, or those of ONE workspace, workspace
-    membership, group, group membership or user."""
+    membership, group, group membership or user.
+
+    \b
+    Examples:
+      nodecli operations list
+      nodecli operations list --workspace 17 --status running
+    """
     from nodecli.operations import check_statuses, list_operations, plan_list
 
     conn = pop_service_options(kwargs)
@@ -426,7 +453,12 @@ def ops_list(app: App, output_format: str, statuses: tuple[str, ...], **kwargs: 
 @pass_app
 def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
     """Show one operation (give its parent: --workspace ID, or for memberships
-    --workspace-membership / --group-membership)."""
+    --workspace-membership / --group-membership).
+
+    \b
+    Examples:
+      nodecli operations show OP --workspace 17
+    """
     from nodecli.operations import get_operation, parent_ref
 
     conn = pop_service_options(kwargs)
@@ -505,6 +537,10 @@ def ops_watch(app: App, op_id: str, interval: float, timeout: float | None,
 
     Exit 0 on success; 1 on stopped/aborted (with data.type and data.folder_name)
     or when --timeout passes. The final operation is printed on stdout.
+
+    \b
+    Examples:
+      nodecli operations watch OP --workspace 17 --timeout 300
     """
     from nodecli.operations import parent_ref
 

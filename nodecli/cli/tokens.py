@@ -282,6 +282,11 @@ def inspect_cmd(app: App, token_text: str | None, output_format: str) -> None:
 
     Works for node bearer tokens and for the collaboration service's access tokens.
     A leading 'Bearer ' is ignored. Exit 4 if the token cannot be decoded.
+
+    \b
+    Examples:
+      nodecli token inspect "$TOKEN"
+      echo "$TOKEN" | nodecli token inspect - -o json
     """
     from nodecli.tokens import inspect
 
@@ -347,6 +352,10 @@ def verify_cmd(app: App, token_text: str | None, public_key: str, leeway: float,
 
     Exit 0 when valid; exit 4 when malformed, badly signed or expired, with the reason
     on stderr (and in the JSON with -o json).
+
+    \b
+    Examples:
+      nodecli token verify "$TOKEN" --public-key ~/keys/ak1/public.pem
     """
     from nodecli.keys import key_fingerprint
     from nodecli.tokens import token_expiry, verify

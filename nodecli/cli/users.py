@@ -117,6 +117,11 @@ def list_cmd(app: App, output_format: str) -> None:
     """List node users with their transfer users and ACLs.
 
     JSON: an array of {"name", "transfer_user", "acls"} (never the password hash).
+
+    \b
+    Examples:
+      nodecli user list
+      nodecli user list -o csv
     """
     app.term.table(domain.list_users(app.store), USER_COLUMNS, output_format)
 
@@ -129,6 +134,10 @@ def show_cmd(app: App, name: str, output_format: str) -> None:
     """Show one node user, with its transfer user's restrictions or docroot.
 
     JSON: {"name", "transfer_user", "acls", "password_set", "restrictions", "docroot"}.
+
+    \b
+    Examples:
+      nodecli user show alice -o json
     """
     render_record(app, domain.show_user(app.store, name), output_format)
 
@@ -138,7 +147,13 @@ def show_cmd(app: App, name: str, output_format: str) -> None:
 @password_options
 @pass_app
 def passwd_cmd(app: App, name: str, password: str | None, password_stdin: bool) -> None:
-    """Change the password of node user NAME (prompted with confirmation)."""
+    """Change the password of node user NAME (prompted with confirmation).
+
+    \b
+    Examples:
+      nodecli user passwd alice          # prompts twice
+      nodecli user passwd alice --password-stdin < pw.txt
+    """
     report(app, domain.modify_user(
         app.store, name, password=password_source(app, name, password, password_stdin)))
 
@@ -147,7 +162,12 @@ def passwd_cmd(app: App, name: str, password: str | None, password_stdin: bool) 
 @click.argument("name", shell_complete=complete_users)
 @pass_app
 def delete_cmd(app: App, name: str) -> None:
-    """Delete node user NAME ('nodecli config restore' brings it back)."""
+    """Delete node user NAME ('nodecli config restore' brings it back).
+
+    \b
+    Examples:
+      nodecli user delete alice
+    """
     report(app, domain.delete_user(app.store, name))
 
 

@@ -60,7 +60,13 @@ def xuser() -> None:
 @click.option("--docroot", metavar="PATH", help="Document root (instead of restrictions).")
 @pass_app
 def add_cmd(app: App, name: str, restrictions: tuple[str, ...], docroot: str | None) -> None:
-    """Add transfer user NAME with one or more restrictions, or a docroot."""
+    """Add transfer user NAME with one or more restrictions, or a docroot.
+
+    \b
+    Examples:
+      nodecli xuser add aspera --restriction 'file:////data/*'
+      nodecli xuser add web --docroot /srv/www
+    """
     report(app, domain.add_transfer_user(app.store, name, restrictions=restrictions,
                                          docroot=docroot))
 
@@ -98,7 +104,12 @@ def set_cmd(app: App, name: str, restrictions: tuple[str, ...],
               help="Also delete the node users that use this transfer user.")
 @pass_app
 def delete_cmd(app: App, name: str, force: bool) -> None:
-    """Delete transfer user NAME (refused while node users use it, unless --force)."""
+    """Delete transfer user NAME (refused while node users use it, unless --force).
+
+    \b
+    Examples:
+      nodecli xuser delete aspera --force
+    """
     report(app, domain.delete_transfer_user(app.store, name, force=force))
 
 
@@ -109,6 +120,10 @@ def list_cmd(app: App, output_format: str) -> None:
     """List transfer users.
 
     JSON: an array of {"name", "restrictions", "docroot", "node_users"}.
+
+    \b
+    Examples:
+      nodecli xuser list
     """
     app.term.table(domain.list_transfer_users(app.store), XUSER_COLUMNS, output_format)
 
@@ -122,5 +137,9 @@ def show_cmd(app: App, name: str, output_format: str) -> None:
 
     JSON: {"name", "restrictions", "docroot", "node_users", "file_restriction"}
     (file_restriction: the '|a|b' user-data form a node stores).
+
+    \b
+    Examples:
+      nodecli xuser show aspera
     """
     render_record(app, domain.show_transfer_user(app.store, name), output_format)
