@@ -8,6 +8,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, output_option, pass_app, read_secret_stdin
+from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT, _kv
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
@@ -19,7 +20,8 @@ KEY_COLUMNS = [Column("id", "id"), Column("storage", "storage"),
                Column("logging", "activity logging")]
 
 
-@click.group("access-key", context_settings=CONTEXT, help="""Access keys on a node.
+@click.group("access-key", cls=HelpGroup, context_settings=CONTEXT,
+             help="""Access keys on a node.
 
 \b
   nodecli access-key create --path /data/project --id ak1

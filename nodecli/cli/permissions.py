@@ -8,6 +8,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, output_option, pass_app
+from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT, _kv
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
@@ -18,7 +19,8 @@ PERM_COLUMNS = [Column("id", "id"), Column("file_id", "file id"),
                 Column("access_levels", "levels"), Column("inherited", "inherited")]
 
 
-@click.group("permission", context_settings=CONTEXT, help="""Permissions on a node's files.
+@click.group("permission", cls=HelpGroup, context_settings=CONTEXT,
+             help="""Permissions on a node's files.
 
 A bearer-token user sees (and may use) only files on which its user id or one of its
 group ids holds a permission (interface.md 5.1). Log in with an access key
