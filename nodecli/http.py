@@ -115,6 +115,10 @@ class Endpoint:
     max_attempts: int = 4
     max_body: int = 64 * 1024 * 1024
     label: str = ""  # profile name or URL, for messages
+    # for the TLS hint: what this endpoint is and the variable that gives its CA file
+    # (node commands read NODECLI_CACERT, service commands NODECLI_SERVICE_CACERT)
+    peer: str = "node"
+    cacert_env: str = "NODECLI_CACERT"
 
     def with_auth(self, auth: Auth) -> Endpoint:
         return replace(self, auth=auth)
@@ -237,8 +241,12 @@ def status_error(status: int, message: str, *, auth: Auth, url: str,
     return exc
 
 
-def tls_error(text: str, url: str, cacert: str | None) -> RemoteError | None:
-    """A TLS handshake failure as one line with the fix; None for other connect errors."""
+def tls_error(text: str, url: str, cacert: str | None, *, peer: str = "node",
+              cacert_env: str = "NODECLI_CACERT") -> RemoteError | None:
+    """A TLS handshake failure as one line with the fix; None for other connect errors.
+
+    ``peer`` ("node", "service") and ``cacert_env`` make the hint name the variable the
+    command in question really reads."""
     netloc = urlsplit(url).netloc
     low = text.lower()
     if "mismatch" in low and ("hostname" in low or "ip address" in low):
@@ -248,20 +256,20 @@ def tls_error(text: str, url: str, cacert: str | None) -> RemoteError | None:
         )
     if "certificate_verify_failed" in low or "certificate verify failed" in low:
         if "expired" in low:
-            hint = "the node's certificate has expired: renew it on the node"
+            hint = f"the {peer}'s certificate has expired: renew it on the {peer}"
         elif cacert:
             hint = (f"the certificate is not signed by the CA in {cacert}: check that "
-                    "--cacert names the node's CA")
+                    f"--cacert names the {peer}'s CA")
         else:
-            hint = ("give the node's CA with --cacert PEM (or NODECLI_CACERT; "
-                    "for a test node only, --insecure)")
+            hint = (f"give the {peer}'s CA with --cacert PEM (or {cacert_env}; "
+                    f"for a test {peer} only, --insecure)")
         return RemoteError(f"TLS: the certificate of {netloc} is not trusted ({text})",
                            hint=hint)
     if "wrong_version_number" in low or "record layer failure" in low or \
             "packet length too long" in low:
         return RemoteError(
             f"TLS: {netloc} does not answer with TLS ({text})",
-            hint="the node serves plain HTTP on this port: use an http:// URL",
+            hint=f"the {peer} serves plain HTTP on this port: use an http:// URL",
         )
     if "ssl" in low or "tls" in low:
         return RemoteError(f"TLS handshake with {netloc} failed ({text})")
@@ -392,7 +400,8 @@ class Client:
             raise _Transient("no answer within the read timeout") from None
         except httpx2.ConnectError as exc:
             text = str(exc)
-            tls_problem = tls_error(text, url, self.endpoint.cacert)
+            tls_problem = tls_error(text, url, self.endpoint.cacert, peer=self.endpoint.peer,
+                                    cacert_env=self.endpoint.cacert_env)
             if tls_problem is not None:
                 raise tls_problem from None
             raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None

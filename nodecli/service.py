@@ -127,7 +127,8 @@ def resolve_service(
     cacert = flags.cacert or env.get(ENV["cacert"]) or (profile.cacert if profile else None)
     insecure = flags.insecure or bool(profile and profile.insecure)
     label = profile.name if profile else url
-    base = Endpoint(url, Auth("oauth"), cacert=cacert, insecure=insecure, label=label)
+    base = Endpoint(url, Auth("oauth"), cacert=cacert, insecure=insecure, label=label,
+                    peer="service", cacert_env=ENV["cacert"])
     from nodecli.operations import DEFAULT_PATHS
 
     paths = DEFAULT_PATHS.with_overrides({**(profile.paths if profile else {}),

@@ -320,3 +320,26 @@ def test_emulator_serve_accepts_a_configured_opaque_token(tmp_path, invoke):
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+# -- TLS: the hint names what service commands read -------------------------------------------
+
+
+def test_service_tls_hint_names_the_service_variable(invoke, tls_emulator):
+    svc = service_state(tls_emulator.state)
+    svc.opaque_tokens[OPAQUE] = "admin"
+    env = {"NODECLI_SERVICE_URL": tls_emulator.url, "NODECLI_TOKEN": OPAQUE}
+    r = invoke("operations", "list", env=env)
+    assert r.exit_code == 6, r
+    assert "not trusted" in r.stderr and "NODECLI_SERVICE_CACERT" in r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "hint: give the service's CA with --cacert PEM (or NODECLI_SERVICE_CACERT; "
+        "for a test service only, --insecure)")
+    # the variable named in the hint is really read; the node's variable is not
+    r = invoke("operations", "list", "-o", "json",
+               env={**env, "NODECLI_CACERT": tls_emulator.ca_file})
+    assert r.exit_code == 6, r
+    r = invoke("operations", "list", "-o", "json",
+               env={**env, "NODECLI_SERVICE_CACERT": tls_emulator.ca_file})
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout) == []
