@@ -20,6 +20,7 @@ A dotted key (``configuration.activity_event_logging=true``) builds nested objec
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -43,10 +44,17 @@ def _strict_json(text: str, what: str) -> Any:
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
+    def finite(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise ValueError(f"the number {literal[:40]} is too large to send as JSON")
+        return value
+
     if len(text) > MAX_RAW:
         raise UsageError(f"{what} is larger than {MAX_RAW} bytes")
     try:
-        return json.loads(text, object_pairs_hook=no_dupes, parse_constant=no_constants)
+        return json.loads(text, object_pairs_hook=no_dupes, parse_constant=no_constants,
+                          parse_float=finite)
     except (ValueError, RecursionError) as exc:
         raise UsageError(f"{what} is not valid JSON: {str(exc)[:120]}") from None
 
@@ -59,6 +67,9 @@ def typed_value(text: str, what: str = "value") -> Any:
         return None
     if NUMBER.fullmatch(text):
         number = float(text) if any(c in text for c in ".eE") else int(text)
+        if isinstance(number, float) and not math.isfinite(number):
+            # 1e999 would go out as "Infinity", which is not JSON
+            raise UsageError(f"{what}: the number {text} is too large to send as JSON")
         return number
     if text[:1] in ("{", "[", '"'):
         return _strict_json(text, what)

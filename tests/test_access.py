@@ -365,7 +365,7 @@ def test_set_assignments_are_typed_or_refused(text):
         return
     key = text.split("=", 1)[0].split(".")[0]
     assert key in obj
-    json.dumps(obj)  # always JSON
+    json.dumps(obj, allow_nan=False)  # always JSON: no Infinity/NaN
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -377,3 +377,19 @@ def test_set_values_are_typed_as_documented(text, value):
     from nodecli.values import build_object
 
     assert build_object([text]) == {"a": value}
+
+
+@pytest.mark.parametrize("text", ["a=1e999", "a=-1e999", 'a={"b": 1e400}', "a=[1E309]"])
+def test_set_refuses_numbers_json_cannot_carry(text):
+    from nodecli.values import build_object
+
+    with pytest.raises(UsageError, match="too large to send as JSON"):
+        build_object([text])
+
+
+@pytest.mark.parametrize("body", ['{"x": 1e999}', '{"x": [-1e400]}'])
+def test_body_refuses_numbers_json_cannot_carry(body):
+    from nodecli.values import parse_body
+
+    with pytest.raises(UsageError, match="too large to send as JSON"):
+        parse_body(body)

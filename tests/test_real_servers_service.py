@@ -176,7 +176,7 @@ def test_update_puts_exactly_the_object_given(invoke, svc):
 
 @pytest.mark.parametrize("args", [
     ["--body", "[1]"], ["--body", "{bad"], ["--set", "noequals"], ["--set", "a..b=1"],
-    ["--body", "{}", "--set", "a=1"], [],
+    ["--body", "{}", "--set", "a=1"], [], ["--set", "a=1e999"], ["--body", '{"a": 1e999}'],
 ])
 def test_update_refuses_bad_bodies_and_sends_nothing(invoke, svc, args):
     op = svc.stopped(parent_id="100")
