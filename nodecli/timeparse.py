@@ -36,7 +36,8 @@ _ISO = re.compile(
 _DURATION = re.compile(r"(?:\d{1,9}[smhdw])+", re.ASCII)
 _DURATION_PART = re.compile(r"(\d{1,9})([smhdw])", re.ASCII)
 
-EXPIRY_FORMS = "ISO 8601 UTC such as 2031-01-01T00:00:00Z, or relative such as +30m, +2h, +7d"
+EXPIRY_FORMS = ("ISO 8601 UTC such as 2031-01-01T00:00:00Z, or relative such as +30m, +2h, "
+                "7d")
 SINCE_FORMS = "a duration ago such as 10m, 2h, 1d, or an ISO 8601 time such as 2031-01-01T00:00:00Z"
 
 
@@ -137,16 +138,19 @@ def _shift(now: datetime, delta: timedelta, text: str) -> datetime:
 def parse_expiry(text: str, now: datetime | None = None) -> datetime:
     """An expiry in the future, as an aware UTC datetime truncated to whole seconds.
 
-    ``+2h`` style values count from ``now``; ISO 8601 values are absolute. A past
+    ``+2h`` (or bare ``2h``, as ``--since`` takes it) values count from ``now``; ISO 8601
+    values are absolute. A past
     (or present) expiry is refused: a token born expired is always a mistake.
     """
     if not isinstance(text, str) or not text.strip():
         raise TimeParseError(f"empty expiry: use {EXPIRY_FORMS}")
     now = _aware(now or utc_now())
     s = text.strip()
-    if s.startswith("+"):
+    # "+1d" or, like --since, a bare "1d": both mean one day from now.
+    bare = bool(s) and s[0].isdigit() and _DURATION.fullmatch(s.lower()) is not None
+    if s.startswith("+") or bare:
         try:
-            delta = parse_duration(s[1:])
+            delta = parse_duration(s[1:] if s.startswith("+") else s)
         except TimeParseError:
             raise TimeParseError(f"invalid expiry {_shown(s)}: use {EXPIRY_FORMS}") from None
         when = _shift(now, delta, s)

@@ -49,9 +49,21 @@ def test_parse_expiry_accepts(text: str, expected: datetime) -> None:
     assert got.tzinfo is not None and got.utcoffset() == timedelta(0)
 
 
+@pytest.mark.parametrize("bare", ["1d", "2h", "90s", "1h30m", "1W"])
+def test_parse_expiry_takes_a_bare_duration_like_since(bare: str) -> None:
+    # --expires-at 1d means +1d, as --since 1d means 1d ago
+    assert parse_expiry(bare, NOW) == parse_expiry("+" + bare, NOW)
+    assert parse_expiry(bare, NOW) - NOW == NOW - parse_since(bare, NOW)
+
+
+@given(st.integers(min_value=1, max_value=10**4), st.sampled_from("smhdw"))
+def test_bare_and_plus_expiry_agree(n: int, unit: str) -> None:
+    assert parse_expiry(f"{n}{unit}", NOW) == parse_expiry(f"+{n}{unit}", NOW)
+
+
 @pytest.mark.parametrize(
     "text",
-    ["", "  ", "tomorrow", "+", "+2", "+h", "+-2h", "+2x", "2h", "2031-13-01T00:00:00Z",
+    ["", "  ", "tomorrow", "+", "+2", "+h", "+-2h", "+2x", "2031-13-01T00:00:00Z",
      "2031-02-30", "2031-01-01T25:00:00Z", "2031-01-01T00:00:00+25:00", "20310101T000000Z",
      "2031-W01-1", "2031-01-01T00:00:00ZZ", "2031-01-01Z", "٢٠٣١-01-01",
      "+99999999999d", "+999999999w", "9999-12-31T23:59:59Z", "x" * 10_000],
