@@ -7,8 +7,11 @@ from pathlib import Path
 
 import click
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nodecli.cli.lazy import hoist_global_options
+from nodecli.output import display_width, fit_line, terminal_columns
 
 
 def _groups() -> list[tuple[str, ...]]:
@@ -243,3 +246,54 @@ def test_key_group_help_describes_the_folder_form_truly(invoke, tmp_path):
     r = invoke("key", "generate", f"{target}/", "--bits", "1024")
     assert r.exit_code == 0, r
     assert sorted(p.name for p in target.iterdir()) == ["private.pem", "public.pem"]
+
+
+# -- the live status line ---------------------------------------------------------------
+
+
+
+@given(st.text(max_size=400), st.integers(min_value=1, max_value=300))
+def test_fit_line_never_wraps_and_keeps_what_fits(text, columns):
+    line = fit_line(text, columns)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    assert display_width(line) <= max(columns - 1, 1)
+    clean = "".join(" " if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0) else c for c in text)
+    if display_width(clean) <= columns - 1:
+        assert line == clean
+    else:
+        assert line.endswith("…") and clean.startswith(line[:-1])
+
+
+def test_fit_line_counts_wide_characters_twice():
+    assert fit_line("reconnecting 東京 node", 10) == "reconnec…"
+    assert display_width(fit_line("東京東京東京", 6)) <= 5
+
+
+def test_terminal_columns_follows_columns_then_the_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "37")
+    assert terminal_columns() == 37
+    monkeypatch.delenv("COLUMNS")
+    import io
+
+    assert terminal_columns(io.StringIO(), default=55) == 55
+
+
+def test_live_status_line_is_cut_to_the_terminal_width(monkeypatch):
+    """The reconnect line of events tail on a 30-column terminal stays on one line."""
+    import io
+
+    from nodecli.cli.app import App, Terminal
+    from nodecli.cli.events import _Status
+    from nodecli.config.paths import resolve_paths
+
+    err = io.StringIO()
+    term = Terminal(verbosity=0, no_color=True)
+    monkeypatch.setattr(term, "_stderr", err, raising=False)
+    app = App(paths=resolve_paths(None), term=term)
+    monkeypatch.setattr(type(term), "stderr_is_tty", property(lambda self: True))
+    monkeypatch.setenv("COLUMNS", "30")
+    status = _Status(app)
+    status("connection lost (503 Service Unavailable); retrying in 4s, attempt 3 of many")
+    written = err.getvalue()
+    assert written.startswith("\r\x1b[K")
+    assert display_width(written[4:]) <= 29 and written.endswith("…")

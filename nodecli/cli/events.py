@@ -307,7 +307,10 @@ class _Status:
                 term.err.write("\r\x1b[Kresumed\n")
                 self.shown = False
             else:
-                term.err.write("\r\x1b[K" + text)
+                from nodecli.output import fit_line, terminal_columns
+
+                columns = terminal_columns(term.err)
+                term.err.write("\r\x1b[K" + fit_line(text, columns))
                 self.shown = True
             term.err.flush()
         elif text == "resumed":
