@@ -476,3 +476,22 @@ def test_file_recovery_keeps_only_whole_event_lines(tmp_path_factory, ids, torn)
     assert data.endswith(b"\n")
     for line in data.splitlines():
         assert "id" in json.loads(line)
+
+
+def test_filter_keys_name_checkpoint_files_stably():
+    # --resume NAME finds NAME@<key>.json: a changed key silently restarts every resume
+    assert ev.EventFilter().key() == "all"
+    assert ev.EventFilter(type="transfer.started").key() == "type-transfer.started"
+    assert ev.EventFilter(type_glob="file.*").key() == "glob-file.ANY"
+
+
+def test_node_now_adds_the_time_since_info_and_never_goes_back():
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    then = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    info = ev.NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() - 3600)
+    assert timedelta(hours=1) <= info.node_now() - then < timedelta(hours=2)
+    # a local clock that went backwards since /info: the node's time, not earlier
+    future = ev.NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() + 3600)
+    assert future.node_now() == then

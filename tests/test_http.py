@@ -136,3 +136,15 @@ def test_link_relation_types_compare_case_insensitively(header):
 def test_link_rel_must_be_a_whole_token():
     assert next_link('</a>; rel="nextpage"', "http://node/") is None
     assert next_link('</a>; rel="Prev"', "http://node/") is None
+
+
+def test_retry_after_http_date_relative_to_the_given_now():
+    from email.utils import format_datetime, parsedate_to_datetime
+
+    when = "Wed, 21 Oct 2099 07:28:00 GMT"
+    ts = parsedate_to_datetime(when).timestamp()
+    assert parse_retry_after(when, now=ts - 30) == 30.0
+    assert parse_retry_after(when, now=ts + 30) == 0.0  # in the past: retry at once
+    # "-0000" means no time zone known (RFC 5322): not usable, not guessed
+    assert parse_retry_after("Wed, 21 Oct 2099 07:28:00 -0000", now=ts) is None
+    assert format_datetime(parsedate_to_datetime(when)) == "Wed, 21 Oct 2099 07:28:00 +0000"

@@ -107,3 +107,24 @@ def test_writing_through_a_symlink_is_refused(store, tmp_path):
     with pytest.raises(OSError), store.edit() as cfg:
         cfg.transfer_users["t"] = TransferUser("t")
     assert target.read_text() == ""
+
+
+def test_restore_swaps_current_and_backup(store):
+    _add(store, "alice")
+    _add(store, "bob")
+    before = store.path.read_bytes()
+    store.restore_backup()
+    # the version that was current is now the backup: a second restore undoes the first
+    assert store.paths.backup_file.read_bytes() == before
+    assert set(store.restore_backup().users) == {"alice", "bob"}
+    assert store.path.read_bytes() == before
+
+
+def test_config_size_limit_boundary(store):
+    from nodecli.config.store import MAX_CONFIG_BYTES, parse_toml_bytes
+
+    padding = b"# " + b"x" * (MAX_CONFIG_BYTES - 3) + b"\n"
+    assert len(padding) == MAX_CONFIG_BYTES
+    assert parse_toml_bytes(padding, store.path) == {}
+    with pytest.raises(ConfigError, match="larger than"):
+        parse_toml_bytes(padding + b"\n", store.path)
