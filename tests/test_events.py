@@ -495,3 +495,18 @@ def test_node_now_adds_the_time_since_info_and_never_goes_back():
     # a local clock that went backwards since /info: the node's time, not earlier
     future = ev.NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() + 3600)
     assert future.node_now() == then
+
+
+@pytest.mark.parametrize(("eid", "ok"), [
+    ("x" * 200, True), (" 7 ", True), ("", False), ("   ", False), ("x" * 201, False),
+    ("a\x1fb", False), ("a\x7fb", False), ("a\x00", False),
+])
+def test_get_event_id_boundaries(client, eid, ok):
+    if ok:  # a well-formed id reaches the node (which has no such event)
+        with pytest.raises(NodecliError) as info:
+            ev.get_event(client, eid)
+        assert not isinstance(info.value, UsageError)
+        assert "list event ids" in (info.value.hint or "")
+    else:
+        with pytest.raises(UsageError, match="event id"):
+            ev.get_event(client, eid)
