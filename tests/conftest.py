@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,6 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# A suite started in the background by a shell without job control (`pytest &`) inherits
+# SIGINT *ignored*, and every child would too: the tests that press Ctrl-C in a child
+# (emulator serve, operations resolve) would then hang. Children get the default, as
+# from a terminal (exec resets a handler, never an ignore).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass
