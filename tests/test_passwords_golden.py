@@ -55,3 +55,15 @@ def test_random_salts_differ_but_both_verify() -> None:
     b = passwords.hash_password("s3cret", log_n=4)
     assert a != b
     assert passwords.verify_password("s3cret", a) and passwords.verify_password("s3cret", b)
+
+
+def test_password_text_boundaries() -> None:
+    limit = passwords.MAX_PASSWORD_BYTES
+    passwords.check_password_text("é" * (limit // 2))  # exactly the limit, in UTF-8 bytes
+    with pytest.raises(passwords.PasswordError, match="longer than"):
+        passwords.check_password_text("é" * (limit // 2) + "x")
+    for bad in ("a\x00", "a\x1fb", "\x7f", "tab\there"):
+        with pytest.raises(passwords.PasswordError, match="control characters"):
+            passwords.check_password_text(bad)
+    for fine in (" ", "~", "\x80", "\xa0", "pässwörd"):  # DEL is the only one above 0x1f
+        passwords.check_password_text(fine)

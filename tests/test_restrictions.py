@@ -195,3 +195,16 @@ def test_generated_valid_restrictions_parse_and_survive_the_list_form(items):
         assert parse_restriction(raw).raw == raw
     listed = parse_restrictions([to_list_string(raws)])
     assert [r.raw for r in listed] == list(dict.fromkeys(raws))
+
+
+def test_long_unknown_scheme_is_shown_cut_to_80_characters():
+    scheme = "z" * 100
+    with pytest.raises(RestrictionError) as info:
+        parse_restriction(scheme + "://x")
+    assert repr("z" * 77 + "...") in str(info.value)
+    with pytest.raises(RestrictionError) as info:
+        parse_restriction("z" * 80 + "://x")
+    assert repr("z" * 80) in str(info.value)
+    with pytest.raises(RestrictionError) as info:
+        parse_restriction("\x85bad")
+    assert "control characters" in str(info.value)
