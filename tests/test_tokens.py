@@ -449,3 +449,42 @@ def test_signature_whitespace_tolerated(seps, width: int) -> None:
     wrapped = sep.join(sig[i:i + width] for i in range(0, len(sig), width))
     d = decode_unverified(_wrap(payload + b"\n==SIGNATURE==\n" + wrapped + b"\n"))
     assert d.signature == bytes(range(256)) and d.payload == payload
+
+
+_GOOD = {"user_id": "u1", "scope": "node.AK1:user:all", "expires_at": "2031-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"user_id": None}, "no user_id claim"),
+    ({"user_id": True}, "user_id is neither text, number nor object"),
+    ({"user_id": 1.5}, "user_id is neither text, number nor object"),
+    ({"scope": None}, "no scope claim"),
+    ({"scope": ["node.AK1:user:all"]}, "scope is not a string"),
+    ({"group_ids": "g1"}, "group_ids is not a list of ids"),
+    ({"group_ids": [1, None]}, "group_ids is not a list of ids"),
+    ({"expires_at": None}, "no expires_at claim"),
+    ({"expires_at": "soon"}, "expires_at 'soon' is not an ISO 8601 time"),
+])
+def test_signed_token_with_bad_claims_never_verifies(small_key, change, problem) -> None:
+    claims = {k: v for k, v in {**_GOOD, **change}.items() if v is not None}
+    assert tokens.claim_problems(claims) == [problem]
+    payload = json.dumps(claims).encode()
+    token = tokens.encode_token(payload, tokens.sign_payload(payload, small_key))
+    with pytest.raises(TokenError) as info:
+        verify(token, public_pem_bytes(small_key), now=NOW)
+    assert info.value.reason == "malformed" and problem in str(info.value)
+
+
+def test_good_claims_have_no_problems_and_verify(small_key) -> None:
+    claims = {**_GOOD, "user_id": {"id": 7}, "group_ids": ["g", 2]}
+    assert tokens.claim_problems(claims) == []
+    payload = json.dumps(claims).encode()
+    token = tokens.encode_token(payload, tokens.sign_payload(payload, small_key))
+    assert verify(token, public_pem_bytes(small_key), now=NOW) == claims
+    other = generate_private_key(1024)
+    with pytest.raises(TokenError, match="bad signature") as info:
+        verify(token, public_pem_bytes(other), now=NOW)
+    assert info.value.reason == "bad signature"
+    with pytest.raises(TokenError, match="1024-bit") as info:  # wrong length, said in bits
+        verify(token, public_pem_bytes(generate_private_key(2048)), now=NOW)
+    assert info.value.reason == "bad signature"
