@@ -6,6 +6,8 @@ import os
 import stat
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
 from nodecli.errors import ConfigError, NotFoundError
@@ -128,3 +130,44 @@ def test_config_size_limit_boundary(store):
     assert parse_toml_bytes(padding, store.path) == {}
     with pytest.raises(ConfigError, match="larger than"):
         parse_toml_bytes(padding + b"\n", store.path)
+
+
+# -- the users fast path of the TOML writer is byte-identical to tomli_w ----------------
+
+_texts = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x2FF), max_size=12)
+_user_values = st.one_of(_texts, st.lists(_texts, max_size=3), st.integers(), st.booleans())
+_user = st.dictionaries(st.sampled_from(["transfer_user", "password", "acls", "a.b", "x y"]),
+                        _user_values, min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.dictionaries(st.sampled_from(["version", "defaults", "transfer_users"]),
+                           st.one_of(st.integers(0, 9), st.dictionaries(_texts, _texts,
+                                                                        max_size=2))),
+    users=st.dictionaries(_texts, _user, min_size=1, max_size=4),
+    after=st.dictionaries(st.sampled_from(["nodes", "services", "zz"]),
+                          st.one_of(st.integers(0, 9), st.dictionaries(
+                              _texts, st.dictionaries(_texts, _texts, max_size=2),
+                              max_size=2))),
+)
+def test_users_fast_path_writes_what_tomli_w_writes(before, users, after):
+    import tomli_w
+
+    from nodecli.config.store import _dump_toml
+
+    data = {**before, "users": users, **after}
+    assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
+
+
+def test_large_user_table_round_trips_through_the_store(store):
+    with store.edit() as cfg:
+        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////data/*"])
+        for i in range(300):
+            name = f"user{i:03d}" if i % 3 else f"mail.{i}@example.com"
+            cfg.users[name] = NodeUser(name, "aspera", None, ["admin", "internal"] if i % 2 else [])
+    loaded = store.load()
+    assert sorted(loaded.users) == sorted(cfg.users)
+    assert loaded.users["mail.0@example.com"].transfer_user == "aspera"
+    assert loaded.users["user001"].acls == ["admin", "internal"]
+    assert loaded.users["user002"].acls == []
