@@ -128,7 +128,8 @@ def validate_page_size(n: int) -> int:
 
 def validate_token(token: str) -> str:
     token = token.strip()
-    if not token or len(token) > 1000 or any(ord(c) < 33 or ord(c) == 127 for c in token):
+    if not token or len(token) > 1000 or any(ord(c) < 33 or ord(c) == 127
+                                             or 0xD800 <= ord(c) <= 0xDFFF for c in token):
         raise UsageError("an iteration token is a non-empty word without spaces or control "
                          "characters (copy it from a previous 'events list' or Link header)")
     return token
@@ -396,7 +397,9 @@ def node_info(client: Client, state_dir: Path | None, *, ttl: float = INFO_CACHE
     path = _info_cache_file(state_dir, client) if state_dir else None
     if path is not None:
         try:
-            cached = json.loads(path.read_bytes())
+            from nodecli.fsutil import read_regular
+
+            cached = json.loads(read_regular(path, 64 * 1024))
             if (isinstance(cached, dict)
                     and 0 <= time.time() - float(cached.get("fetched_at", 0)) < ttl):
                 return NodeInfo(cached.get("version"), cached.get("current_time"),
@@ -511,7 +514,8 @@ def get_event(client: Client, event_id_: str, *, state_dir: Path | None = None,
               log: Status | None = None) -> dict[str, Any]:
     """GET /events/{id}; 404 explained (no such event, or a node older than 3.7.3)."""
     eid = event_id_.strip()
-    if not eid or len(eid) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in eid):
+    if not eid or len(eid) > 200 or any(ord(c) < 32 or ord(c) == 127
+                                        or 0xD800 <= ord(c) <= 0xDFFF for c in eid):
         raise UsageError("an event id is a non-empty word (see 'nodecli events list')")
     info = node_info(client, state_dir, log=log)
     label = client.endpoint.label or client.endpoint.base_url
@@ -724,8 +728,10 @@ class CheckpointFile:
             self._lock = None
 
     def load(self) -> Checkpoint | None:
+        from nodecli.fsutil import read_regular
+
         try:
-            raw = self.path.read_bytes()
+            raw = read_regular(self.path, 1024 * 1024)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -826,11 +832,21 @@ class FileSink:
     def __init__(self, path: Path, fmt: str) -> None:
         self.path = Path(path)
         self.fmt = fmt
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        import stat
+
+        # O_NONBLOCK: a FIFO must not hang the tail (refused just below, with a reason)
+        flags = (os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_NONBLOCK", 0))
         try:
             fd = os.open(self.path, flags, 0o644)
         except OSError as exc:
             raise UsageError(f"cannot open {self.path} for appending: {exc.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UsageError(f"{self.path} is not a regular file: the output file must be a "
+                             "plain file (its checkpoint counts on its size); pipe stdout "
+                             "instead")
+        os.set_blocking(fd, True)
         self._fd = fd
         try:
             import fcntl

@@ -10,12 +10,92 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-from collections.abc import Iterator
+import re
+import stat
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
+STALE_TEMP_AGE = 300.0  # seconds: a temp file of ours this old was left by a killed writer
+
+
+class NotRegularFile(OSError):
+    """A path that must be a regular file is a FIFO, device, socket or folder."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"is {kind}, not a regular file", str(path))
+        self.kind = kind
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of ``path`` if it is a regular file; never blocks.
+
+    O_NONBLOCK makes opening a FIFO return at once (it would otherwise wait for a
+    writer forever); the fstat of the very file opened then refuses anything that is
+    not a regular file (FIFO, device, socket, folder) with :class:`NotRegularFile`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(Path(path), _kind(mode))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of a regular file (at most ``limit`` + 1 of them); see open_regular."""
+    with os.fdopen(open_regular(path), "rb") as fh:
+        return fh.read() if limit is None else fh.read(limit + 1)
+
+
+def remove_stale_temps(folder: Path, names: Iterable[str], *,
+                       max_age: float = STALE_TEMP_AGE, now: float | None = None) -> list[Path]:
+    """Remove temporary files of :func:`atomic_write` for ``names`` in ``folder`` that a
+    killed writer left behind (older than ``max_age`` seconds). Call under the lock that
+    serialises the writers of those files. Returns what was removed."""
+    wanted = "|".join(re.escape(n) for n in names)
+    if not wanted:
+        return []
+    pattern = re.compile(rf"\.(?:{wanted})\.\d+\.[0-9a-f]{{8}}\.tmp")
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not pattern.fullmatch(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime > max_age:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -100,11 +180,14 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE, *,
         os.close(fd)
         fd = -1
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if fd >= 0:
             os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not exc.filename:
+            # disk full, quota, I/O error: say which file could not be written
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
         raise
     if durable:
         fsync_dir(path.parent)
@@ -147,12 +230,13 @@ def read_limited(path: str | os.PathLike[str], limit: int, what: str = "file") -
 
     p = Path(path).expanduser()
     try:
-        with open(p, "rb") as fh:
-            raw = fh.read(limit + 1)
+        raw = read_regular(p, limit)
     except FileNotFoundError:
         raise NotFoundError(f"{what} {p}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{what} {p} is a folder, not a file") from None
+    except NotRegularFile as exc:
+        raise UsageError(f"{what} {p} {exc.strerror}") from None
     except OSError as exc:
         raise UsageError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
     if len(raw) > limit:

@@ -145,6 +145,28 @@ class Response:
             ) from None
 
 
+def _has_surrogates(text: Any) -> bool:
+    return isinstance(text, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def _refuse_undecodable(url: str, params: Any, headers: dict[str, str] | None) -> None:
+    """Arguments with bytes that are not UTF-8 (the shell passes them through as
+    surrogate escapes) cannot go into a URL or a header: a usage error, before anything
+    is sent, instead of an encoding error deep in the HTTP stack."""
+    values: list[Any] = [url]
+    if isinstance(params, dict):
+        values += [*params.keys(), *params.values()]
+    elif isinstance(params, list | tuple):
+        for item in params:
+            values += list(item) if isinstance(item, list | tuple) else [item]
+    values += list((headers or {}).values())
+    for value in values:
+        if _has_surrogates(value):
+            shown = value.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            raise UsageError(f"{shown[:80]!r} holds bytes that are not UTF-8 text: ids, "
+                             "tokens and names go to the server as UTF-8")
+
+
 def origin(url: str) -> tuple[str, str, int | None]:
     """(scheme, host, port) of ``url``; never raises. An unusable port (``:99999``,
     ``:x``) gives port -1, which equals no real origin, so no credentials go there."""
@@ -441,6 +463,7 @@ class Client:
         A status outside ``expect`` raises the mapped error (see :func:`status_error`).
         """
         method = method.upper()
+        _refuse_undecodable(path_or_url, params, headers)
         retryable = method in IDEMPOTENT if retry is None else retry
         content = None
         hdrs = dict(headers or {})

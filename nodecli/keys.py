@@ -229,8 +229,9 @@ def _validated_path(state_dir: Path | None) -> Path:
 
 def _validated_hashes(state_dir: Path | None) -> list[str]:
     try:
-        with open(_validated_path(state_dir), "rb") as fh:
-            data = json.loads(fh.read(1024 * 1024))
+        from nodecli.fsutil import read_regular
+
+        data = json.loads(read_regular(_validated_path(state_dir), 1024 * 1024))
     except (OSError, ValueError):
         return []
     hashes = data.get("sha256") if isinstance(data, dict) else None

@@ -144,6 +144,8 @@ def check_id(value: str, what: str = "id") -> str:
         raise UsageError(f"{what} is longer than {MAX_ID} characters")
     if value in (".", "..") or "/" in value or "\\" in value:
         raise UsageError(f"invalid {what} {value[:60]!r}: no '/', '\\', '.' or '..'")
+    if any(unicodedata.category(c) == "Cs" for c in value):
+        raise UsageError(f"invalid {what}: it holds bytes that are not UTF-8 text")
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
         raise UsageError(f"invalid {what}: it contains control characters")
     return value

@@ -57,10 +57,14 @@ class FileBackend:
     def _load(self) -> dict[str, str]:
         import tomllib
 
+        from nodecli.fsutil import NotRegularFile, read_regular
+
         try:
-            raw = self.path.read_bytes()
+            raw = read_regular(self.path)
         except FileNotFoundError:
             return {}
+        except NotRegularFile as exc:
+            raise ConfigError(f"{self.path}: {exc.strerror}") from None
         mode = os.stat(self.path).st_mode & 0o077
         if mode:
             raise ConfigError(

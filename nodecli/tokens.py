@@ -397,7 +397,7 @@ def parse_claims(payload: bytes) -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:
         raise _bad(f"payload is not JSON ({_first_line(exc)})") from None
     if not isinstance(claims, dict):
-        raise _bad(f"payload is a JSON {type(claims).__name__}, not an object")
+        raise _bad(f"payload is {json_kind(claims)}, not a JSON object")
     if not _depth_ok(claims) or not _encodable(claims):
         raise _bad("payload holds invalid text or nests too deeply")
     return claims
@@ -657,3 +657,18 @@ def _warm_up_signing() -> None:
     """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
     from cryptography.hazmat.primitives import hashes, serialization  # noqa: F401
     from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
+
+
+def json_kind(value: Any) -> str:
+    """How JSON names a value's type, for messages: 'an array', 'null', 'a string'..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

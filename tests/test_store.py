@@ -106,9 +106,10 @@ def test_writing_through_a_symlink_is_refused(store, tmp_path):
     target.write_text("")
     store.paths.config_dir.mkdir(parents=True)
     store.path.symlink_to(target)
-    with pytest.raises(OSError), store.edit() as cfg:
+    with pytest.raises(ConfigError, match="symbolic link"), store.edit() as cfg:
         cfg.transfer_users["t"] = TransferUser("t")
     assert target.read_text() == ""
+    assert not store.paths.backup_file.exists()  # refused before anything was written
 
 
 def test_restore_swaps_current_and_backup(store):

@@ -32,8 +32,10 @@ _LINK_HOST_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?")
 
 
 def _port_file_holds(path: Path, port: int) -> bool:
+    from nodecli.fsutil import read_regular
+
     try:
-        return path.read_text().strip() == str(port)
+        return read_regular(path, 64).decode("ascii", "replace").strip() == str(port)
     except OSError:
         return False
 

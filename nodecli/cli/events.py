@@ -247,19 +247,43 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     except ev.TailInterrupted as exc:
         status.clear()
         how = _resume_hint(follow, type_, type_glob, checkpoint_file, resume_name,
-                           output_file, exc.state.token)
+                           output_file, exc.state.token, conn)
         raise Interrupted(exc.message, hint=f"resume with: {how}" if how else None) from None
     finally:
         status.clear()
     app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
 
 
+def _from_env(ctx: click.Context, name: str) -> bool:
+    from click.core import ParameterSource
+
+    try:
+        return ctx.get_parameter_source(name) == ParameterSource.ENVIRONMENT
+    except (KeyError, TypeError):
+        return False
+
+
+# connection options as the user spelt them (values only; secrets never go in argv)
+_CONN_FLAGS = (("node", "--node"), ("url", "--url"), ("node_user", "--user"),
+               ("access_key", "--access-key"), ("bearer_file", "--bearer-file"),
+               ("cacert", "--cacert"), ("access_key_header", "--access-key-header"))
+
+
 def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
                  checkpoint_file: str | None, resume_name: str | None, output_file: str | None,
-                 token: str | None) -> str | None:
+                 token: str | None, conn: dict[str, Any] | None = None) -> str | None:
+    """A command that resumes this tail when pasted: the same node and login (never a
+    secret: a password still comes from the prompt, NODECLI_PASSWORD or the profile)."""
     args = ["nodecli", "events", "tail"]
     if follow:
         args.append("-f")
+    ctx = click.get_current_context(silent=True)
+    for name, flag in _CONN_FLAGS:
+        value = (conn or {}).get(name)
+        if value and not (ctx is not None and _from_env(ctx, name)):
+            args += [flag, str(value)]  # (a value from NODECLI_* is still in the env)
+    if (conn or {}).get("insecure"):
+        args.append("--insecure")
     if type_:
         args += ["--type", type_]
     if type_glob:

@@ -21,7 +21,7 @@ from typing import Any
 from nodecli.config.model import Config, ModelError
 from nodecli.config.paths import Paths
 from nodecli.errors import ConfigError, NotFoundError
-from nodecli.fsutil import atomic_write, ensure_private_dir, file_lock
+from nodecli.fsutil import atomic_write, ensure_private_dir, file_lock, remove_stale_temps
 
 # A config larger than this is certainly not ours (10,000 users take ~1.5 MB).
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
@@ -138,13 +138,18 @@ class ConfigStore:
         return self.paths.config_file
 
     def _read_bytes(self, path: Path) -> bytes | None:
+        from nodecli.fsutil import NotRegularFile, read_regular
+
         try:
-            with open(path, "rb") as fh:
-                return fh.read(MAX_CONFIG_BYTES + 1)
+            return read_regular(path, MAX_CONFIG_BYTES)
         except FileNotFoundError:
             return None
         except IsADirectoryError:
             raise ConfigError(f"{path}: is a folder, not a file") from None
+        except NotRegularFile as exc:
+            raise ConfigError(f"{path}: {exc.strerror}",
+                              hint="nodecli reads and replaces config.toml as a plain file"
+                              ) from None
         except PermissionError:
             raise ConfigError(f"{path}: permission denied") from None
 
@@ -175,9 +180,10 @@ class ConfigStore:
     def _cached_data(self, raw: bytes) -> dict[str, Any] | None:
         import json
 
+        from nodecli.fsutil import read_regular
+
         try:
-            with open(self.cache_path, "rb") as fh:
-                cached = json.loads(fh.read(2 * MAX_CONFIG_BYTES + 1024))
+            cached = json.loads(read_regular(self.cache_path, 2 * MAX_CONFIG_BYTES + 1024))
             if cached["source"].encode("utf-8") == raw and isinstance(cached["data"], dict):
                 return cached["data"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -208,6 +214,13 @@ class ConfigStore:
         validate_config_data(plain, self.path)
         data = dump_config(cfg)
         ensure_private_dir(self.paths.config_dir)
+        for target in (self.path, self.paths.backup_file):
+            if target.is_symlink():  # refused before anything is written: nothing changes
+                raise ConfigError(f"{target}: is a symbolic link; nodecli does not write "
+                                  "through links", hint=f"replace the link with the file: "
+                                  f"cp --remove-destination \"$(readlink -f {target})\" "
+                                  f"{target}")
+        remove_stale_temps(self.paths.config_dir, (self.path.name, self.paths.backup_file.name))
         old = self._read_bytes(self.path)
         if old is not None and old != data:
             atomic_write(self.paths.backup_file, old)
