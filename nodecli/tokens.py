@@ -397,7 +397,7 @@ def parse_claims(payload: bytes) -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:
         raise _bad(f"payload is not JSON ({_first_line(exc)})") from None
     if not isinstance(claims, dict):
-        raise _bad(f"payload is {json_kind(claims)}, not a JSON object")
+        raise _bad(f"payload is {json_kind(claims)}, not an object")
     if not _depth_ok(claims) or not _encodable(claims):
         raise _bad("payload holds invalid text or nests too deeply")
     return claims

@@ -201,7 +201,7 @@ def test_token_payload_message_names_json_types():
         token = encode_token(payload, b"\x00" * 256)
         with pytest.raises(TokenError) as exc:
             decode_unverified(token)
-        assert f"payload is {kind}, not a JSON object" in exc.value.message
+        assert f"payload is {kind}, not an object" in exc.value.message
         assert "NoneType" not in exc.value.message and "list" not in exc.value.message
 
 
