@@ -120,6 +120,35 @@ def test_every_command_survives_hostile_arguments(path, cmd, invoke, seeded_home
     run()
 
 
+SWEEP = ["\udcc9", "\x00", "\x1b[31m", "a" * 5000, "-1", "9" * 40, "", "..", "/", "x=y"]
+
+
+def _value_options(cmd: click.Command) -> list[str]:
+    return [max(p.opts, key=len) for p in cmd.params
+            if isinstance(p, click.Option) and not p.is_flag and not p.count
+            and max(p.opts, key=len) not in NEVER]
+
+
+def _arguments(cmd: click.Command) -> int:
+    return sum(1 for p in cmd.params if isinstance(p, click.Argument))
+
+
+@pytest.mark.parametrize(("path", "cmd"), LEAVES, ids=[" ".join(p) for p, _ in LEAVES])
+def test_every_option_and_argument_with_each_hostile_value(path, cmd, invoke, seeded_home,
+                                                          offline_env):
+    """A systematic sweep next to the random one: each value option, and each positional
+    argument, gets each hostile value in turn (the random search rarely pairs a given
+    option with a given value)."""
+    config = seeded_home / "config.toml"
+    filler = ["1"] * _arguments(cmd)
+    for value in SWEEP:
+        runs = [[opt, value, *filler] for opt in _value_options(cmd)]
+        runs += [[*filler[:i], value, *filler[i + 1:]] for i in range(len(filler))]
+        for args in runs:
+            before = config.read_bytes()
+            _check(invoke(*path, *args, env=offline_env), before, config)
+
+
 @FUZZ
 @given(st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode),
                  st.sampled_from([b"version = 99", b"[users.x]\ntransfer_user = 'nope'",

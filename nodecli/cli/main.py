@@ -67,19 +67,39 @@ def run(argv: Sequence[str] | None = None) -> int:
     except (StdoutClosed, BrokenPipeError):
         _silence_stdout()
         return ExitCode.BROKEN_PIPE
+    except UnicodeEncodeError as exc:
+        if "surrogates not allowed" not in str(exc):
+            return _internal(exc)
+        # the shell passed bytes that are not UTF-8 (as surrogate escapes) where text is
+        # needed: a name, an id, a header or URL value
+        _terminal().error("an argument or variable holds bytes that are not UTF-8 text",
+                          hint="names, ids, tokens and URLs must be UTF-8 text")
+        return ExitCode.USAGE
+    except ValueError as exc:
+        if "null byte" not in str(exc):
+            return _internal(exc)
+        # a path with a NUL character (from a profile, a variable or the config)
+        _terminal().error("a file path contains a NUL character, which no file name can "
+                          "hold", hint="check the paths given in options, variables and "
+                                       "profiles ('nodecli node show', 'nodecli config check')")
+        return ExitCode.USAGE
     except OSError as exc:
         # Local I/O trouble (disk full, permission denied on a path the user gave).
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         _terminal().error(f"{exc.strerror or exc}{where and ':' + where}")
         return ExitCode.ERROR
-    except Exception as exc:
-        if os.environ.get("NODECLI_DEBUG"):
-            raise
-        _terminal().error(
-            f"internal error: {type(exc).__name__}: {exc}",
-            hint="this is a bug in nodecli; NODECLI_DEBUG=1 shows the traceback",
-        )
-        return ExitCode.ERROR
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, not a traceback
+        return _internal(exc)
+
+
+def _internal(exc: Exception) -> int:
+    if os.environ.get("NODECLI_DEBUG"):
+        raise exc
+    _terminal().error(
+        f"internal error: {type(exc).__name__}: {exc}",
+        hint="this is a bug in nodecli; NODECLI_DEBUG=1 shows the traceback",
+    )
+    return ExitCode.ERROR
 
 
 def main() -> None:
