@@ -219,7 +219,8 @@ class OpRef:
         collection, prop = PARENTS[op_type]
         parent = op.get(prop)
         if not isinstance(parent, str | int) or isinstance(parent, bool) or not str(parent):
-            raise RemoteError(f"operation {op_id}: the service did not say its {prop}")
+            raise RemoteError(f"operation {str(op_id)[:60]!r}: the service did not say "
+                              f"its {prop}")
         return cls(collection, str(parent), str(op_id), paths.nested(collection, str(parent)))
 
     @classmethod
