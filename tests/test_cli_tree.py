@@ -298,3 +298,19 @@ def test_live_status_line_is_cut_to_the_terminal_width(monkeypatch):
     written = err.getvalue()
     assert written.startswith("\r\x1b[K")
     assert display_width(written[4:]) <= 29 and written.endswith("…")
+
+
+# -- path options expand '~' themselves ----------------------------------------------------
+
+
+def test_cacert_and_bearer_file_expand_a_quoted_tilde(invoke, tmp_path, monkeypatch):
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "ca.pem").write_text("not used before a request\n")
+    (tmp_path / "tok").write_text("x\n")
+    r = invoke("node", "add", "n1", "--url", "https://node.example:9092",
+               "--cacert", "~/ca.pem", "--bearer-file", "~/tok", "--access-key", "ak1")
+    assert r.exit_code == 0, r
+    r = invoke("node", "show", "n1", "-o", "json")
+    shown = r.stdout
+    assert str(tmp_path / "ca.pem") in shown and "~/" not in shown

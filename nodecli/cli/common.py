@@ -17,6 +17,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 pass_app = click.make_pass_decorator(App)
 
 
+class UserPath(click.Path):
+    """A path option that expands a leading ``~`` itself (``--cacert ~/ca.pem`` works
+    even where the shell did not expand it, e.g. inside quotes or a variable)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("~"):
+            value = os.path.expanduser(value)
+        return super().convert(value, param, ctx)
+
+
 def output_option(choices: tuple[str, ...] = ("table", "json", "csv"),
                   default: str = "table") -> Callable[[F], F]:
     """``-o/--output FORMAT``: machine output; field names in json are stable."""

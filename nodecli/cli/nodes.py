@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app, read_secret_stdin
+from nodecli.cli.common import UserPath, output_option, pass_app, read_secret_stdin
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import (
     complete_node_profiles,
@@ -60,9 +60,9 @@ def node() -> None:
 @click.option("--user", "user", metavar="NAME", help="Node user (HTTP Basic).")
 @click.option("--access-key", metavar="AK",
               help="Access key id (HTTP Basic with its secret, or with --bearer-file).")
-@click.option("--bearer-file", metavar="PATH", type=click.Path(dir_okay=False),
+@click.option("--bearer-file", metavar="PATH", type=UserPath(dir_okay=False),
               help="File holding a bearer token made for --access-key.")
-@click.option("--cacert", metavar="PEM", type=click.Path(dir_okay=False, exists=True),
+@click.option("--cacert", metavar="PEM", type=UserPath(dir_okay=False, exists=True),
               help="CA certificate(s) to trust for this node's TLS certificate.")
 @click.option("--insecure", is_flag=True,
               help="Do not verify TLS for this node (test nodes only; warns every run).")

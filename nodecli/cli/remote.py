@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import get_secret, read_secret_stdin
+from nodecli.cli.common import UserPath, get_secret, read_secret_stdin
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,9 +37,9 @@ _NODE_OPTIONS = [
                  show_envvar=True, help="Node user for HTTP Basic."),
     click.option("--access-key", metavar="AK", envvar="NODECLI_ACCESS_KEY", show_envvar=True,
                  help="Access key id (Basic with its secret, or with --bearer-file)."),
-    click.option("--bearer-file", metavar="PATH", type=click.Path(dir_okay=False),
+    click.option("--bearer-file", metavar="PATH", type=UserPath(dir_okay=False),
                  help="File holding a bearer token (or NODECLI_BEARER with the token)."),
-    click.option("--cacert", metavar="PEM", type=click.Path(dir_okay=False),
+    click.option("--cacert", metavar="PEM", type=UserPath(dir_okay=False),
                  envvar="NODECLI_CACERT", show_envvar=True,
                  help="CA certificate(s) to trust for the node's TLS certificate."),
     click.option("--insecure", is_flag=True,
