@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, UsageError
 from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_iso8601, utc_now
+from nodecli.values import no_constants, unique_keys
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -354,19 +355,6 @@ def _depth_ok(value: Any, depth: int = 0) -> bool:
     return True
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _encodable(value: Any) -> bool:
     if isinstance(value, str):
         try:
@@ -393,7 +381,7 @@ def parse_claims(payload: bytes) -> dict[str, Any]:
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep(text):
         raise _bad(f"payload nests deeper than {MAX_JSON_DEPTH} levels")
     try:
-        claims = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constants)
+        claims = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constants)
     except (ValueError, RecursionError) as exc:
         raise _bad(f"payload is not JSON ({_first_line(exc)})") from None
     if not isinstance(claims, dict):

@@ -32,18 +32,22 @@ NUMBER = re.compile(r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3}
 MAX_RAW = 1024 * 1024
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for strict JSON: a repeated key is an error."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def no_constants(name: str) -> Any:
+    """``parse_constant`` for strict JSON: NaN and Infinity are not JSON."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def _strict_json(text: str, what: str) -> Any:
-    def no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in pairs:
-            if k in out:
-                raise ValueError(f"duplicate key {k!r}")
-            out[k] = v
-        return out
-
-    def no_constants(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
     def finite(literal: str) -> float:
         value = float(literal)
         if not math.isfinite(value):
@@ -53,7 +57,7 @@ def _strict_json(text: str, what: str) -> Any:
     if len(text) > MAX_RAW:
         raise UsageError(f"{what} is larger than {MAX_RAW} bytes")
     try:
-        return json.loads(text, object_pairs_hook=no_dupes, parse_constant=no_constants,
+        return json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constants,
                           parse_float=finite)
     except (ValueError, RecursionError) as exc:
         raise UsageError(f"{what} is not valid JSON: {str(exc)[:120]}") from None

@@ -234,3 +234,15 @@ def log(emulator: EmulatorHandle):
     from nodecli.emulator.events import log_for
 
     return log_for(emulator.state)
+
+
+@pytest.fixture
+def node_version(emulator: EmulatorHandle):
+    """Set the emulated node's version for one test (restored after it)."""
+    before = emulator.state.version
+
+    def _set(version: str) -> None:
+        emulator.state.version = version
+
+    yield _set
+    emulator.state.version = before

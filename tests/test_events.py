@@ -25,14 +25,8 @@ def client(emulator):
 
 
 @pytest.fixture
-def version(emulator):
-    original = emulator.state.version
-
-    def set_version(v: str) -> None:
-        emulator.state.version = v
-
-    yield set_version
-    emulator.state.version = original
+def version(node_version):
+    return node_version
 
 
 def last_query(log) -> dict[str, list[str]]:

@@ -68,18 +68,6 @@ def recorder():
     rec.close()
 
 
-@pytest.fixture
-def node_version(emulator):
-    """Set the emulated node's version for one test."""
-    before = emulator.state.version
-
-    def _set(version: str) -> None:
-        emulator.state.version = version
-
-    yield _set
-    emulator.state.version = before
-
-
 # -- a short page is not the end of the log (interface.md 4.1: count is "at most") -------
 
 
