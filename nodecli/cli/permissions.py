@@ -69,12 +69,9 @@ def permission_list(app: App, path: str | None, file_id: str | None, inherited: 
       nodecli permission list /projects/alpha
       nodecli permission list --file-id 1042 --no-inherited -o json
     """
-    from nodecli.node.permissions import check_id, file_id_for, list_permissions, split_path
+    from nodecli.node.permissions import check_target, file_id_for, list_permissions
 
-    if path is not None:
-        split_path(path)
-    elif file_id is not None:
-        check_id(file_id, "--file-id")
+    check_target(path, file_id)
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         fid = file_id_for(client, path, file_id)
@@ -108,21 +105,12 @@ def permission_grant(app: App, path: str | None, file_id: str | None, user: str 
       nodecli permission grant /projects/alpha --user alice --levels list,read
       nodecli permission grant --file-id 1042 --group eng --levels list,read,write
     """
-    from nodecli.node.permissions import (
-        check_id,
-        file_id_for,
-        grant,
-        parse_levels,
-        split_path,
-    )
+    from nodecli.node.permissions import check_id, check_target, file_id_for, grant, parse_levels
 
     access_type, access_id = _who(user, group)
     check_id(access_id, f"--{access_type}")
     level_list = parse_levels(levels)
-    if path is not None:
-        split_path(path)
-    elif file_id is not None:
-        check_id(file_id, "--file-id")
+    check_target(path, file_id)
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         fid = file_id_for(client, path, file_id)

@@ -103,10 +103,19 @@ def resolve_path(client: Client, path: str) -> str:
     return current
 
 
-def file_id_for(client: Client, path: str | None, file_id: str | None) -> str:
+def check_target(path: str | None, file_id: str | None) -> None:
+    """A PATH or a --file-id, exactly one, well-formed: checked before any request."""
     if (path is None) == (file_id is None):
         raise UsageError("give a PATH or --file-id ID (one of the two)")
-    return check_id(file_id, "--file-id") if file_id is not None else resolve_path(client, path)
+    if path is not None:
+        split_path(path)
+    else:
+        check_id(file_id or "", "--file-id")
+
+
+def file_id_for(client: Client, path: str | None, file_id: str | None) -> str:
+    check_target(path, file_id)
+    return file_id if file_id is not None else resolve_path(client, path or "")
 
 
 def list_permissions(client: Client, file_id: str, inherited: bool = True) -> list[dict[str, Any]]:
