@@ -390,7 +390,7 @@ def preflight(token: str, needed: Sequence[str] = OPERATIONS_SCOPES, *,
     opaque token passes (``info.opaque``): only the service can judge it.
     """
     from nodecli.timeparse import describe_delta, format_utc
-    from nodecli.tokens import has_scope
+    from nodecli.token_inspection import has_scope
 
     info = describe_token(token, now)
     if info.opaque:

@@ -20,7 +20,9 @@ after ``MAX_INFLATED`` bytes of output), the envelope is split on the LAST delim
 and :func:`verify` checks the signature before it parses the payload. Every malformed
 input raises :class:`TokenError` and nothing else.
 
-``cryptography`` is imported inside the functions that need it.
+``cryptography`` is imported inside the functions that need it. Reading the claims for
+people (scopes, the ``token inspect`` report) is :mod:`nodecli.token_inspection`; who may
+issue a token is :mod:`nodecli.token_issuer`.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ import binascii
 import json
 import re
 import zlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,7 +62,6 @@ AUTH_TYPE = "access_key"
 _B64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
 _SIG_SPACE = re.compile(rb"[ \t\r\n]+")
 _BEARER = re.compile(r"^(?:authorization:\s*)?bearer(?:\s+|$)", re.IGNORECASE)
-_NODE_SCOPE = re.compile(r"node\.(?P<ak>[^:\s]+):(?P<role>[^:\s]+):(?P<res>[^:\s]+)")
 _ACCESS_KEY = re.compile(r"[A-Za-z0-9_.~-]{1,256}")
 
 
@@ -91,68 +92,6 @@ class DecodedToken:
     @property
     def signature_bits(self) -> int:
         return len(self.signature) * 8
-
-
-@dataclass(frozen=True)
-class Scope:
-    """One scope name: ``node.AK:role:all``, ``user:all``, ``admin:all``, ``self``..."""
-
-    raw: str
-    kind: str  # "node", "user", "admin", "self" or "other"
-    access_key: str | None = None
-    role: str | None = None
-    resource: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"scope": self.raw, "kind": self.kind, "access_key": self.access_key,
-                "role": self.role, "resource": self.resource}
-
-
-@dataclass
-class Inspection:
-    """What ``token inspect`` shows (machine form: :meth:`as_dict`)."""
-
-    claims: dict[str, Any]
-    scopes: list[Scope]
-    expires_at: datetime | None
-    now: datetime
-    signature_bits: int
-    payload_bytes: int
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def seconds_left(self) -> int | None:
-        if self.expires_at is None:
-            return None
-        return int((self.expires_at - self.now).total_seconds())
-
-    @property
-    def expired(self) -> bool | None:
-        left = self.seconds_left
-        return None if left is None else left <= 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "claims": self.claims,
-            "user_id": self.claims.get("user_id"),
-            "group_ids": self.claims.get("group_ids"),
-            "auth_type": self.claims.get("auth_type"),
-            "scopes": [s.as_dict() for s in self.scopes],
-            "expires_at": format_utc(self.expires_at) if self.expires_at else None,
-            "expired": self.expired,
-            "seconds_left": self.seconds_left,
-            "signature_bits": self.signature_bits,
-            "payload_bytes": self.payload_bytes,
-            "problems": list(self.problems),
-        }
-
-    def time_left_text(self) -> str:
-        left = self.seconds_left
-        if left is None:
-            return "unknown (no valid expires_at)"
-        if left <= 0:
-            return f"expired {describe_delta(left)} ago"
-        return f"{describe_delta(left)} left"
 
 
 # -- building ----------------------------------------------------------------------------
@@ -495,7 +434,7 @@ def verify(token: str | bytes, public_key_pem: RSAPublicKey | str | bytes,
     return claims
 
 
-# -- claims and scopes -----------------------------------------------------------------------
+# -- claims --------------------------------------------------------------------------------------
 
 def claim_problems(claims: dict[str, Any]) -> list[str]:
     """Structural problems of a claims object (empty list when well formed)."""
@@ -522,129 +461,6 @@ def claim_problems(claims: dict[str, Any]) -> list[str]:
         except TokenError as exc:
             problems.append(exc.message.removeprefix("invalid token: "))
     return problems
-
-
-def parse_scope(scope: str | Iterable[str] | None) -> list[Scope]:
-    """Space-separated scope names (or a list of them) to :class:`Scope` entries."""
-    if scope is None:
-        return []
-    names = scope.split() if isinstance(scope, str) else [s for s in scope if isinstance(s, str)]
-    out = []
-    for name in names:
-        m = _NODE_SCOPE.fullmatch(name)
-        if m:
-            out.append(Scope(name, "node", m["ak"], m["role"], m["res"]))
-        elif name in ("user:all", "admin:all"):
-            role, res = name.split(":")
-            out.append(Scope(name, role, None, role, res))
-        elif name == "self":
-            out.append(Scope(name, "self"))
-        else:
-            out.append(Scope(name, "other"))
-    return out
-
-
-def has_scope(claims: dict[str, Any], needed: str) -> bool:
-    """True if the token grants ``needed``.
-
-    A ``node.AK:admin:R`` scope also satisfies ``node.AK:user:R`` (administration of an
-    access key includes using it); everything else must match exactly.
-    """
-    scope = claims.get("scope") if isinstance(claims, dict) else None
-    granted = parse_scope(scope if isinstance(scope, str) else None)
-    if any(s.raw == needed for s in granted):
-        return True
-    want = parse_scope(needed)
-    if len(want) != 1 or want[0].kind != "node" or want[0].role != "user":
-        return False
-    w = want[0]
-    return any(s.kind == "node" and s.access_key == w.access_key and s.role == "admin"
-               and s.resource == w.resource for s in granted)
-
-
-def inspect(token: str | bytes, now: datetime | None = None) -> Inspection:
-    """Decode without a key and describe: claims, scopes, expiry, time left, problems."""
-    decoded = decode_unverified(token)
-    claims = decoded.claims
-    problems = claim_problems(claims)
-    try:
-        expires: datetime | None = token_expiry(claims)
-    except TokenError:
-        expires = None
-    scope = claims.get("scope")
-    return Inspection(
-        claims=claims,
-        scopes=parse_scope(scope if isinstance(scope, str) else None),
-        expires_at=expires,
-        now=now or utc_now(),
-        signature_bits=decoded.signature_bits,
-        payload_bytes=len(decoded.payload),
-        problems=problems,
-    )
-
-
-# -- who may issue ---------------------------------------------------------------------------
-
-def check_issuer(cfg: Any, name: str | None) -> Any:
-    """The node user ``name`` from ``cfg`` if it may issue bearer tokens.
-
-    It must exist (exit 5 otherwise), its transfer user must have a restriction (a
-    docroot-only transfer user cannot serve access keys or bearer tokens, interface.md
-    5.2, so the node would refuse the token: exit 1), and it must have a password (exit 4).
-    """
-    from nodecli.errors import NodecliError, NotFoundError
-
-    if not name:
-        raise UsageError("a node user is needed: -u/--user NAME")
-    user = cfg.users.get(name)
-    if user is None:
-        raise NotFoundError(f"node user {name!r} does not exist",
-                            hint="list node users with: nodecli -l")
-    xuser = cfg.transfer_users.get(user.transfer_user)
-    if xuser is None or not xuser.restrictions:
-        what = "a docroot" if xuser is not None and xuser.docroot is not None else "no restriction"
-        raise NodecliError(
-            f"node user {name!r} cannot issue bearer tokens: its transfer user "
-            f"{user.transfer_user!r} has {what}; access keys and bearer tokens need a "
-            "transfer user with a restriction (such as file:////data/*)",
-            hint=f"give transfer user {user.transfer_user!r} a restriction instead of a "
-                 "docroot (see: nodecli xuser --help)",
-        )
-    if not user.password_hash:
-        raise AuthError(f"node user {name!r} has no password set",
-                        hint=f"set one with: nodecli -mu {name}")
-    return user
-
-
-def check_issuer_password(user: Any, password: str) -> None:
-    """Verify ``password`` against the node user's stored hash (exit 4 when wrong).
-
-    The slow hash (scrypt, ~0.1 s by design) runs in a thread while this thread imports
-    the signing stack, which token creation needs next: ``hashlib.scrypt`` releases the
-    GIL, so the import costs no wall time. The answer is the same either way.
-    """
-    import threading
-
-    from nodecli.passwords import verify_password
-
-    if not getattr(user, "password_hash", None):
-        raise AuthError(f"node user {user.name!r} has no password set",
-                        hint=f"set one with: nodecli -mu {user.name}")
-    verdict: list[bool] = []
-    worker = threading.Thread(
-        target=lambda: verdict.append(verify_password(password, user.password_hash)),
-        name="password-check", daemon=True)
-    worker.start()
-    _warm_up_signing()
-    worker.join()
-    if verdict != [True]:
-        raise AuthError(f"wrong password for node user {user.name!r}")
-
-
-def _warm_up_signing() -> None:
-    """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
-    from cryptography.hazmat.primitives import hashes, serialization  # noqa: F401
-    from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
 
 
 def json_kind(value: Any) -> str:

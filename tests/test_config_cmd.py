@@ -19,7 +19,7 @@ from nodecli.config import (
 )
 from nodecli.config.model import KNOWN_ACLS
 from nodecli.config.store import dump_config, parse_config_bytes
-from nodecli.users import dump_export, parse_export
+from nodecli.user_data import dump_export, parse_export
 
 
 def _store(home) -> ConfigStore:

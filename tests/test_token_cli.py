@@ -367,6 +367,7 @@ def test_token_and_key_modules_do_not_import_crypto_or_rich() -> None:
     import subprocess
 
     code = ("import sys, nodecli.cli.tokens, nodecli.cli.keys, nodecli.tokens, nodecli.keys, "
+            "nodecli.token_inspection, nodecli.token_issuer, "
             "nodecli.timeparse; from nodecli.cli.main import run; "
             "rc = run(['token', 'inspect', '--help']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "

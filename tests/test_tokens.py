@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodecli import tokens
+from nodecli import token_inspection, tokens
 from nodecli.keys import generate_private_key, load_private_key, public_pem_bytes
+from nodecli.token_inspection import has_scope, parse_scope
 from nodecli.tokens import (
     MAX_INFLATED,
     TokenError,
@@ -23,9 +24,7 @@ from nodecli.tokens import (
     build_payload,
     create_token,
     decode_unverified,
-    has_scope,
     inflate_bounded,
-    parse_scope,
     token_expiry,
     verify,
 )
@@ -186,7 +185,7 @@ def test_service_token_with_object_user_and_epoch(golden_key, golden_pub) -> Non
     payload = json.dumps(claims, separators=(",", ":")).encode()
     token = tokens.encode_token(payload, tokens.sign_payload(payload, golden_key))
     assert verify(token, golden_pub, now=NOW) == claims
-    info = tokens.inspect(token, now=NOW)
+    info = token_inspection.inspect(token, now=NOW)
     assert [s.kind for s in info.scopes] == ["user", "node", "self"]
     assert info.seconds_left == 1800 and not info.expired and not info.problems
     assert has_scope(claims, "user:all") and has_scope(claims, "node.AK9:user:all")
@@ -209,7 +208,7 @@ def test_parse_scope_and_admin_implies_user() -> None:
 def test_inspect_reports_problems_without_failing(golden_key) -> None:
     payload = b'{"scope":7,"expires_at":"soon"}'
     token = tokens.encode_token(payload, tokens.sign_payload(payload, golden_key))
-    info = tokens.inspect(token, now=NOW)
+    info = token_inspection.inspect(token, now=NOW)
     assert info.expires_at is None and info.expired is None
     assert any("user_id" in p for p in info.problems)
     assert any("scope" in p for p in info.problems)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodecli import users
+from nodecli import user_data, users
 from nodecli.config import Config, TransferUser
 from nodecli.errors import ConflictError, NodecliError, NotFoundError, UsageError
 
@@ -51,7 +51,7 @@ def test_hostile_docroots_and_restrictions(text):
 @given(st.binary(max_size=300))
 def test_hostile_import_files_raise_config_error(raw):
     try:
-        users.parse_export(raw, "f.json")
+        user_data.parse_export(raw, "f.json")
     except NodecliError as exc:
         assert exc.exit_code == 3
 

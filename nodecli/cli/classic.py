@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from nodecli import user_data
 from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.users import password_source, report
@@ -157,9 +158,9 @@ def run_classic(app: App, actions: Sequence[str], opts: dict[str, Any]) -> None:
                                   Column("transfer_user", "transfer_user"),
                                   Column("acls", "acls")], fmt)
     elif "backup" in actions:
-        report(app, domain.export_user_data(app.store, Path(opts["backup"])))
+        report(app, user_data.export_user_data(app.store, Path(opts["backup"])))
     elif "reload" in actions:
-        outcome = domain.check_config(app.store)
+        outcome = user_data.check_config(app.store)
         report(app, domain.Outcome("reload: " + outcome.message, outcome.warnings))
 
     if "acl_list" in actions:

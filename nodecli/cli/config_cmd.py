@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nodecli import users as domain
+from nodecli import user_data as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
 from nodecli.cli.lazy import HelpGroup

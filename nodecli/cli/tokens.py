@@ -106,7 +106,7 @@ def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
     import os
 
     from nodecli.errors import AuthError
-    from nodecli.tokens import check_issuer_password
+    from nodecli.token_issuer import check_issuer_password
 
     prompted = (opts.get("password") is None and not opts.get("password_stdin")
                 and not os.environ.get("NODECLI_PASSWORD"))
@@ -127,7 +127,8 @@ def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
 def create_from_options(app: App, opts: dict[str, Any]) -> None:
     """Validate everything cheap first, then the user, the password, the key; print the token."""
     from nodecli.keys import load_private_key
-    from nodecli.tokens import check_issuer, create_token
+    from nodecli.token_issuer import check_issuer
+    from nodecli.tokens import create_token
 
     name = _require(opts, "user", "-u/--user (node user)")
     access_key = _require(opts, "access_key", "--access-key")
@@ -288,7 +289,7 @@ def inspect_cmd(app: App, token_text: str | None, output_format: str) -> None:
       nodecli token inspect "$TOKEN"
       echo "$TOKEN" | nodecli token inspect - -o json
     """
-    from nodecli.tokens import inspect
+    from nodecli.token_inspection import inspect
 
     info = inspect(read_token_arg(app, token_text))
     if output_format == "json":

@@ -19,6 +19,7 @@ def make_bearer_verifier(state: NodeState) -> Any:
     tokens get 401; a valid token whose scope does not cover the key gets 403.
     """
     from nodecli import tokens
+    from nodecli.token_inspection import has_scope
 
     keys: dict[str, Any] = {}  # PEM -> loaded public key (verification is per request)
 
@@ -49,7 +50,7 @@ def make_bearer_verifier(state: NodeState) -> Any:
             raise HttpError(500, f"the verification key of {ak_id!r} is unusable: {exc}"
                             ) from None
         scope = claims.get("scope") if isinstance(claims.get("scope"), str) else ""
-        if not (tokens.has_scope(claims, f"node.{ak_id}:user:all")
+        if not (has_scope(claims, f"node.{ak_id}:user:all")
                 or "admin:all" in scope.split()):
             raise HttpError(403, f"token scope {scope[:200]!r} does not grant access key "
                                  f"{ak_id!r} (needs node.{ak_id}:user:all or admin:all)")
@@ -59,12 +60,12 @@ def make_bearer_verifier(state: NodeState) -> Any:
 
 
 def _bearer_is_admin(principal: Principal, ak_id: str) -> bool:
-    from nodecli import tokens
+    from nodecli.token_inspection import has_scope
 
     scope = principal.claims.get("scope")
     scope = scope if isinstance(scope, str) else ""
     return principal.access_key == ak_id and (
-        tokens.has_scope(principal.claims, f"node.{ak_id}:admin:all")
+        has_scope(principal.claims, f"node.{ak_id}:admin:all")
         or "admin:all" in scope.split())
 
 

@@ -205,7 +205,8 @@ def _verifier(state: NodeState, svc: ServiceState):
         opaque_user = svc.opaque_tokens.get(header[7:].strip())
         if opaque_user is not None:
             return Principal("service", opaque_user, claims={"scope": "user:all"})
-        from nodecli.tokens import TokenError, has_scope, verify
+        from nodecli.token_inspection import has_scope
+        from nodecli.tokens import TokenError, verify
 
         _ensure_key(svc)
         try:
@@ -358,7 +359,7 @@ def register(router: Router, state: NodeState) -> None:
         return req.principal
 
     def is_admin(req: Request) -> bool:
-        from nodecli.tokens import has_scope
+        from nodecli.token_inspection import has_scope
 
         return has_scope(principal_of(req).claims, "admin:all")
 

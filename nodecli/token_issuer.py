@@ -1,0 +1,69 @@
+"""Who may issue a node bearer token: the issuing node user and its password check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodecli.errors import AuthError, UsageError
+
+
+def check_issuer(cfg: Any, name: str | None) -> Any:
+    """The node user ``name`` from ``cfg`` if it may issue bearer tokens.
+
+    It must exist (exit 5 otherwise), its transfer user must have a restriction (a
+    docroot-only transfer user cannot serve access keys or bearer tokens, interface.md
+    5.2, so the node would refuse the token: exit 1), and it must have a password (exit 4).
+    """
+    from nodecli.errors import NodecliError, NotFoundError
+
+    if not name:
+        raise UsageError("a node user is needed: -u/--user NAME")
+    user = cfg.users.get(name)
+    if user is None:
+        raise NotFoundError(f"node user {name!r} does not exist",
+                            hint="list node users with: nodecli -l")
+    xuser = cfg.transfer_users.get(user.transfer_user)
+    if xuser is None or not xuser.restrictions:
+        what = "a docroot" if xuser is not None and xuser.docroot is not None else "no restriction"
+        raise NodecliError(
+            f"node user {name!r} cannot issue bearer tokens: its transfer user "
+            f"{user.transfer_user!r} has {what}; access keys and bearer tokens need a "
+            "transfer user with a restriction (such as file:////data/*)",
+            hint=f"give transfer user {user.transfer_user!r} a restriction instead of a "
+                 "docroot (see: nodecli xuser --help)",
+        )
+    if not user.password_hash:
+        raise AuthError(f"node user {name!r} has no password set",
+                        hint=f"set one with: nodecli -mu {name}")
+    return user
+
+
+def check_issuer_password(user: Any, password: str) -> None:
+    """Verify ``password`` against the node user's stored hash (exit 4 when wrong).
+
+    The slow hash (scrypt, ~0.1 s by design) runs in a thread while this thread imports
+    the signing stack, which token creation needs next: ``hashlib.scrypt`` releases the
+    GIL, so the import costs no wall time. The answer is the same either way.
+    """
+    import threading
+
+    from nodecli.passwords import verify_password
+
+    if not getattr(user, "password_hash", None):
+        raise AuthError(f"node user {user.name!r} has no password set",
+                        hint=f"set one with: nodecli -mu {user.name}")
+    verdict: list[bool] = []
+    worker = threading.Thread(
+        target=lambda: verdict.append(verify_password(password, user.password_hash)),
+        name="password-check", daemon=True)
+    worker.start()
+    _warm_up_signing()
+    worker.join()
+    if verdict != [True]:
+        raise AuthError(f"wrong password for node user {user.name!r}")
+
+
+def _warm_up_signing() -> None:
+    """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
+    from cryptography.hazmat.primitives import hashes, serialization  # noqa: F401
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
