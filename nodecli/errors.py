@@ -72,3 +72,11 @@ class StdoutClosed(Exception):
     """stdout's reader went away (``| head``). Deliberately not an OSError: click's
     ``main`` swallows EPIPE and exits 1; this passes through it to our entry point,
     which exits 141 silently."""
+
+
+def shorten(value: object, limit: int = 200) -> str:
+    """``value`` as text of at most ``limit`` characters (cut with '…'), for quoting a
+    server's or a user's string inside a message. Making it safe for a terminal is the
+    writer's job (``cli.app.Terminal``), not the caller's."""
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

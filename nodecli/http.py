@@ -364,10 +364,8 @@ class Client:
 
     def log(self, text: str) -> None:
         if self._log:
-            from nodecli.output import sanitize
-
-            # server-sent header values must not drive the user's terminal
-            self._log(sanitize(self.redact(text)))
+            # (the writer behind ``log`` makes server-sent text safe for a terminal)
+            self._log(self.redact(text))
 
     def add_secret(self, value: str) -> None:
         """Also redact ``value`` (a secret sent in a body) from the log and messages."""
@@ -517,9 +515,7 @@ class Client:
         msg = node_message(resp.body)
         text = f"{method} {self.redact(resp.url)}: HTTP {resp.status}"
         if msg:
-            from nodecli.output import sanitize
-
-            text += f": {sanitize(msg)}"
+            text += ": " + " ".join(msg.split())  # one line; the writer strips controls
         hint = hint_for(resp.status) if hint_for else None
         raise status_error(resp.status, text, auth=self.endpoint.auth, url=resp.url, hint=hint)
 

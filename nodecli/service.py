@@ -38,7 +38,7 @@ from typing import Any
 
 from nodecli.config.model import Config, ServiceProfile
 from nodecli.connection import pick_profile, read_token_file
-from nodecli.errors import AuthError, NotFoundError, UsageError
+from nodecli.errors import AuthError, NotFoundError, UsageError, shorten
 from nodecli.http import Auth, Endpoint
 
 ENV = {
@@ -353,9 +353,7 @@ class TokenInfo:
 
     def who(self) -> str:
         """For messages: 'user alice' or the opaque note."""
-        from nodecli.output import sanitize
-
-        return OPAQUE if self.opaque else f"user {sanitize(self.user_id)}"
+        return OPAQUE if self.opaque else f"user {shorten(self.user_id, 80)}"
 
 
 def describe_token(token: str, now: datetime | None = None) -> TokenInfo:

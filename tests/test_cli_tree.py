@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nodecli.cli.lazy import hoist_global_options
-from nodecli.output import display_width, fit_line, terminal_columns
+from nodecli.render import display_width, fit_line, terminal_columns
 
 
 def _groups() -> list[tuple[str, ...]]:

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodecli import events as ev
 from nodecli.emulator.server import Reply
 from nodecli.errors import NodecliError, UsageError
 from nodecli.http import Auth, Endpoint, open_client
+from nodecli.node import events as ev
+from nodecli.node.info import NodeInfo
+from nodecli.render import events as rev
 
 
 @pytest.fixture
@@ -310,24 +312,24 @@ def test_summaries_per_family():
         "direction": "receive", "status": "running", "end_time_usec": None,
         "bytes_transferred": 2_500_000, "current_rate_kbps": 800, "target_rate_kbps": 1000,
         "remote_host": "10.0.0.1"}}
-    s = ev.summary(running)
+    s = rev.summary(running)
     assert "[RUNNING]" in s and "receive" in s and "2.5 MB" in s and "800 kbps" in s
     ended = {"types": ["download.ended", "transfer.ended"], "data": {
         "direction": "send", "status": "completed", "start_time_usec": 0,
         "end_time_usec": 2_000_000, "bytes_transferred": 10, "avg_rate_kbps": 5000,
         "error_code": 19, "error_desc": "disk full"}}
-    s = ev.summary(ended)
+    s = rev.summary(ended)
     assert "completed" in s and "5.0 Mbps" in s and "in 2.0 s" in s and "error 19: disk full" in s
-    assert ev.main_type(ended["types"]) == "download.ended"
+    assert rev.main_type(ended["types"]) == "download.ended"
     perm = {"types": ["permission.created"], "data": {"access_type": "user", "access_id": "7",
                                                       "access_levels": ["read", "write"],
                                                       "file_id": "12"}}
-    assert ev.summary(perm) == "user 7: read,write on file 12"
+    assert rev.summary(perm) == "user 7: read,write on file 12"
     f = {"types": ["file.created"], "data": {"path": "/a/b", "size": 1500}}
-    assert ev.summary(f) == "/a/b (1.5 kB)"
+    assert rev.summary(f) == "/a/b (1.5 kB)"
     lock = {"types": ["file.filelock.created"], "data": {"path": "/x"}}
-    assert ev.summary(lock).startswith("lock created on /x")
-    assert ev.summary({"types": "nonsense", "data": []}) == ""
+    assert rev.summary(lock).startswith("lock created on /x")
+    assert rev.summary({"types": "nonsense", "data": []}) == ""
 
 
 # -- parsers under hostile input --------------------------------------------------------
@@ -365,9 +367,9 @@ def test_parse_events_passes_objects_through(events, indent):
     assert [json.loads(raw) for _, raw in items] == events
     assert all("\n" not in raw for _, raw in items)
     for event in events:  # summaries never crash on hostile shapes
-        ev.summary(event)
-        ev.plain_line(event)
-        ev.pretty_line(event)
+        rev.summary(event)
+        rev.plain_line(event)
+        rev.pretty_line(event)
 
 
 @settings(max_examples=300, deadline=None)
@@ -484,10 +486,10 @@ def test_node_now_adds_the_time_since_info_and_never_goes_back():
     from datetime import UTC, datetime, timedelta
 
     then = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
-    info = ev.NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() - 3600)
+    info = NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() - 3600)
     assert timedelta(hours=1) <= info.node_now() - then < timedelta(hours=2)
     # a local clock that went backwards since /info: the node's time, not earlier
-    future = ev.NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() + 3600)
+    future = NodeInfo("4.4.5", "2030-01-02T03:04:05Z", fetched_at=time.time() + 3600)
     assert future.node_now() == then
 
 

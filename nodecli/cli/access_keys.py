@@ -12,7 +12,7 @@ from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT, _kv
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
-from nodecli.output import Column, sanitize
+from nodecli.render import Column, sanitize
 
 KEY_COLUMNS = [Column("id", "id"), Column("storage", "storage"),
                Column("root_file_id", "root file id"),
@@ -149,8 +149,8 @@ def access_key_show(app: App, ak: str, output_format: str, **kwargs: Any) -> Non
       nodecli access-key show ak1
       nodecli access-key show ak1 -o json
     """
-    from nodecli.events import node_info
     from nodecli.node.access_keys import check_ak_id, describe, get_access_key
+    from nodecli.node.info import node_info
 
     check_ak_id(ak)
     conn = pop_node_options(kwargs)
@@ -202,7 +202,6 @@ def access_key_set(app: App, ak: str, storage_path: str | None, secret_stdin: bo
       printf '%s\\n' "$NEW_SECRET" | nodecli access-key set ak1 --secret-stdin
       nodecli access-key set ak1 --path /data/project2 --set configuration.note=moved
     """
-    from nodecli.events import node_info
     from nodecli.node.access_keys import (
         check_ak_id,
         logging_body,
@@ -210,6 +209,7 @@ def access_key_set(app: App, ak: str, storage_path: str | None, secret_stdin: bo
         require_per_key_logging,
         update_access_key,
     )
+    from nodecli.node.info import node_info
     from nodecli.values import build_object
 
     check_ak_id(ak)

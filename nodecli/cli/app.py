@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import IO, Any
 
 from nodecli.config.paths import Paths
-from nodecli.output import (
+from nodecli.render import (
     Column,
     is_tty,
     render_csv,
@@ -25,6 +25,7 @@ from nodecli.output import (
     render_plain_table,
     render_rich_table,
     sanitize,
+    sanitize_lines,
 )
 
 
@@ -134,7 +135,8 @@ class Terminal:
     # -- messages (stderr) -------------------------------------------------------
 
     def _msg(self, prefix: str, text: str, style: str | None) -> None:
-        line = f"{prefix}{text}"
+        # every message may quote a server or a file: nothing in it drives the terminal
+        line = prefix + sanitize_lines(text)
         if self.color_err and style:
             self.err_console.print(line, style=style, markup=False, highlight=False)
         else:

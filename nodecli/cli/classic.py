@@ -23,7 +23,7 @@ from nodecli import user_data
 from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.users import password_source, report
-from nodecli.output import Column, sanitize
+from nodecli.render import Column, sanitize
 
 TOKEN_OPTS = ("access_key", "user_id", "group_ids", "expires_at", "key_file_dir",
               "key_file_path", "scope_role", "token_key_length")

@@ -12,7 +12,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import report
-from nodecli.output import Column
+from nodecli.render import Column
 
 
 @click.group(cls=HelpGroup,

@@ -27,7 +27,7 @@ def _since(value: str | None) -> Any:
 
 
 def _filter(type_: str | None, type_glob: str | None) -> Any:
-    from nodecli.events import EventFilter
+    from nodecli.node.events import EventFilter
 
     return EventFilter(type_, type_glob)
 
@@ -51,7 +51,7 @@ def events() -> None:
       nodecli events list --type-glob 'file.*' --since 2h
       nodecli events get 1440571 -o json
       nodecli events tail -f --resume audit -o jsonl
-      nodecli events tail -f --output events.jsonl --type transfer.ended
+      nodecli events tail -f --to events.jsonl --type transfer.ended
     """
 
 
@@ -80,7 +80,7 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
       nodecli events list --type transfer.ended --since 1d -o json
       nodecli events list --iteration-token 1440571
     """
-    from nodecli import events as ev
+    from nodecli.node import events as ev
 
     conn = pop_node_options(kwargs)
     flt = _filter(type_, type_glob)
@@ -94,20 +94,21 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
 
 
 def _show_page(app: App, result: Any, output_format: str) -> None:
-    from nodecli import events as ev
+    from nodecli.node import events as ev
+    from nodecli.render import events as rev
 
     page = result.page
     if output_format == "json":
         app.term.json({"events": page.events, "next_iteration_token": page.next_token,
                        "next_url": page.next_url})
     elif output_format == "jsonl":
-        app.term.out.write(ev.render_chunk(page.items, "jsonl"))
+        app.term.out.write(rev.render_chunk(page.items, "jsonl"))
     else:
-        from nodecli.output import Column
+        from nodecli.render import Column
 
-        rows = [{"id": ev.clean(e.get("id"), 80), "time": ev.clean(e.get("time"), 40),
-                 "type": ev.clean(ev.main_type(ev.event_types(e)), 60),
-                 "user": ev.clean(e.get("user_id"), 60), "summary": ev.summary(e)}
+        rows = [{"id": rev.clean(e.get("id"), 80), "time": rev.clean(e.get("time"), 40),
+                 "type": rev.clean(rev.main_type(ev.event_types(e)), 60),
+                 "user": rev.clean(e.get("user_id"), 60), "summary": rev.summary(e)}
                 for e in page.events]
         if rows:
             app.term.table(rows, [Column("id", "ID"), Column("time", "TIME"),
@@ -116,12 +117,12 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
         else:
             app.term.info("no events")
     if page.link_problem:
-        app.term.warn(ev.clean(page.link_problem, 300))
+        app.term.warn(rev.clean(page.link_problem, 300))
     if page.foreign_host is not None:
-        app.term.warn(ev.clean(ev.foreign_host_notice(page.foreign_host, result.base_url), 400))
+        app.term.warn(rev.clean(ev.foreign_host_notice(page.foreign_host, result.base_url), 400))
     if output_format != "json" and page.next_token:
-        app.term.info(f"next iteration token: {ev.clean(page.next_token, 200)} "
-                      f"(continue with --iteration-token {ev.clean(page.next_token, 200)})")
+        app.term.info(f"next iteration token: {rev.clean(page.next_token, 200)} "
+                      f"(continue with --iteration-token {rev.clean(page.next_token, 200)})")
     if result.hint:
         app.term.info("hint: " + result.hint)
 
@@ -139,7 +140,8 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
       nodecli events get 1440571
       nodecli events get 1440571 -o json | jq .data
     """
-    from nodecli import events as ev
+    from nodecli.node import events as ev
+    from nodecli.render import events as rev
 
     conn = pop_node_options(kwargs)
     client = open_node_client(app, conn)
@@ -151,11 +153,11 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
         return
     import json
 
-    from nodecli.output import sanitize
+    from nodecli.render import sanitize
 
-    lines = [("id", ev.clean(event.get("id"))), ("time", ev.clean(event.get("time"))),
-             ("types", ev.clean(", ".join(ev.event_types(event)))),
-             ("user_id", ev.clean(event.get("user_id"))), ("summary", ev.summary(event))]
+    lines = [("id", rev.clean(event.get("id"))), ("time", rev.clean(event.get("time"))),
+             ("types", rev.clean(", ".join(ev.event_types(event)))),
+             ("user_id", rev.clean(event.get("user_id"))), ("summary", rev.summary(event))]
     for k, v in lines:
         app.term.data(f"{k + ':':9} {v}")
     data = json.dumps(event.get("data"), indent=2, ensure_ascii=False)
@@ -211,7 +213,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
       nodecli events tail -f --resume siem -o jsonl | siem-forwarder
       nodecli events tail -f --to /var/log/node-events.jsonl
     """
-    from nodecli import events as ev
+    from nodecli.node import events as ev
 
     conn = pop_node_options(kwargs)
     if fmt is not None and fmt not in TAIL_FORMATS:
@@ -230,8 +232,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         flt=_filter(type_, type_glob), follow=follow, since=_since(since),
         token=ev.validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
-        until_type=until_type,
-        pretty=_colour_line if fmt == "pretty" and app.term.color_out else None)
+        until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out))
     ck_file = Path(checkpoint_file) if checkpoint_file else None
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)
@@ -301,14 +302,25 @@ def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
     return shlex.join(args)
 
 
+def _chunk_renderer(fmt: str, colour: bool) -> Any:
+    """The text of a page of events in ``fmt`` (None: jsonl, the node's own lines)."""
+    if fmt == "jsonl":
+        return None
+    from nodecli.render import events as rev
+
+    if fmt == "pretty" and colour:
+        return lambda items: "".join(_colour_line(obj) + "\n" for obj, _ in items)
+    return lambda items: rev.render_chunk(items, fmt)
+
+
 _FAMILY_COLOUR = {"transfer": "36", "file": "32", "permission": "33", "lock": "35"}
 
 
 def _colour_line(event: dict[str, Any]) -> str:
     """A pretty line with ANSI colour: dim time, type by family, bold running marker."""
-    from nodecli import events as ev
+    from nodecli.render import events as rev
 
-    t, typ, user, text, family = ev.pretty_parts(event)
+    t, typ, user, text, family = rev.pretty_parts(event)
     colour = _FAMILY_COLOUR.get(family, "0")
     text = text.replace("[RUNNING]", "\x1b[1;36m[RUNNING]\x1b[0m")
     return f"\x1b[2m{t}\x1b[0m  \x1b[{colour}m{typ}\x1b[0m  {user}  {text}"
@@ -331,7 +343,7 @@ class _Status:
                 term.err.write("\r\x1b[Kresumed\n")
                 self.shown = False
             else:
-                from nodecli.output import fit_line, terminal_columns
+                from nodecli.render import fit_line, terminal_columns
 
                 columns = terminal_columns(term.err)
                 term.err.write("\r\x1b[K" + fit_line(text, columns))

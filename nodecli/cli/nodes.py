@@ -15,7 +15,7 @@ from nodecli.cli.remote import (
     open_node_client,
     pop_node_options,
 )
-from nodecli.output import Column, sanitize
+from nodecli.render import Column, sanitize
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

@@ -24,7 +24,7 @@ from nodecli.cli.common import (
 )
 from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import Interrupted, NodecliError, UsageError
-from nodecli.output import Column, sanitize
+from nodecli.render import Column, sanitize
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -12,7 +12,7 @@ from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT, _kv
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
-from nodecli.output import Column, sanitize
+from nodecli.render import Column, sanitize
 
 PERM_COLUMNS = [Column("id", "id"), Column("file_id", "file id"),
                 Column("access_type", "type"), Column("access_id", "user/group"),

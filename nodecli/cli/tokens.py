@@ -18,7 +18,7 @@ from nodecli.cli.common import get_secret, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import NodecliError, UsageError
 from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
-from nodecli.output import sanitize
+from nodecli.render import sanitize
 from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_expiry, utc_now
 from nodecli.tokens import (
     DEFAULT_LEEWAY,

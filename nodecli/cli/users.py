@@ -13,7 +13,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import get_secret, output_option, pass_app
 from nodecli.cli.complete import complete_transfer_users, complete_users
 from nodecli.cli.lazy import HelpGroup
-from nodecli.output import Column
+from nodecli.render import Column
 
 F = TypeVar("F", bound=Callable[..., Any])
 

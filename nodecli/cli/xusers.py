@@ -10,7 +10,7 @@ from nodecli.cli.common import output_option, pass_app
 from nodecli.cli.complete import complete_transfer_users
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import render_record, report
-from nodecli.output import Column
+from nodecli.render import Column
 
 XUSER_COLUMNS = (
     Column("name", "transfer user"),

@@ -15,7 +15,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from nodecli.errors import NotFoundError, RemoteError, UsageError
+from nodecli.errors import NotFoundError, RemoteError, UsageError, shorten
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -93,10 +93,8 @@ def resolve_path(client: Client, path: str) -> str:
     for part in parts:
         match = next((e for e in entries(client, current) if e.get("name") == part), None)
         if match is None or match.get("id") in (None, ""):
-            from nodecli.output import sanitize
-
-            raise NotFoundError(f"{sanitize(walked + '/' + part)}: no such file or folder "
-                                f"(the path stops at {sanitize(walked or '/')})",
+            raise NotFoundError(f"{shorten(walked + '/' + part)}: no such file or folder "
+                                f"(the path stops at {shorten(walked or '/')})",
                                 hint="paths start at the access key's storage root")
         walked += "/" + part
         current = str(match["id"])

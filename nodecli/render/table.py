@@ -1,34 +1,22 @@
-"""Renderers for command results: table, json, jsonl, csv.
+"""Command results as table, json, jsonl or csv.
 
 Rows are plain dicts; a column list says which keys appear in tables/CSV and with
 which heading. JSON/JSONL carry the full dicts: their field names are a stable,
 documented interface. Tables are plain aligned text when the output is not a
 colour terminal (no rich import on that path: local commands must start fast) and
-a rich table on a colour terminal. Every string headed for a terminal is passed
-through :func:`sanitize` so a hostile server cannot drive the user's terminal.
+a rich table on a colour terminal. Every cell is sanitised for the terminal.
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from nodecli.render.text import sanitize
+
 FORMATS = ("table", "json", "csv")
 STREAM_FORMATS = ("table", "json", "jsonl", "csv")
-
-# C0 and C1 controls (except TAB handled below), DEL, and ANSI escape sequences.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.")
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
-def sanitize(value: Any) -> str:
-    """Printable text for a terminal: escape sequences removed, controls shown as '?'."""
-    text = value if isinstance(value, str) else str(value)
-    text = _ANSI.sub("", text)
-    return _CONTROL.sub("?", text.replace("\t", " "))
 
 
 @dataclass(frozen=True)
@@ -114,58 +102,3 @@ def render_rich_table(
     for r in rows:
         table.add_row(*(Text(_cell(r.get(c.key))) for c in columns))
     console.print(table)
-
-
-def is_tty(stream: IO[str] | None = None) -> bool:
-    stream = stream or sys.stdout
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def display_width(text: str) -> int:
-    """Terminal columns of ``text`` (wide East Asian characters count 2, combining 0)."""
-    import unicodedata
-
-    width = 0
-    for ch in text:
-        if unicodedata.combining(ch):
-            continue
-        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-    return width
-
-
-def fit_line(text: str, columns: int) -> str:
-    """``text`` as one line that fits in ``columns - 1`` terminal columns.
-
-    A live status line rewritten with ``\\r`` must never wrap: a wrapped line leaves
-    residue that ``\\r\\x1b[K`` cannot erase. Control characters become spaces; a cut
-    line ends with '…'. The last column stays free (some terminals wrap on it).
-    """
-    line = "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in text)
-    room = max(columns - 1, 1)
-    if display_width(line) <= room:
-        return line
-    out: list[str] = []
-    used = 0
-    for ch in line:
-        w = display_width(ch)
-        if used + w > room - 1:
-            break
-        out.append(ch)
-        used += w
-    return "".join(out) + "…"
-
-
-def terminal_columns(stream: IO[str] | None = None, default: int = 80) -> int:
-    """Width of the terminal behind ``stream`` (stderr by default); COLUMNS wins."""
-    import os
-
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return os.get_terminal_size((stream or sys.stderr).fileno()).columns or default
-    except (OSError, ValueError, AttributeError):
-        return default

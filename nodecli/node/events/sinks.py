@@ -1,0 +1,138 @@
+"""Where a tail's events go: a stream (write, flush) or a file (append, fsync, and
+recovery of a page cut by a crash, so nothing is written twice)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+from nodecli.errors import (
+    ConflictError,
+    UsageError,
+)
+from nodecli.node.events.checkpoint import Checkpoint
+from nodecli.node.events.pages import event_id
+
+if TYPE_CHECKING:
+    pass
+
+
+class Sink(Protocol):
+    def write(self, chunk: str) -> None:
+        """Write text for a page and make it durable enough (flush; fsync for files)."""
+
+    def position(self) -> dict[str, Any] | None:
+        """What to record in the checkpoint about the output (files only)."""
+
+class StreamSink:
+    """stdout (or any text stream): write, then flush."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, chunk: str) -> None:
+        self.stream.write(chunk)
+        self.stream.flush()
+
+    def position(self) -> dict[str, Any] | None:
+        return None
+
+class FileSink:
+    """Append to a file: write, flush, fsync; recover after a crash (see :meth:`recover`)."""
+
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.path = Path(path)
+        self.fmt = fmt
+        import stat
+
+        # O_NONBLOCK: a FIFO must not hang the tail (refused just below, with a reason)
+        flags = (os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_NONBLOCK", 0))
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            raise UsageError(f"cannot open {self.path} for appending: {exc.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UsageError(f"{self.path} is not a regular file: the output file must be a "
+                             "plain file (its checkpoint counts on its size); pipe stdout "
+                             "instead")
+        os.set_blocking(fd, True)
+        self._fd = fd
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass
+        except OSError:
+            os.close(fd)
+            raise ConflictError(f"{self.path} is being written by another 'events tail'",
+                                hint="two tails into one file would interleave") from None
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def write(self, chunk: str) -> None:
+        data = memoryview(chunk.encode("utf-8"))
+        while data:
+            n = os.write(self._fd, data)
+            data = data[n:]
+        os.fsync(self._fd)
+
+    def position(self) -> dict[str, Any] | None:
+        st = os.fstat(self._fd)
+        return {"path": str(self.path), "size": st.st_size, "dev": st.st_dev, "ino": st.st_ino}
+
+    def recover(self, cp: Checkpoint | None) -> list[str]:
+        """Ids written after the checkpoint (the page being written at a crash).
+
+        Complete lines after the checkpointed size are kept and their ids returned (the
+        tail skips them when the page is fetched again); a line cut by the crash is
+        truncated away. A rotated or replaced file is left alone.
+        """
+        if cp is None or not cp.output:
+            return []
+        st = os.fstat(self._fd)
+        size = cp.output.get("size")
+        if (cp.output.get("dev"), cp.output.get("ino")) != (st.st_dev, st.st_ino) or not (
+            isinstance(size, int) and 0 <= size <= st.st_size
+        ):
+            return []
+        if size == st.st_size:
+            return []
+        with open(self.path, "rb") as fh:
+            fh.seek(size)
+            tail = fh.read()
+        ids: list[str] = []
+        keep = 0
+        for line in tail.splitlines(keepends=True):
+            if not line.endswith(b"\n"):
+                break
+            eid = _id_of_line(line, self.fmt)
+            if eid is None:
+                break
+            ids.append(eid)
+            keep += len(line)
+        if keep < len(tail):
+            os.ftruncate(self._fd, size + keep)
+            os.fsync(self._fd)
+        return ids
+
+def _id_of_line(line: bytes, fmt: str) -> str | None:
+    try:
+        text = line.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        return None
+    if fmt == "jsonl":
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        return event_id(obj) if isinstance(obj, dict) and "id" in obj else None
+    parts = text.split("\t")
+    return parts[1] if len(parts) >= 5 and parts[1] else None

@@ -1,0 +1,384 @@
+"""``events tail``: the start point, adaptive polling, retries in follow mode, stop
+conditions, signals, and checkpoints saved only after a page was written."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from nodecli.errors import (
+    Interrupted,
+    NodecliError,
+    NotFoundError,
+    RemoteError,
+    UsageError,
+    shorten,
+)
+from nodecli.node.events.checkpoint import (
+    LAST_IDS_KEPT,
+    NAME_RE,
+    Checkpoint,
+    CheckpointFile,
+    node_key,
+    resume_path,
+)
+from nodecli.node.events.pages import (
+    DEFAULT_PAGE_SIZE,
+    TYPE_RE,
+    EventFilter,
+    MalformedPage,
+    Status,
+    _explain_404,
+    _RetryLater,
+    build_params,
+    empty_log_hint,
+    event_id,
+    event_types,
+    fetch_page,
+    foreign_host_notice,
+    is_caught_up,
+    require_events,
+    validate_page_size,
+)
+from nodecli.node.events.sinks import FileSink, Sink, StreamSink
+from nodecli.node.info import NodeInfo, node_info
+
+if TYPE_CHECKING:
+    from nodecli.http import Client
+
+
+DEFAULT_SINCE = timedelta(minutes=10)  # the default start point of `events tail`
+
+class GracefulStop:
+    """SIGINT/SIGTERM: between pages stop at once; while a page is being written,
+    finish it (and its checkpoint) first. A second signal stops immediately."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._critical = False
+        self._old: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self._critical and not self.requested:
+            self.requested = True
+            return
+        raise KeyboardInterrupt
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGINT, getattr(signal, "SIGTERM", None)):
+            if sig is not None:
+                self._old[sig] = signal.signal(sig, self._handler)
+
+    def restore(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
+
+    @contextlib.contextmanager
+    def critical(self) -> Iterator[None]:
+        self._critical = True
+        try:
+            yield
+        finally:
+            self._critical = False
+        if self.requested:
+            raise KeyboardInterrupt
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+@dataclass
+class TailOptions:
+    flt: EventFilter = field(default_factory=EventFilter)
+    follow: bool = False
+    since: datetime | None = None
+    token: str | None = None
+    page_size: int = DEFAULT_PAGE_SIZE
+    fmt: str = "jsonl"
+    interval: float = 2.0
+    max_events: int | None = None
+    until_type: str | None = None
+    # the text of a page's events in ``fmt``, supplied by the command layer (see
+    # nodecli.render.events.render_chunk); None passes each event's original JSON line
+    # through unchanged, which is ``jsonl``
+    render: Callable[[Sequence[tuple[dict[str, Any], str]]], str] | None = None
+    retry_base: float = 1.0  # seconds; backoff doubles up to retry_cap, with full jitter
+    retry_cap: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.since is not None and self.token is not None:
+            raise UsageError("give --since or --iteration-token, not both")
+        if self.until_type is not None and not TYPE_RE.fullmatch(self.until_type):
+            raise UsageError(f"--until-type: invalid event type {self.until_type[:60]!r}")
+        if self.fmt not in ("pretty", "plain", "json", "jsonl"):
+            raise UsageError(f"unknown format {self.fmt!r}")
+        if self.render is None and self.fmt != "jsonl":
+            raise ValueError(f"TailOptions(fmt={self.fmt!r}) needs a render function")
+        validate_page_size(self.page_size)
+
+@dataclass
+class TailState:
+    """What the tail has done; ``token`` is the resume point (after the last full page)."""
+
+    token: str | None = None
+    emitted: int = 0
+    pages: int = 0
+    start: str = ""
+    stopped_by: str | None = None  # "caught-up", "max-events", "until-type"
+
+def raw_lines(items: Sequence[tuple[dict[str, Any], str]]) -> str:
+    """The events' original JSON texts, one per line (``jsonl`` passes them through)."""
+    return "".join(raw + "\n" for _, raw in items)
+
+
+def _jitter(interval: float) -> float:
+    return interval * random.uniform(0.8, 1.2)
+
+def tail(client: Client, opts: TailOptions, sink: Sink, *,
+         checkpoint: CheckpointFile | None = None, info: NodeInfo | None = None,
+         status: Status | None = None, notice: Status | None = None,
+         stop: GracefulStop | None = None,
+         sleep: Callable[[float], None] | None = None) -> TailState:
+    """Print events from the start point to the present (and on, with ``follow``).
+
+    Start point: the checkpoint (when it exists) > ``opts.token`` > ``opts.since`` >
+    the last :data:`DEFAULT_SINCE` on the node's clock. A checkpoint is saved only
+    after a page was written and flushed. Transient failures (network, 429/5xx,
+    malformed pages) are retried forever with ``follow``, reported through ``status``
+    ("reconnecting (attempt N, next in S s): reason", then "resumed"); without
+    ``follow`` they raise. Fatal failures (401, 403, 404, a refused token) raise.
+    """
+    label = client.endpoint.label or client.endpoint.base_url
+    require_events(info, label)
+    st = TailState()
+    try:
+        return _tail(client, opts, sink, st, checkpoint=checkpoint, info=info, status=status,
+                     notice=notice, stop=stop or GracefulStop(), sleep=sleep)
+    except KeyboardInterrupt:
+        raise TailInterrupted(st) from None
+
+class TailInterrupted(Interrupted):
+    """SIGINT/SIGTERM during a tail; ``state.token`` is where to resume."""
+
+    def __init__(self, state: TailState) -> None:
+        super().__init__(f"interrupted after {state.emitted} events")
+        self.state = state
+
+def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
+          checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
+          notice: Status | None, stop: GracefulStop,
+          sleep: Callable[[float], None] | None) -> TailState:
+    from nodecli.http import backoff_delay
+
+    nap = sleep or stop.sleep
+    cp = checkpoint.load() if checkpoint else None
+    skip: set[str] = set()
+    prev_ids: set[str] = set()
+    from_checkpoint = cp is not None
+    since: datetime | None = None
+    if cp is not None:
+        if cp.token:
+            st.token = cp.token
+        else:
+            from nodecli.timeparse import parse_iso8601
+
+            since = parse_iso8601(cp.after_time or "")
+        skip = set(cp.skip)
+        prev_ids = set(cp.last_ids)
+        st.start = f"checkpoint {checkpoint.path}" if checkpoint else "checkpoint"
+    elif opts.token is not None:
+        st.token = opts.token
+        st.start = f"iteration token {opts.token}"
+    if isinstance(sink, FileSink):
+        skip |= set(sink.recover(cp))
+    if st.token is None and since is None:
+        if opts.since is not None:
+            since = opts.since
+            st.start = f"since {since.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+        else:
+            since = (info.node_now() if info else datetime.now(UTC)) - DEFAULT_SINCE
+            st.start = f"the last {int(DEFAULT_SINCE.total_seconds() // 60)} minutes (default)"
+    since_iso = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since is not None else None
+    if checkpoint is not None and cp is None:
+        # record the start point before anything is written: a crash before the first
+        # checkpoint then resumes from the same point and skips what reached the file
+        checkpoint.save(Checkpoint(st.token or "", None if st.token else since_iso,
+                                   output=sink.position()))
+    fetcher = client.derive(max_attempts=1) if opts.follow else client
+    target: str = "/events"
+    params: list[tuple[str, str]] | None = build_params(
+        opts.flt, since=since, token=st.token, count=opts.page_size)
+    page_token = st.token  # the token that names the start of the page being fetched
+    attempt = 0
+    first = True
+    hinted = False
+    told_hosts: set[str] = set()
+    while True:
+        try:
+            page = fetch_page(fetcher, target, params, retry_statuses=opts.follow)
+            if page.link_problem:
+                raise MalformedPage(f"{page.url}: {page.link_problem}")
+        except (_RetryLater, MalformedPage, RemoteError) as exc:
+            if isinstance(exc, RemoteError) and (
+                not opts.follow or exc.message.startswith("TLS")
+            ):
+                raise
+            attempt += 1
+            reason = exc.reason if isinstance(exc, _RetryLater) else str(exc)
+            retry_after = exc.retry_after if isinstance(exc, _RetryLater) else None
+            delay = retry_after if retry_after is not None else max(
+                backoff_delay(attempt, base=opts.retry_base, cap=opts.retry_cap),
+                opts.retry_base / 5)
+            if status:
+                status(f"reconnecting (attempt {attempt}, next in {delay:.0f} s): "
+                       f"{shorten(reason, 160)}")
+            nap(delay)
+            continue
+        except NotFoundError as exc:
+            raise _explain_404(exc, info) from None
+        except NodecliError as exc:
+            if getattr(exc, "status", None) == 400 and page_token is not None:
+                raise _token_refused(exc, from_checkpoint, checkpoint, page_token) from None
+            raise
+        if attempt and status:
+            status("resumed")
+        attempt = 0
+        if page.foreign_host is not None and page.foreign_host not in told_hosts:
+            told_hosts.add(page.foreign_host)
+            if notice:
+                notice(foreign_host_notice(page.foreign_host, client.endpoint.base_url))
+        if first:
+            first = False
+            if len(page) == 0 and not hinted and notice and not opts.flt.params():
+                hint = empty_log_hint(fetcher, info) if st.token is None else None
+                if hint:
+                    notice(hint)
+                hinted = True
+        # choose what to write: drop the already-written prefix and boundary duplicates
+        out: list[tuple[dict[str, Any], str]] = []
+        written_upto = -1  # index in page.items of the last event handled
+        partial = False
+        for idx, (obj, raw) in enumerate(page.items):
+            eid = event_id(obj)
+            written_upto = idx
+            if skip:
+                if eid in skip:
+                    continue
+                skip = set()
+            if eid in prev_ids:
+                continue
+            out.append((obj, raw))
+            if opts.max_events is not None and st.emitted + len(out) >= opts.max_events:
+                st.stopped_by = "max-events"
+            elif opts.until_type is not None and opts.until_type in event_types(obj):
+                st.stopped_by = "until-type"
+            if st.stopped_by:
+                partial = idx < len(page.items) - 1
+                break
+        chunk = opts.render(out) if opts.render is not None else raw_lines(out)
+        with stop.critical():
+            if chunk:
+                sink.write(chunk)
+            st.emitted += len(out)
+            st.pages += 1
+            page_ids = [event_id(o) for o, _ in page.items]
+            if partial:
+                new = Checkpoint(page_token or "", None if page_token else since_iso,
+                                 skip=page_ids[: written_upto + 1], last_ids=sorted(prev_ids))
+            else:
+                new = Checkpoint(page.next_token or "", skip=[],
+                                 last_ids=page_ids[-LAST_IDS_KEPT:] if page_ids
+                                 else sorted(prev_ids))
+            new.output = sink.position()
+            if checkpoint is not None and (new.token or new.after_time) and (
+                chunk or partial or new.token != st.token or from_checkpoint
+            ):
+                checkpoint.save(new)
+                from_checkpoint = False
+            if not partial:
+                st.token = page.next_token
+        if st.stopped_by:
+            return st
+        if page_ids:
+            prev_ids = set(page_ids[-LAST_IDS_KEPT:])
+        caught_up = is_caught_up(page, page_token)
+        page_token = page.next_token
+        target, params = page.next_url or target, None
+        if caught_up:
+            if not opts.follow:
+                st.stopped_by = "caught-up"
+                return st
+            nap(_jitter(opts.interval))
+
+def _token_refused(exc: NodecliError, from_checkpoint: bool, checkpoint: CheckpointFile | None,
+                   token: str) -> NodecliError:
+    if from_checkpoint and checkpoint is not None:
+        return NodecliError(
+            f"the node refused the position saved in checkpoint {checkpoint.path} "
+            f"(iteration token {shorten(token, 60)}): {exc.message}",
+            hint="the node's log may have been reset, or the checkpoint is from another node; "
+                 f"nothing was skipped: to start over, delete {checkpoint.path} and choose a "
+                 "start with --since or --iteration-token")
+    return NodecliError(f"the node refused iteration token {shorten(token, 60)}: {exc.message}",
+                        hint="take a token from a recent 'nodecli events list' of this node, "
+                             "or start with --since")
+
+def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str | None,
+                       output_file: Path | None) -> None:
+    """Refuse combinations of --checkpoint/--resume/--to/-o that cannot work."""
+    if checkpoint_file is not None and resume_name is not None:
+        raise UsageError("give --checkpoint FILE or --resume NAME, not both")
+    if resume_name is not None and not NAME_RE.fullmatch(resume_name):
+        raise UsageError(f"invalid checkpoint name {resume_name[:40]!r}: letters, digits, "
+                         "'.', '_' and '-' (at most 64)")
+    if output_file is not None and fmt not in ("jsonl", "plain"):
+        raise UsageError("--to FILE writes jsonl or plain (one event per line, so a "
+                         "restart can find what is already there)")
+
+def run_tail(client: Client, opts: TailOptions, *, state_dir: Path, out: IO[str],
+             checkpoint_file: Path | None = None, resume_name: str | None = None,
+             output_file: Path | None = None, status: Status | None = None,
+             notice: Status | None = None, log: Status | None = None) -> TailState:
+    """``events tail`` as a whole: where the position is kept, where events go, the
+    version check, signals, then :func:`tail`; everything is released at the end.
+
+    The position lives in ``checkpoint_file``, in the named checkpoint ``resume_name``
+    (under ``state_dir``), or, for ``output_file`` alone, in ``<output_file>.checkpoint``.
+    """
+    check_destinations(opts.fmt, checkpoint_file, resume_name, output_file)
+    path: Path | None = None
+    if resume_name is not None:
+        path = resume_path(state_dir, client, resume_name, opts.flt)
+    elif checkpoint_file is not None:
+        path = Path(checkpoint_file)
+    elif output_file is not None:
+        path = Path(str(output_file) + ".checkpoint")
+    checkpoint = CheckpointFile(path, node=node_key(client), flt=opts.flt) if path else None
+    stop = GracefulStop()
+    sink: Sink | None = None
+    try:
+        if checkpoint is not None:
+            checkpoint.lock()
+        sink = FileSink(Path(output_file), opts.fmt) if output_file is not None \
+            else StreamSink(out)
+        info = node_info(client, state_dir, log=log)
+        stop.install()
+        return tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
+                    notice=notice, stop=stop)
+    finally:
+        stop.restore()
+        if isinstance(sink, FileSink):
+            sink.close()
+        if checkpoint is not None:
+            checkpoint.unlock()

@@ -1,0 +1,118 @@
+"""What a node says about itself (GET /info): its version, clock and logging setting,
+cached per node and identity, and the node versions that features need."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nodecli.errors import NodecliError
+
+if TYPE_CHECKING:
+    from nodecli.http import Client
+
+
+MIN_EVENTS_VERSION = (3, 6, 0)
+MIN_GET_BY_ID_VERSION = (3, 7, 3)
+EXPLICIT_LOGGING_VERSION = (3, 7, 4)
+PER_KEY_LOGGING_VERSION = (3, 8, 0)
+INFO_CACHE_TTL = 120.0
+#: a callback that takes one line of progress or log text
+Status = Callable[[str], None]
+
+
+@dataclass
+class NodeInfo:
+    version: str | None
+    current_time: str | None = None
+    fetched_at: float = field(default_factory=time.time)
+    logging: bool | None = None  # activity_event_logging as /info reports it
+
+    @property
+    def version_tuple(self) -> tuple[int, ...] | None:
+        if not self.version:
+            return None
+        return version_tuple(self.version)
+
+    def at_least(self, v: tuple[int, int, int]) -> bool | None:
+        vt = self.version_tuple
+        return None if vt is None else vt >= v
+
+    def node_now(self) -> datetime:
+        """The node's clock now (its /info current_time plus the time since)."""
+        local = datetime.now(UTC)
+        if self.current_time:
+            from nodecli.timeparse import TimeParseError, parse_iso8601
+
+            try:
+                then = parse_iso8601(self.current_time)
+            except TimeParseError:
+                return local
+            return then + timedelta(seconds=max(time.time() - self.fetched_at, 0.0))
+        return local
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in str(text).split(".")[:3]:
+        m = re.match(r"\d+", piece)
+        parts.append(int(m.group(0)) if m else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+def _info_cache_file(state_dir: Path, client: Client) -> Path:
+    ep = client.endpoint
+    who = f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
+    return state_dir / "cache" / f"info-{hashlib.sha256(who.encode()).hexdigest()[:16]}.json"
+
+def node_info(client: Client, state_dir: Path | None, *, ttl: float = INFO_CACHE_TTL,
+              log: Status | None = None) -> NodeInfo | None:
+    """GET /info once per run, cached per node and identity for ``ttl`` seconds.
+
+    Returns None when the node does not answer /info (bearer tokens may not reach it):
+    features are then tried and a 404 explained.
+    """
+    path = _info_cache_file(state_dir, client) if state_dir else None
+    if path is not None:
+        try:
+            from nodecli.fsutil import read_regular
+
+            cached = json.loads(read_regular(path, 64 * 1024))
+            if (isinstance(cached, dict)
+                    and 0 <= time.time() - float(cached.get("fetched_at", 0)) < ttl):
+                return NodeInfo(cached.get("version"), cached.get("current_time"),
+                                float(cached["fetched_at"]), cached.get("logging"))
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+    try:
+        data = client.json("GET", "/info")
+    except NodecliError as exc:
+        if log:
+            log(f"GET /info failed ({exc}); node version unknown")
+        return None
+    if not isinstance(data, dict):
+        return None
+    version = data.get("version") if isinstance(data.get("version"), str) else None
+    now = data.get("current_time") if isinstance(data.get("current_time"), str) else None
+    logging = None
+    settings = data.get("settings")
+    if isinstance(settings, list):
+        for s in settings:
+            if isinstance(s, dict) and s.get("name") == "activity_event_logging":
+                logging = bool(s.get("value"))
+    info = NodeInfo(version, now, time.time(), logging)
+    if path is not None:
+        from nodecli.fsutil import atomic_write, ensure_private_dir
+
+        with contextlib.suppress(OSError):
+            ensure_private_dir(path.parent)
+            atomic_write(path, json.dumps({"version": version, "current_time": now,
+                                           "fetched_at": info.fetched_at,
+                                           "logging": logging}).encode())
+    return info

@@ -1,0 +1,85 @@
+"""Text safe for a terminal, and the terminal's geometry.
+
+Every string that came from outside (a server, a file) and is headed for a terminal
+passes through :func:`sanitize` (one line) or :func:`sanitize_lines` (messages that
+may span lines), so a hostile server cannot drive the user's terminal. The writer
+(``cli.app.Terminal``) applies them; domain code never does.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import IO, Any
+
+# C0 and C1 controls (except TAB handled below), DEL, and ANSI escape sequences.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def sanitize(value: Any) -> str:
+    """Printable text for a terminal: escape sequences removed, controls shown as '?'."""
+    text = value if isinstance(value, str) else str(value)
+    text = _ANSI.sub("", text)
+    return _CONTROL.sub("?", text.replace("\t", " "))
+
+
+def sanitize_lines(value: Any) -> str:
+    """Like :func:`sanitize`, but the line breaks of a multi-line message are kept."""
+    text = value if isinstance(value, str) else str(value)
+    return "\n".join(sanitize(line) for line in text.split("\n"))
+
+
+def is_tty(stream: IO[str] | None = None) -> bool:
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of ``text`` (wide East Asian characters count 2, combining 0)."""
+    import unicodedata
+
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def fit_line(text: str, columns: int) -> str:
+    """``text`` as one line that fits in ``columns - 1`` terminal columns.
+
+    A live status line rewritten with ``\\r`` must never wrap: a wrapped line leaves
+    residue that ``\\r\\x1b[K`` cannot erase. Control characters become spaces; a cut
+    line ends with '…'. The last column stays free (some terminals wrap on it).
+    """
+    line = "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in text)
+    room = max(columns - 1, 1)
+    if display_width(line) <= room:
+        return line
+    out: list[str] = []
+    used = 0
+    for ch in line:
+        w = display_width(ch)
+        if used + w > room - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
+
+
+def terminal_columns(stream: IO[str] | None = None, default: int = 80) -> int:
+    """Width of the terminal behind ``stream`` (stderr by default); COLUMNS wins."""
+    import os
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return os.get_terminal_size((stream or sys.stderr).fileno()).columns or default
+    except (OSError, ValueError, AttributeError):
+        return default

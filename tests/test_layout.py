@@ -1,0 +1,63 @@
+"""The map of the code holds: who may import whom (README, "Architecture").
+
+Read from the source with ``ast`` (imports inside functions count too), so a lazy import
+cannot hide a wrong direction.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "nodecli"
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _layer(path: Path) -> str:
+    rel = path.relative_to(PKG).parts
+    if rel[0] in ("cli", "render", "emulator"):
+        return rel[0]
+    if rel[0] in ("devtools.py", "__main__.py"):  # tooling and the entry point
+        return rel[0]
+    return "domain"
+
+
+def _hits(imports: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in imports if n.split(".")[0] in prefixes
+                  or any(n == p or n.startswith(p + ".") for p in prefixes))
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
+def test_imports_follow_the_layers(path: Path) -> None:
+    layer = _layer(path)
+    imports = _imports(path)
+    if layer == "domain":
+        # the domain returns data and raises errors; turning them into text is not its job
+        assert _hits(imports, ("click", "rich", "nodecli.cli", "nodecli.render")) == []
+    elif layer == "emulator":
+        assert _hits(imports, ("click", "rich", "nodecli.cli", "nodecli.render")) == []
+    elif layer == "render":
+        assert _hits(imports, ("click", "nodecli.cli", "httpx2", "cryptography")) == []
+
+
+def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from nodecli.render import sanitize\n    import rich\n")
+    assert _hits(_imports(bad), ("rich", "nodecli.render")) == [
+        "nodecli.render", "nodecli.render.sanitize", "rich"]
