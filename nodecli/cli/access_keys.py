@@ -8,6 +8,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, output_option, pass_app, read_secret_stdin
+from nodecli.cli.complete import complete_access_keys
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT, _kv
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
@@ -76,7 +77,7 @@ def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str
 
 
 @access_key.command("set-verification-key", context_settings=CONTEXT)
-@click.argument("ak")
+@click.argument("ak", shell_complete=complete_access_keys)
 @click.option("--public-key", "public_key", required=True, metavar="PEM",
               type=click.Path(dir_okay=False),
               help="PEM public key (a private key file works too: only its public half is "
@@ -137,7 +138,7 @@ def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
 
 
 @access_key.command("show", context_settings=CONTEXT)
-@click.argument("ak")
+@click.argument("ak", shell_complete=complete_access_keys)
 @node_options
 @output_option(("table", "json"))
 @pass_app
@@ -178,7 +179,7 @@ def access_key_show(app: App, ak: str, output_format: str, **kwargs: Any) -> Non
 
 
 @access_key.command("set", context_settings=CONTEXT)
-@click.argument("ak")
+@click.argument("ak", shell_complete=complete_access_keys)
 @click.option("--path", "storage_path", metavar="/PATH", help="New storage path.")
 @click.option("--secret-stdin", is_flag=True,
               help="Read the new secret from stdin (never from the command line).")
@@ -246,7 +247,7 @@ def access_key_set(app: App, ak: str, storage_path: str | None, secret_stdin: bo
 
 
 @access_key.command("delete", context_settings=CONTEXT)
-@click.argument("ak")
+@click.argument("ak", shell_complete=complete_access_keys)
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @node_options
 @pass_app

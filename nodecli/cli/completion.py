@@ -29,7 +29,9 @@ def completion_source(shell: str) -> str:
 
 @click.command(help="""Print the shell completion script for SHELL.
 
-Completes commands, options, node user, transfer-user and profile names.
+Completes commands, options and names: node users (also after -mu/-du), transfer
+users, node and service profiles, checkpoint names and the access key ids known on this
+machine (profiles, keys/, the emulator's state). A TAB never contacts a node.
 
 \b
 Install (pick your shell):

@@ -10,6 +10,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.complete import complete_checkpoints
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
@@ -180,7 +181,7 @@ TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
               help="Events asked for per request (count); a node may send fewer.")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
               type=click.Path(dir_okay=False), help="Resume from and save the position in FILE.")
-@click.option("--resume", "resume_name", metavar="NAME",
+@click.option("--resume", "resume_name", metavar="NAME", shell_complete=complete_checkpoints,
               help="Named checkpoint kept in the home's state/ (per node and filter).")
 @click.option("--to", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="Append to FILE, exactly once across crashes (checkpoint FILE.checkpoint "

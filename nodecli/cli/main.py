@@ -39,6 +39,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Run nodecli and return the exit code (no ``sys.exit``; used by tests and main)."""
     from nodecli.cli.root import cli
 
+    if os.environ.get("_NODECLI_COMPLETE"):  # a <TAB>: click answers, then exits
+        from nodecli.cli.complete import install_completion_classes
+
+        install_completion_classes()
     try:
         rv = cli.main(args=list(argv) if argv is not None else None, prog_name="nodecli",
                       standalone_mode=False)

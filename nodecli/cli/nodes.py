@@ -8,6 +8,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, output_option, pass_app, read_secret_stdin
+from nodecli.cli.complete import complete_access_keys, complete_users
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import (
     complete_node_profiles,
@@ -57,8 +58,9 @@ def node() -> None:
 @node.command("add", context_settings=CONTEXT)
 @click.argument("name")
 @click.option("--url", required=True, metavar="URL", help="Base URL, e.g. https://node:9092.")
-@click.option("--user", "user", metavar="NAME", help="Node user (HTTP Basic).")
-@click.option("--access-key", metavar="AK",
+@click.option("--user", "user", metavar="NAME", help="Node user (HTTP Basic).",
+              shell_complete=complete_users)
+@click.option("--access-key", metavar="AK", shell_complete=complete_access_keys,
               help="Access key id (HTTP Basic with its secret, or with --bearer-file).")
 @click.option("--bearer-file", metavar="PATH", type=UserPath(dir_okay=False),
               help="File holding a bearer token made for --access-key.")

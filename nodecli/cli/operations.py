@@ -22,6 +22,7 @@ from nodecli.cli.common import (
     pass_app,
     read_secret_stdin,
 )
+from nodecli.cli.complete import complete_services
 from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import Interrupted, NodecliError, UsageError
 from nodecli.render import Column, sanitize
@@ -49,7 +50,7 @@ SUMMARY_COLUMNS = [
 
 _SERVICE_OPTIONS = [
     click.option("--service", "service", metavar="NAME", envvar="NODECLI_SERVICE",
-                 show_envvar=True,
+                 show_envvar=True, shell_complete=complete_services,
                  help="Saved service profile (default: the one set by 'service default')."),
     click.option("--url", "service_url", metavar="URL", envvar="NODECLI_SERVICE_URL",
                  show_envvar=True, help="Service base URL (overrides the profile)."),
@@ -315,7 +316,7 @@ def service_list(app: App, output_format: str) -> None:
 
 
 @service.command("show")
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=complete_services)
 @output_option(("table", "json"))
 @pass_app
 def service_show(app: App, name: str | None, output_format: str) -> None:
@@ -347,7 +348,7 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
 
 
 @service.command("remove")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_services)
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @pass_app
 def service_remove(app: App, name: str, yes: bool) -> None:
@@ -370,7 +371,7 @@ def service_remove(app: App, name: str, yes: bool) -> None:
 
 
 @service.command("default")
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=complete_services)
 @click.option("--unset", is_flag=True, help="Forget the default profile.")
 @pass_app
 def service_default(app: App, name: str | None, unset: bool) -> None:

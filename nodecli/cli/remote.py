@@ -10,21 +10,11 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, get_secret, read_secret_stdin
+from nodecli.cli.complete import complete_access_keys, complete_nodes, complete_users
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-def complete_node_profiles(ctx: click.Context, param: click.Parameter,
-                           incomplete: str) -> list[str]:
-    """Shell completion of saved node profile names (silent on any problem)."""
-    try:
-        from nodecli.config.paths import resolve_paths
-        from nodecli.config.store import ConfigStore
-
-        home = ctx.find_root().params.get("home")
-        cfg = ConfigStore(resolve_paths(home)).load()
-    except Exception:  # noqa: BLE001 - completion must never fail loudly
-        return []
-    return [name for name in sorted(cfg.nodes) if name.startswith(incomplete)]
+complete_node_profiles = complete_nodes  # the name the node commands import
 
 
 _NODE_OPTIONS = [
@@ -34,8 +24,9 @@ _NODE_OPTIONS = [
     click.option("--url", metavar="URL", envvar="NODECLI_URL", show_envvar=True,
                  help="Node base URL, e.g. https://node:9092 (overrides the profile)."),
     click.option("--user", "node_user", metavar="NAME", envvar="NODECLI_USER",
-                 show_envvar=True, help="Node user for HTTP Basic."),
+                 show_envvar=True, shell_complete=complete_users, help="Node user for HTTP Basic."),
     click.option("--access-key", metavar="AK", envvar="NODECLI_ACCESS_KEY", show_envvar=True,
+                 shell_complete=complete_access_keys,
                  help="Access key id (Basic with its secret, or with --bearer-file)."),
     click.option("--bearer-file", metavar="PATH", type=UserPath(dir_okay=False),
                  help="File holding a bearer token (or NODECLI_BEARER with the token)."),

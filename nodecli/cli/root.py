@@ -112,13 +112,16 @@ Subcommands:
               help="Output format for -l / --acl-list.")
 # --- classic bearer-token flags ---------------------------------------------------------
 @click.option("--bearer-create", is_flag=True, help="Classic: create a bearer token.")
-@click.option("--access-key", metavar="AK", help="Token: access key id.")
+@click.option("--access-key", metavar="AK", help="Token: access key id.",
+              shell_complete=_lazy_complete("complete_access_keys"))
 @click.option("--user-id", metavar="UID", help="Token: user id granted permissions.")
 @click.option("--group-ids", metavar="G1,G2", help="Token: group ids (comma-separated).")
 @click.option("--expires-at", metavar="TIME",
               help="Token: expiry, ISO 8601 UTC or +2h/+30m/+7d (default +1h).")
-@click.option("--key-file-dir", metavar="DIR", help="Token: folder of the key pair.")
-@click.option("--key-file-path", metavar="PATH", help="Token: private key file.")
+@click.option("--key-file-dir", metavar="DIR", help="Token: folder of the key pair.",
+              shell_complete=_lazy_complete("complete_dirs"))
+@click.option("--key-file-path", metavar="PATH", help="Token: private key file.",
+              shell_complete=_lazy_complete("complete_files"))
 @click.option("--scope-role", type=click.Choice(["admin", "user"]), help="Token: role "
               "(default admin).")
 @click.option("--token-key-length", type=int, metavar="BITS",

@@ -15,6 +15,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import get_secret, output_option, pass_app
+from nodecli.cli.complete import complete_access_keys, complete_dirs, complete_files, complete_users
 from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import NodecliError, UsageError
 from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
@@ -191,12 +192,14 @@ CLASSIC_FLAG_NAMES = {"xuser": "-x", "add": "-a", "list_users": "-l", "modify": 
 def _create_options(f: F) -> F:
     options = [
         click.option("-u", "--user", "user", metavar="NAME", required=True,
+                     shell_complete=complete_users,
                      help="Node user whose password authorises the token."),
         click.option("-p", "--pwd", "--password", "password", metavar="PASS",
                      help="Password (visible to other users of the machine: prefer the prompt, "
                           "--password-stdin or NODECLI_PASSWORD)."),
         click.option("--password-stdin", is_flag=True, help="Read the password from stdin."),
         click.option("--access-key", metavar="AK", required=True,
+                     shell_complete=complete_access_keys,
                      help="Access key id the token is for (scope node.AK:ROLE:all)."),
         click.option("--user-id", metavar="UID", required=True,
                      help="User granted permissions by the permissions endpoints."),
@@ -204,9 +207,10 @@ def _create_options(f: F) -> F:
         click.option("--expires-at", metavar="TIME",
                      help="ISO 8601 UTC (2031-01-01T00:00:00Z) or +30m/+2h/+7d "
                           "[default: +1h]."),
-        click.option("--key-file-dir", metavar="DIR",
+        click.option("--key-file-dir", metavar="DIR", shell_complete=complete_dirs,
                      help="Folder of the key pair (private.pem, public.pem)."),
-        click.option("--key-file-path", metavar="PATH", help="Private key file."),
+        click.option("--key-file-path", metavar="PATH", help="Private key file.",
+                     shell_complete=complete_files),
         click.option("--scope-role", type=click.Choice(["admin", "user"]), default="admin",
                      show_default=True, help="admin may change the access key; user may not."),
         click.option("--token-key-length", type=int, metavar="BITS",
@@ -341,6 +345,7 @@ def _load_verification_key(value: str) -> Any:
 @token.command("verify")
 @click.argument("token_text", metavar="[TOKEN|-]", required=False)
 @click.option("--public-key", "public_key", metavar="PEM", required=True,
+              shell_complete=complete_files,
               help="Verification key: a PEM file (public key, certificate or private key) "
                    "or the PEM text itself.")
 @click.option("--leeway", type=click.FloatRange(0, 3600), default=DEFAULT_LEEWAY,
