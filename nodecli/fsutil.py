@@ -220,6 +220,30 @@ def file_lock(
         lock.release()
 
 
+def require_regular(path: str | os.PathLike[str], what: str = "file") -> Path:
+    """``path`` (``~`` expanded) if it names an existing regular file; nothing is opened.
+
+    The same rules as :func:`read_limited`, checked up front (when the option is parsed,
+    before any prompt or request): a missing file is NotFoundError (exit 5) naming it; a
+    folder, FIFO, device or socket is UsageError (exit 2) at once (``stat`` never blocks
+    where opening a FIFO would wait for a writer).
+    """
+    from nodecli.errors import NotFoundError, UsageError
+
+    p = Path(path).expanduser()
+    try:
+        mode = os.stat(p).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotFoundError(f"{what} {p}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{what} {p} is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{what} {p} is {_kind(mode)}, not a regular file")
+    return p
+
+
 def read_limited(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
     """Read a file the user named, refusing anything larger than ``limit`` bytes.
 
@@ -231,7 +255,7 @@ def read_limited(path: str | os.PathLike[str], limit: int, what: str = "file") -
     p = Path(path).expanduser()
     try:
         raw = read_regular(p, limit)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise NotFoundError(f"{what} {p}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{what} {p} is a folder, not a file") from None

@@ -52,6 +52,7 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_REDIRECTS = 5
 MAX_RETRY_AFTER = 120.0
+MAX_CA_FILE_BYTES = 16 * 1024 * 1024  # a CA bundle of the whole web is ~250 kB
 
 Log = Callable[[str], None]
 
@@ -339,9 +340,17 @@ class Client:
         elif endpoint.cacert:
             import ssl
 
+            from nodecli.fsutil import read_limited
+
+            # Read like every file the user names (a missing one exits 5 naming it; a
+            # FIFO is refused instead of blocking), then handed to ssl as data.
+            raw = read_limited(endpoint.cacert, MAX_CA_FILE_BYTES, "CA file")
+            cadata: str | bytes = raw
+            if b"-----BEGIN" in raw:
+                cadata = raw.decode("ascii", "ignore")  # text around the blocks
             try:
-                verify = ssl.create_default_context(cafile=endpoint.cacert)
-            except (OSError, ssl.SSLError) as exc:
+                verify = ssl.create_default_context(cadata=cadata)
+            except (ValueError, ssl.SSLError) as exc:
                 raise UsageError(f"cannot use CA file {endpoint.cacert}: {exc}") from None
         self._client = httpx2.Client(
             verify=verify,

@@ -175,8 +175,8 @@ def _read_key_file(path: Path, *, private: bool) -> bytes:
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise NotFoundError(f"key file {path} does not exist") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotFoundError(f"key file {path}: no such file") from None
     except IsADirectoryError:
         raise KeyFileError(f"{path} is a folder, not a key file") from None
     except PermissionError:

@@ -351,7 +351,7 @@ def test_profile_with_access_key_header_and_force(invoke, emulator, home):
         (("--url", "ftp://x"), "--url"),
         (("--url", "https://u:p@x"), "credentials"),
         (("--url", "https://x", "--user", "a", "--access-key", "b"), "not both"),
-        (("--url", "https://x", "--bearer-file", "t"), "--access-key"),
+        (("--url", "https://x", "--bearer-file", __file__), "--access-key"),  # a real file
         (("--url", "https://x", "--access-key-header", "bad header"), "header"),
         (("--url", "http://x", "--insecure"), "https"),
     ],

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import confirm, output_option, pass_app, read_secret_stdin
+from nodecli.cli.common import InputFile, confirm, output_option, pass_app, read_secret_stdin
 from nodecli.cli.complete import complete_access_keys
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT, _kv
@@ -79,7 +79,7 @@ def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str
 @access_key.command("set-verification-key", context_settings=CONTEXT)
 @click.argument("ak", shell_complete=complete_access_keys)
 @click.option("--public-key", "public_key", required=True, metavar="PEM",
-              type=click.Path(dir_okay=False),
+              type=InputFile("PEM key file"),
               help="PEM public key (a private key file works too: only its public half is "
                    "sent).")
 @node_options

@@ -158,7 +158,8 @@ def run_classic(app: App, actions: Sequence[str], opts: dict[str, Any]) -> None:
                                   Column("transfer_user", "transfer_user"),
                                   Column("acls", "acls")], fmt)
     elif "backup" in actions:
-        report(app, user_data.export_user_data(app.store, Path(opts["backup"])))
+        report(app, user_data.export_user_data(app.store,
+                                                  Path(opts["backup"]).expanduser()))
     elif "reload" in actions:
         outcome = user_data.check_config(app.store)
         report(app, domain.Outcome("reload: " + outcome.message, outcome.warnings))

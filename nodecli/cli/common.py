@@ -28,6 +28,46 @@ class UserPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+class InputFile(UserPath):
+    """A file the command reads (``--cacert``, ``--bearer-file``, ``--spec``...).
+
+    Checked when the option is parsed, before any prompt or request, the same way
+    everywhere (``nodecli.fsutil.require_regular``): ``~`` expanded, a missing file
+    exits 5 naming it, a folder, FIFO, device or socket exits 2 at once. When the path
+    came from an environment variable the hint names the variable.
+    """
+
+    def __init__(self, what: str, *, allow_dash: bool = False) -> None:
+        super().__init__(dir_okay=False, allow_dash=allow_dash)
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not (self.allow_dash and value == "-"):
+            from nodecli.errors import NodecliError
+            from nodecli.fsutil import require_regular
+
+            try:
+                value = str(require_regular(value, self.what))
+            except NodecliError as exc:
+                envvar = _env_source(param, ctx)
+                if envvar and exc.hint is None:
+                    exc.hint = f"the path comes from {envvar}"
+                raise
+        return super().convert(value, param, ctx)
+
+
+def _env_source(param: click.Parameter | None, ctx: click.Context | None) -> str | None:
+    """The variable a parameter's value was read from, if it came from one."""
+    from click.core import ParameterSource
+
+    if param is None or ctx is None or param.name is None or not param.envvar:
+        return None
+    if ctx.get_parameter_source(param.name) is not ParameterSource.ENVIRONMENT:
+        return None
+    return param.envvar if isinstance(param.envvar, str) else None
+
+
 def output_option(choices: tuple[str, ...] = ("table", "json", "csv"),
                   default: str = "table") -> Callable[[F], F]:
     """``-o/--output FORMAT``: machine output; field names in json are stable."""

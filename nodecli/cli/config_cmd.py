@@ -9,7 +9,7 @@ import click
 
 from nodecli import user_data as domain
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.common import InputFile, UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import report
 from nodecli.render import Column
@@ -79,7 +79,7 @@ def restore_cmd(app: App) -> None:
 
 
 @config.command("export")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=UserPath(dir_okay=False, allow_dash=True))
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @pass_app
 def export_cmd(app: App, file: str, force: bool) -> None:
@@ -102,7 +102,7 @@ def export_cmd(app: App, file: str, force: bool) -> None:
 
 
 @config.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=InputFile("import file", allow_dash=True))
 @click.option("--merge", is_flag=True,
               help="Keep existing users; imported ones of the same name win.")
 @pass_app

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import pass_app
+from nodecli.cli.common import UserPath, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.errors import NodecliError, UsageError
 
@@ -45,7 +45,7 @@ def _port_file_holds(path: Path, port: int) -> bool:
               help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(0, 65535), default=9092, show_default=True,
               help="Port; 0 picks any free port (see --port-file).")
-@click.option("--port-file", type=click.Path(dir_okay=False), metavar="PATH",
+@click.option("--port-file", type=UserPath(dir_okay=False), metavar="PATH",
               help="Write the port here (atomically) once listening; removed on exit.")
 @click.option("--no-tls", is_flag=True, help="Plain HTTP instead of HTTPS.")
 @click.option("--node-version", default=None, metavar="V",
@@ -81,7 +81,7 @@ def _port_file_holds(path: Path, port: int) -> bool:
               help="Serve the collaboration service elsewhere: operations, workspaces, "
                    "workspace-memberships, group-memberships ({id} = the parent's id), "
                    "create-workspace. Repeatable.")
-@click.option("--service-token-file", type=click.Path(dir_okay=False), metavar="PATH",
+@click.option("--service-token-file", type=UserPath(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
 @pass_app

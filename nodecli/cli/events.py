@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.common import UserPath, output_option, pass_app
 from nodecli.cli.complete import complete_checkpoints
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
@@ -180,10 +180,10 @@ TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
               show_default=True, metavar="N",
               help="Events asked for per request (count); a node may send fewer.")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
-              type=click.Path(dir_okay=False), help="Resume from and save the position in FILE.")
+              type=UserPath(dir_okay=False), help="Resume from and save the position in FILE.")
 @click.option("--resume", "resume_name", metavar="NAME", shell_complete=complete_checkpoints,
               help="Named checkpoint kept in the home's state/ (per node and filter).")
-@click.option("--to", "output_file", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--to", "output_file", metavar="FILE", type=UserPath(dir_okay=False),
               help="Append to FILE, exactly once across crashes (checkpoint FILE.checkpoint "
                    "unless --checkpoint/--resume).")
 @click.option("-o", "--output", "--format", "fmt", metavar="[pretty|plain|json|jsonl]",

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.common import UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.fsutil import ensure_private_dir
 from nodecli.keys import (
@@ -65,7 +65,7 @@ def key() -> None:
 
 
 @key.command("generate")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=UserPath())
 @click.option("--bits", type=int, default=DEFAULT_BITS, show_default=True,
               help="Key length: a power of 2 from 1024 to 16384.")
 @click.option("--force", is_flag=True,
@@ -96,7 +96,7 @@ def generate(app: App, path: str, bits: int, force: bool, output_format: str) ->
 
 
 @key.command("public")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=UserPath(path_type=Path))
 @pass_app
 def public(app: App, path: Path) -> None:
     """Print the public key (SPKI PEM) of a private or public key file.
@@ -109,7 +109,7 @@ def public(app: App, path: Path) -> None:
 
 
 @key.command("fingerprint")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=UserPath(path_type=Path))
 @output_option(("text", "json"), default="text")
 @pass_app
 def fingerprint(app: App, path: Path, output_format: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import UserPath, output_option, pass_app, read_secret_stdin
+from nodecli.cli.common import InputFile, output_option, pass_app, read_secret_stdin
 from nodecli.cli.complete import complete_access_keys, complete_users
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import (
@@ -62,9 +62,9 @@ def node() -> None:
               shell_complete=complete_users)
 @click.option("--access-key", metavar="AK", shell_complete=complete_access_keys,
               help="Access key id (HTTP Basic with its secret, or with --bearer-file).")
-@click.option("--bearer-file", metavar="PATH", type=UserPath(dir_okay=False),
+@click.option("--bearer-file", metavar="PATH", type=InputFile("token file"),
               help="File holding a bearer token made for --access-key.")
-@click.option("--cacert", metavar="PEM", type=UserPath(dir_okay=False, exists=True),
+@click.option("--cacert", metavar="PEM", type=InputFile("CA file"),
               help="CA certificate(s) to trust for this node's TLS certificate.")
 @click.option("--insecure", is_flag=True,
               help="Do not verify TLS for this node (test nodes only; warns every run).")
@@ -318,7 +318,7 @@ def transfer() -> None:
 
 @transfer.command("start", context_settings=CONTEXT)
 @click.option("--spec", "spec_file", required=True, metavar="FILE",
-              type=click.Path(dir_okay=False), help="Transfer specification (JSON object).")
+              type=InputFile("transfer spec"), help="Transfer specification (JSON object).")
 @node_options
 @output_option(("table", "json"))
 @pass_app

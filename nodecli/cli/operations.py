@@ -15,7 +15,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import (
-    UserPath,
+    InputFile,
     confirm,
     get_secret,
     output_option,
@@ -54,10 +54,10 @@ _SERVICE_OPTIONS = [
                  help="Saved service profile (default: the one set by 'service default')."),
     click.option("--url", "service_url", metavar="URL", envvar="NODECLI_SERVICE_URL",
                  show_envvar=True, help="Service base URL (overrides the profile)."),
-    click.option("--token-file", metavar="PATH", type=UserPath(dir_okay=False),
+    click.option("--token-file", metavar="PATH", type=InputFile("token file"),
                  help="File holding the OAuth access token (else NODECLI_TOKEN, the "
                       "profile, or a prompt)."),
-    click.option("--cacert", "service_cacert", metavar="PEM", type=UserPath(dir_okay=False),
+    click.option("--cacert", "service_cacert", metavar="PEM", type=InputFile("CA file"),
                  envvar="NODECLI_SERVICE_CACERT", show_envvar=True,
                  help="CA certificate(s) to trust for the service's TLS certificate."),
     click.option("--insecure", "service_insecure", is_flag=True,
@@ -243,10 +243,10 @@ def service() -> None:
 @service.command("add")
 @click.argument("name")
 @click.option("--url", required=True, metavar="URL", help="Base URL of the service.")
-@click.option("--token-file", metavar="PATH", type=UserPath(dir_okay=False),
+@click.option("--token-file", metavar="PATH", type=InputFile("token file"),
               help="Read the token from this file at every call (kept up to date elsewhere).")
 @click.option("--token-stdin", is_flag=True, help="Read the token from stdin and store it.")
-@click.option("--cacert", metavar="PEM", type=UserPath(dir_okay=False, exists=True),
+@click.option("--cacert", metavar="PEM", type=InputFile("CA file"),
               help="CA certificate(s) to trust for the service.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS (test services only).")
 @click.option("--default", "make_default", is_flag=True, help="Also make it the default.")

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import UserPath, get_secret, read_secret_stdin
+from nodecli.cli.common import InputFile, get_secret, read_secret_stdin
 from nodecli.cli.complete import complete_access_keys, complete_nodes, complete_users
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,9 +28,9 @@ _NODE_OPTIONS = [
     click.option("--access-key", metavar="AK", envvar="NODECLI_ACCESS_KEY", show_envvar=True,
                  shell_complete=complete_access_keys,
                  help="Access key id (Basic with its secret, or with --bearer-file)."),
-    click.option("--bearer-file", metavar="PATH", type=UserPath(dir_okay=False),
+    click.option("--bearer-file", metavar="PATH", type=InputFile("token file"),
                  help="File holding a bearer token (or NODECLI_BEARER with the token)."),
-    click.option("--cacert", metavar="PEM", type=UserPath(dir_okay=False),
+    click.option("--cacert", metavar="PEM", type=InputFile("CA file"),
                  envvar="NODECLI_CACERT", show_envvar=True,
                  help="CA certificate(s) to trust for the node's TLS certificate."),
     click.option("--insecure", is_flag=True,
