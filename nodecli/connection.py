@@ -50,6 +50,9 @@ class NodeFlags:
     insecure: bool = False
     access_key_header: str | None = None
     password: str | None = None  # from --password-stdin (never from argv)
+    # False for commands whose own --user names a grantee (permissions): hints then
+    # offer only the access-key login, not a --user the command gives another meaning
+    user_login: bool = True
 
 
 @dataclass
@@ -169,6 +172,10 @@ def resolve_node(
 
     login = access_key or user
     if not login:
+        if not flags.user_login:
+            raise UsageError("no credentials: give --access-key AK (or NODECLI_ACCESS_KEY) "
+                             "with its secret or with --bearer-file PATH, or a profile that "
+                             "has one")
         raise UsageError("no credentials: give --user NAME or --access-key AK "
                          "(or NODECLI_USER / NODECLI_ACCESS_KEY, or a profile that has them)")
     what = (f"secret of access key {login!r}" if access_key

@@ -38,7 +38,14 @@ EXIT_MEANINGS = {
 
 ENVIRONMENT = {
     "NODECLI_HOME": "One folder for config.toml, keys/ and state/ (same as --home).",
-    "NODECLI_PASSWORD": "Node user password, instead of -p or the prompt.",
+    "NODECLI_PASSWORD": "Node user password (user, token and classic commands), or the "
+                        "password / access key secret of remote node commands; instead of "
+                        "-p, --password-stdin or the prompt.",
+    "NODECLI_BEARER": "Bearer token for remote node commands (with --access-key), instead "
+                      "of --bearer-file.",
+    "NODECLI_TOKEN": "OAuth access token of the collaboration service (operations, "
+                     "workspaces, service add), instead of --token-file or the profile.",
+    "NODECLI_SECRETS_BACKEND": "file or keyring: where profile secrets are stored.",
     "NO_COLOR": "Any non-empty value disables colour (as does --no-color).",
     "NODECLI_DEBUG": "Show a traceback for internal errors.",
     "_NODECLI_COMPLETE": "Set by the completion scripts; not for direct use.",

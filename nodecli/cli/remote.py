@@ -94,6 +94,7 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
         cacert=conn.get("cacert"), insecure=bool(conn.get("insecure")),
         access_key_header=conn.get("access_key_header"),
         password=read_secret_stdin("password") if conn.get("node_password_stdin") else None,
+        user_login="node_user" in conn,  # access_options commands have no login --user
     )
     cfg = app.store.load()
 
