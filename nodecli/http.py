@@ -326,44 +326,70 @@ class Client:
 
     def __init__(self, endpoint: Endpoint, *, log: Log | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        import httpx2
-
         self.endpoint = endpoint
-        self._httpx = httpx2
         self._log = log
         self._sleep = sleep
         self._origin = origin(endpoint.base_url)
         self._extra_secrets: list[str] = []
-        verify: Any = True
-        if endpoint.insecure:
-            verify = False
-        elif endpoint.cacert:
-            import ssl
+        # a bad CA file is a usage error at once, whatever the URL
+        self._verify: Any = (self._tls_verify() if endpoint.cacert and not endpoint.insecure
+                             else None)
+        self._client: Any = None  # httpx2, made for the first https:// request
+        self._plain: Any = None  # http.client, for plain http:// URLs (nodecli.plain_http)
 
-            from nodecli.fsutil import read_limited
+    def _tls_verify(self) -> Any:
+        """What httpx2 is told to verify with: the system trust store, a private CA, or
+        nothing (``insecure``)."""
+        if self.endpoint.insecure:
+            return False
+        if not self.endpoint.cacert:
+            return True
+        import ssl
 
-            # Read like every file the user names (a missing one exits 5 naming it; a
-            # FIFO is refused instead of blocking), then handed to ssl as data.
-            raw = read_limited(endpoint.cacert, MAX_CA_FILE_BYTES, "CA file")
-            cadata: str | bytes = raw
-            if b"-----BEGIN" in raw:
-                cadata = raw.decode("ascii", "ignore")  # text around the blocks
-            try:
-                verify = ssl.create_default_context(cadata=cadata)
-            except (ValueError, ssl.SSLError) as exc:
-                raise UsageError(f"cannot use CA file {endpoint.cacert}: {exc}") from None
-        self._client = httpx2.Client(
-            verify=verify,
-            timeout=httpx2.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
-            follow_redirects=False,
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            trust_env=False,
-        )
+        from nodecli.fsutil import read_limited
+
+        # Read like every file the user names (a missing one exits 5 naming it; a
+        # FIFO is refused instead of blocking), then handed to ssl as data.
+        raw = read_limited(self.endpoint.cacert, MAX_CA_FILE_BYTES, "CA file")
+        cadata: str | bytes = raw
+        if b"-----BEGIN" in raw:
+            cadata = raw.decode("ascii", "ignore")  # text around the blocks
+        try:
+            return ssl.create_default_context(cadata=cadata)
+        except (ValueError, ssl.SSLError) as exc:
+            raise UsageError(f"cannot use CA file {self.endpoint.cacert}: {exc}") from None
+
+    def _httpx_client(self) -> Any:
+        if self._client is None:
+            import httpx2
+
+            endpoint = self.endpoint
+            self._client = httpx2.Client(
+                verify=self._verify if self._verify is not None else self._tls_verify(),
+                timeout=httpx2.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                trust_env=False,
+            )
+        return self._client
+
+    def _plain_transport(self) -> Any:
+        if self._plain is None:
+            from nodecli.plain_http import Transport
+
+            self._plain = Transport(
+                connect_timeout=self.endpoint.connect_timeout,
+                read_timeout=self.endpoint.read_timeout,
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
+        return self._plain
 
     # -- plumbing ----------------------------------------------------------------------
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
+        if self._plain is not None:
+            self._plain.close()
 
     def __enter__(self) -> Client:
         return self
@@ -401,28 +427,79 @@ class Client:
 
     def _attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
                  headers: dict[str, str], deadline_at: float) -> Response:
-        httpx2 = self._httpx
         started = time.monotonic()
         shown = {k: ("***" if k.lower() in ("authorization", "cookie") else v)
                  for k, v in headers.items()}
         self.log(f"> {method} {url}" + (f" params={params}" if params else ""))
         if shown:
             self.log(f"> headers {shown}")
+        if url[:7].lower() == "http://":
+            resp = self._plain_attempt(method, url, params=params, content=content,
+                                       headers=headers, deadline_at=deadline_at,
+                                       started=started)
+        else:
+            resp = self._httpx_attempt(method, url, params=params, content=content,
+                                       headers=headers, deadline_at=deadline_at,
+                                       started=started)
+        self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, {len(resp.body)} bytes)")
+        if self._log:
+            self.log("< headers " + str({k: ("***" if k in ("set-cookie", "authorization") else v)
+                                         for k, v in resp.headers.items()}))
+        if resp.status in RETRY_STATUSES:
+            raise _Transient(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")),
+                             resp)
+        return resp
+
+    def _read_body(self, url: str, chunks: Iterator[bytes], deadline_at: float) -> bytes:
+        body: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            size += len(chunk)
+            if size > self.endpoint.max_body:
+                raise RemoteError(f"{url}: response larger than "
+                                  f"{self.endpoint.max_body} bytes; refused")
+            if time.monotonic() > deadline_at:
+                raise _Transient("the response took longer than the deadline")
+            body.append(chunk)
+        return b"".join(body)
+
+    def _plain_attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
+                       headers: dict[str, str], deadline_at: float, started: float) -> Response:
+        from nodecli.plain_http import TransportError
+
         try:
-            with self._client.stream(method, url, params=params, content=content,
-                                     headers=headers) as r:
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in r.iter_bytes():
-                    size += len(chunk)
-                    if size > self.endpoint.max_body:
-                        raise RemoteError(f"{url}: response larger than "
-                                          f"{self.endpoint.max_body} bytes; refused")
-                    if time.monotonic() > deadline_at:
-                        raise _Transient("the response took longer than the deadline")
-                    chunks.append(chunk)
-                resp = Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
-                                b"".join(chunks), str(r.url), time.monotonic() - started)
+            r = self._plain_transport().send(method, url, params=params, content=content,
+                                             headers=headers)
+            chunks = r.iter_bytes()
+            try:
+                body = self._read_body(url, chunks, deadline_at)
+            finally:
+                chunks.close()
+        except TransportError as exc:
+            if exc.kind == "connect-timeout":
+                raise _Transient("connection timed out") from None
+            if exc.kind == "read-timeout":
+                raise _Transient("no answer within the read timeout") from None
+            if exc.kind == "connect":
+                raise _Transient(f"cannot connect: {exc.text}") from None
+            if exc.kind == "invalid-url":
+                raise UsageError(f"invalid URL {url!r}: {exc.text}") from None
+            if exc.kind == "invalid-header":
+                raise UsageError(f"cannot send the request: {exc.text}") from None
+            raise _Transient(f"connection broken: {exc.text}") from None
+        return Response(r.status_code, r.headers, body, r.url, time.monotonic() - started)
+
+    def _httpx_attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
+                       headers: dict[str, str], deadline_at: float, started: float) -> Response:
+        client = self._httpx_client()
+        import httpx2
+
+        try:
+            with client.stream(method, url, params=params, content=content,
+                               headers=headers) as r:
+                body = self._read_body(url, r.iter_bytes(), deadline_at)
+                return Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
+                                body, str(r.url), time.monotonic() - started)
         except httpx2.ConnectTimeout:
             raise _Transient("connection timed out") from None
         except httpx2.ReadTimeout:
@@ -442,14 +519,6 @@ class Client:
             raise UsageError(f"unsupported URL {url!r}: use http:// or https://") from None
         except httpx2.InvalidURL as exc:
             raise UsageError(f"invalid URL {url!r}: {exc}") from None
-        self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, {len(resp.body)} bytes)")
-        if self._log:
-            self.log("< headers " + str({k: ("***" if k in ("set-cookie", "authorization") else v)
-                                         for k, v in resp.headers.items()}))
-        if resp.status in RETRY_STATUSES:
-            raise _Transient(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")),
-                             resp)
-        return resp
 
     # -- public ------------------------------------------------------------------------
 
