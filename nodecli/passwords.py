@@ -26,6 +26,14 @@ _PHC = re.compile(
 )
 
 
+# The common case of a valid hash, ranges included, in one match (ASCII digits only);
+# anything else is judged by _PHC and the range checks in is_valid_hash.
+_VALID_PLAIN = re.compile(
+    r"\$scrypt\$ln=(?:0?[1-9]|1[0-9]|20),r=(?:0?[1-9]|[1-9][0-9]),p=(?:0?[1-9]|[1-9][0-9])"
+    r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}"
+)
+
+
 class PasswordError(ValueError):
     pass
 
@@ -73,6 +81,8 @@ def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
 
 
 def is_valid_hash(phc: str) -> bool:
+    if _VALID_PLAIN.fullmatch(phc) is not None:
+        return True
     m = _PHC.match(phc)
     return bool(m) and 1 <= int(m["ln"]) <= 20 and int(m["r"]) >= 1 and int(m["p"]) >= 1
 

@@ -65,13 +65,18 @@ def validate_config_data(data: dict[str, Any], source: Path | str) -> Config:
 
 
 def dump_config(cfg: Config) -> bytes:
+    return _dump_plain(cfg.to_dict())
+
+
+def _dump_plain(plain: dict[str, Any]) -> bytes:
+    """``config.toml`` bytes of ``Config.to_dict()`` output."""
     import tomli_w
 
     header = (
         "# nodecli configuration. Edit with care: 'nodecli config check' validates it.\n"
         "# Passwords are salted scrypt hashes; profile secrets are not stored here.\n"
     )
-    return (header + _dump_toml(cfg.to_dict(), tomli_w.dumps)).encode("utf-8")
+    return (header + _dump_toml(plain, tomli_w.dumps)).encode("utf-8")
 
 
 _PLAIN_STRING = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII without quote or backslash
@@ -205,14 +210,17 @@ class ConfigStore:
     def exists(self) -> bool:
         return self.path.exists()
 
-    def save_unlocked(self, cfg: Config) -> None:
-        """Write ``cfg``; the caller holds the lock. Keeps the previous file as .bak."""
+    def save_unlocked(self, cfg: Config, plain: dict[str, Any] | None = None) -> None:
+        """Write ``cfg``; the caller holds the lock. Keeps the previous file as .bak.
+
+        ``plain`` is ``cfg.to_dict()`` when the caller already has it."""
         # Validate what we are about to write so we never write what we could not read
         # back (tomli_w serialises plain tables faithfully, so the model check is the one
         # that matters; re-parsing the TOML cost ~0.7 s per write at 10,000 users).
-        plain = cfg.to_dict()
+        if plain is None:
+            plain = cfg.to_dict()
         validate_config_data(plain, self.path)
-        data = dump_config(cfg)
+        data = _dump_plain(plain)
         ensure_private_dir(self.paths.config_dir)
         for target in (self.path, self.paths.backup_file):
             if target.is_symlink():  # refused before anything is written: nothing changes
@@ -223,9 +231,30 @@ class ConfigStore:
         remove_stale_temps(self.paths.config_dir, (self.path.name, self.paths.backup_file.name))
         old = self._read_bytes(self.path)
         if old is not None and old != data:
-            atomic_write(self.paths.backup_file, old)
+            self._keep_as_backup(old)
         atomic_write(self.path, data)
         self._write_cache(data, plain)
+
+    def _keep_as_backup(self, old: bytes) -> None:
+        """Make the current file (``old`` is its content) the backup.
+
+        The current file was written durably, so the backup is a second name for it
+        (a hard link, renamed into place atomically) rather than a copy written and
+        synced again; the new config then replaces the first name with a new file.
+        Where links are not possible the content is written as before."""
+        import os
+
+        backup = self.paths.backup_file
+        tmp = backup.with_name(f".{backup.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            if os.lstat(self.path).st_nlink != 1:
+                raise OSError("the config file has other names: copy it")
+            os.link(self.path, tmp, follow_symlinks=False)
+            os.replace(tmp, backup)  # made durable by the directory sync of the config write
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            atomic_write(backup, old)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -240,8 +269,9 @@ class ConfigStore:
             cfg = self.load()
             before = cfg.to_dict()
             yield cfg
-            if cfg.to_dict() != before:
-                self.save_unlocked(cfg)
+            after = cfg.to_dict()
+            if after != before:
+                self.save_unlocked(cfg, after)
 
     def restore_backup(self) -> Config:
         """Swap ``config.toml.bak`` back in (the current file becomes the new .bak)."""

@@ -15,11 +15,15 @@ from typing import IO, Any
 # C0 and C1 controls (except TAB handled below), DEL, and ANSI escape sequences.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Anything sanitize would change: without one of these, text is already safe as it is.
+UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def sanitize(value: Any) -> str:
     """Printable text for a terminal: escape sequences removed, controls shown as '?'."""
     text = value if isinstance(value, str) else str(value)
+    if UNSAFE.search(text) is None:
+        return text
     text = _ANSI.sub("", text)
     return _CONTROL.sub("?", text.replace("\t", " "))
 
