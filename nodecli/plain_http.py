@@ -21,10 +21,14 @@ import select
 import socket
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit
 
-_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
-_QUERY_SAFE = "/%:@!$&'()*+,;=-._~?"
+# What stays as it is in a path, a query and a fragment (the WHATWG percent-encode
+# sets, as httpx2 uses them); everything else is percent-encoded as UTF-8.
+_PRINTABLE = [chr(i) for i in range(0x21, 0x7F)]
+_QUERY_SAFE = "".join(c for c in _PRINTABLE if c not in '"#<>')
+_PATH_SAFE = "".join(c for c in _QUERY_SAFE if c not in "?`{}")
+_FRAGMENT_SAFE = "".join(c for c in _PRINTABLE if c not in '"<>`')
 CHUNK = 64 * 1024
 
 
@@ -48,15 +52,36 @@ def _value(v: Any) -> str:
 
 
 def encode_query(params: Any) -> str:
-    """``params`` (a mapping or pairs; a list value repeats its key) as a query string."""
+    """``params`` (a mapping or pairs; a list value repeats its key) as a query string.
+
+    As httpx2 does: the values of a key repeated in pairs are grouped where the key
+    first appears, and a key whose value is an empty list leaves a bare ``?``."""
     items = params.items() if hasattr(params, "items") else params
-    flat: list[tuple[str, str]] = []
+    grouped: dict[str, list[str]] = {}
     for key, value in items:
+        values = grouped.setdefault(str(key), [])
         if isinstance(value, list | tuple):
-            flat += [(str(key), _value(v)) for v in value]
+            values += [_value(v) for v in value]
         else:
-            flat.append((str(key), _value(value)))
-    return urlencode(flat)
+            values.append(_value(value))
+    return urlencode([(k, v) for k, vs in grouped.items() for v in vs]) or (
+        "?" if grouped else "")
+
+
+def remove_dot_segments(path: str) -> str:
+    """Drop ``.`` and ``..`` segments as httpx2 does before sending a path (RFC 3986
+    section 5.2.4, without keeping a trailing slash: ``/a/b/..`` is ``/a``)."""
+    segments = path.split("/")
+    if "." not in segments and ".." not in segments:
+        return path
+    out: list[str] = []
+    for seg in segments:
+        if seg == "..":
+            if out and out != [""]:
+                out.pop()
+        elif seg != ".":
+            out.append(seg)
+    return "/".join(out)
 
 
 def split_url(url: str, params: Any) -> tuple[str, int, str, str]:
@@ -69,10 +94,19 @@ def split_url(url: str, params: Any) -> tuple[str, int, str, str]:
     host = parts.hostname
     if not host:
         raise TransportError("invalid-url", "no host")
-    path = quote(parts.path or "/", safe=_PATH_SAFE)
-    query = encode_query(params) if params is not None else quote(parts.query, safe=_QUERY_SAFE)
-    target = path + ("?" + query if query else "")
-    return host, port, target, urlunsplit(("http", parts.netloc, path, query, ""))
+    path = quote(remove_dot_segments(parts.path), safe=_PATH_SAFE)
+    if params is not None:
+        query = encode_query(params)
+        has_query = bool(query)
+        query = "" if query == "?" else query
+    else:
+        query = quote(parts.query, safe=_QUERY_SAFE)
+        has_query = "?" in url.partition("#")[0]  # an empty query is kept as it is
+    target = (path or "/") + ("?" + query if has_query else "")
+    full = "http://" + parts.netloc + path + ("?" + query if has_query else "")
+    if "#" in url:
+        full += "#" + quote(parts.fragment, safe=_FRAGMENT_SAFE)
+    return host, port, target, full
 
 
 class Response:

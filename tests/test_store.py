@@ -172,3 +172,78 @@ def test_large_user_table_round_trips_through_the_store(store):
     assert loaded.users["mail.0@example.com"].transfer_user == "aspera"
     assert loaded.users["user001"].acls == ["admin", "internal"]
     assert loaded.users["user002"].acls == []
+
+
+def test_backup_is_the_previous_file_under_a_second_name(store):
+    _add(store, "alice")
+    first = store.path.read_bytes()
+    first_inode = store.path.stat().st_ino
+    _add(store, "bob")
+    bak = store.paths.backup_file
+    assert bak.read_bytes() == first
+    assert bak.stat().st_ino == first_inode != store.path.stat().st_ino
+    assert stat.S_IMODE(bak.stat().st_mode) == 0o600
+    assert not [p.name for p in store.paths.config_dir.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_backup_is_a_copy_when_the_config_has_other_names(store, tmp_path):
+    _add(store, "alice")
+    other = store.paths.config_dir / "mine.toml"
+    os.link(store.path, other)  # the user's own second name for the file
+    _add(store, "bob")
+    bak = store.paths.backup_file
+    assert bak.read_bytes() == other.read_bytes()
+    assert bak.stat().st_ino != other.stat().st_ino  # editing mine.toml leaves .bak alone
+    assert other.stat().st_nlink == 1
+
+
+_acl_or_junk = st.one_of(st.sampled_from(["admin", "internal", "impersonation", "root", ""]),
+                         st.integers(), st.none(), st.lists(st.text(max_size=2), max_size=1))
+_user_entry = st.one_of(
+    st.fixed_dictionaries(
+        {"transfer_user": st.sampled_from(["aspera", "nobody"])},
+        optional={"password": st.sampled_from([
+            "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
+            "$scrypt$ln=21,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
+            "plain", 7]),
+            "acls": st.one_of(st.lists(_acl_or_junk, max_size=3), st.text(max_size=3)),
+            "extra": st.just(1)}),
+    st.integers(), st.text(max_size=3))
+
+
+@settings(max_examples=400, deadline=None)
+@given(users=st.dictionaries(st.one_of(st.sampled_from(["alice", "bob", "c.d@e", "-x", "a b"]),
+                                       st.text(max_size=4)), _user_entry, max_size=5))
+def test_user_tables_load_as_the_general_reader_loads_them(users):
+    """The inline [users] checks accept and refuse exactly what the general reader does,
+    with the same message (the reader is run entry by entry as the reference)."""
+    from nodecli.config.model import ModelError, _read_user, _Reader
+
+    data = {"version": 1, "transfer_users": {"aspera": {"restrictions": ["file:////*"]}},
+            "users": users}
+    try:
+        got: object = Config.from_dict(data).users
+    except ModelError as exc:
+        got = exc.text
+    cfg = Config(transfer_users={"aspera": TransferUser("aspera", ["file:////*"])})
+    try:
+        want: object = {name: _read_user(r, name, cfg)
+                        for name, r in _Reader(data, []).tables("users")}
+    except ModelError as exc:
+        want = exc.text
+    assert got == want
+
+
+@settings(max_examples=500, deadline=None)
+@given(ln=st.integers(0, 99), r=st.integers(0, 99), p=st.integers(0, 99),
+       width=st.sampled_from(["{:d}", "{:02d}", "{:03d}"]),
+       salt=st.text("A+/z9", max_size=90), digest=st.text("A+/z9=", max_size=90),
+       tail=st.sampled_from(["", "\n", " "]))
+def test_password_hash_shape_check_has_one_answer(ln, r, p, width, salt, digest, tail):
+    from nodecli.passwords import _PHC, is_valid_hash
+
+    phc = (f"$scrypt$ln={width.format(ln)},r={width.format(r)},p={width.format(p)}"
+           f"${salt}${digest}{tail}")
+    m = _PHC.match(phc)
+    general = bool(m) and 1 <= int(m["ln"]) <= 20 and int(m["r"]) >= 1 and int(m["p"]) >= 1
+    assert is_valid_hash(phc) == general

@@ -1,0 +1,58 @@
+"""Plain tables: the column-wise renderer writes what a cell-by-cell one writes."""
+
+from __future__ import annotations
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodecli.render.table import Column, _cell, render_plain_table
+from nodecli.render.text import sanitize
+
+_text = st.lists(st.one_of(st.characters(codec="utf-8", exclude_categories=("Cs",)),
+                          st.sampled_from(["\x1b", "\x1b[31m", "\t", "\n", "\x9b", "é"])),
+                max_size=6).map("".join)
+_value = st.one_of(_text, st.none(), st.booleans(), st.integers(-99, 99),
+                   st.lists(_text, max_size=3), st.dictionaries(_text, _text, max_size=1))
+
+
+def _reference(rows, columns) -> str:
+    cells = [[_cell(r.get(c.key)) for c in columns] for r in rows]
+    widths = [len(c.heading) for c in columns]
+    for line in cells:
+        for i, v in enumerate(line):
+            widths[i] = max(widths[i], len(v))
+    out = []
+    for line in [[c.heading for c in columns], *cells]:
+        parts = []
+        for i, (v, c) in enumerate(zip(line, columns, strict=True)):
+            if c.justify == "right":
+                parts.append(v.rjust(widths[i]))
+            else:
+                parts.append(v if i == len(columns) - 1 else v.ljust(widths[i]))
+        out.append("  ".join(parts).rstrip() + "\n")
+    return "".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.fixed_dictionaries({}, optional={"a": _value, "b": _value, "c": _value}),
+                     max_size=6),
+       justify=st.lists(st.sampled_from(["left", "right"]), min_size=3, max_size=3),
+       uniform=st.booleans())
+def test_plain_table_matches_cell_by_cell_rendering(rows, justify, uniform):
+    if uniform:  # the fast path: a column of plain strings
+        rows = [{k: str(v) for k, v in r.items()} for r in rows]
+    columns = [Column(k, h, j) for k, h, j in zip("abc", ["A", "bee", "C c"], justify,
+                                                   strict=True)]
+    out = io.StringIO()
+    render_plain_table(rows, columns, out)
+    assert out.getvalue() == _reference(rows, columns)
+
+
+@given(_text)
+def test_sanitize_leaves_nothing_unsafe_and_keeps_safe_text(text):
+    clean = sanitize(text)
+    assert not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in clean)
+    if not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text):
+        assert clean == text
