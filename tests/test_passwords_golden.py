@@ -67,3 +67,59 @@ def test_password_text_boundaries() -> None:
             passwords.check_password_text(bad)
     for fine in (" ", "~", "\x80", "\xa0", "pässwörd"):  # DEL is the only one above 0x1f
         passwords.check_password_text(fine)
+
+
+# Cost-parameter boundaries, with digests made by OpenSSL as above (password
+# "bound-check", salt 00..0f, n=2**ln); only ln/r/p vary. A hash outside the accepted
+# range must be refused before any work, even when its digest is right.
+_BOUND_SALT = "AAECAwQFBgcICQoLDA0ODw"
+BOUNDARY = [
+    # (ln, r, p, digest, accepted)
+    (1, 1, 1, "Hdemwcm5XSWVlooQcEXAlv+WJMD4bwaqasjURh4PEa4", True),
+    (1, 32, 1, "yNDNeSAUlQg1nb/2QS3BU/10e/WI4po3cj1RcJp9338", True),
+    (1, 33, 1, "H0C+DsyG+ijWam+051s3o7HRoEgbBNO+AOl82NVSFpw", False),
+    (1, 1, 16, "mWc2J2eQaYbmEABtJfjllxqz0OSfSEYFUpEFoTMvgEg", True),
+    (1, 1, 17, "D5DuJCaFatjCU5txRHTcnZ5R2GidY1Kpem8lNBgqNUg", False),
+]
+
+
+@pytest.mark.parametrize(("ln", "r", "p", "digest", "accepted"), BOUNDARY)
+def test_verify_cost_parameter_boundaries(ln: int, r: int, p: int, digest: str,
+                                          accepted: bool) -> None:
+    phc = f"$scrypt$ln={ln},r={r},p={p}${_BOUND_SALT}${digest}"
+    assert passwords.verify_password("bound-check", phc) is accepted
+    assert passwords.verify_password("bound-checK", phc) is False
+
+
+@pytest.mark.parametrize(("params", "valid"), [
+    ("ln=0,r=8,p=1", False), ("ln=1,r=8,p=1", True), ("ln=20,r=8,p=1", True),
+    ("ln=21,r=8,p=1", False), ("ln=15,r=0,p=1", False), ("ln=15,r=1,p=1", True),
+    ("ln=15,r=8,p=0", False), ("ln=15,r=8,p=1", True),
+])
+def test_is_valid_hash_parameter_boundaries(params: str, valid: bool) -> None:
+    phc = GOLDEN[0][3].replace("ln=15,r=8,p=1", params)
+    assert passwords.is_valid_hash(phc) is valid
+
+
+def test_empty_password_or_hash_never_verifies() -> None:
+    # OpenSSL digest of the EMPTY password (hexpass: empty), ln=4: even a hash that
+    # matches "" must not let an empty password in.
+    empty_phc = f"$scrypt$ln=4,r=8,p=1${_BOUND_SALT}$AdfLIQlgszRE3k0QSFUyWVPW5fMbtvpjabg27VebhU0"
+    assert passwords.verify_password("", empty_phc) is False
+    assert passwords.verify_password("x", None) is False
+    assert passwords.verify_password("x", "") is False
+
+
+def test_unpadded_base64_keeps_trailing_characters() -> None:
+    # a 15-byte salt encodes to 20 characters without padding, the last one an "X"
+    salt = b"nodecli-salt-0W"
+    phc = passwords.hash_password("x", log_n=4, salt=salt)
+    assert phc == ("$scrypt$ln=4,r=8,p=1$bm9kZWNsaS1zYWx0LTBX"
+                   "$hzZ8emHwf3aJavrRI5XqPz3o4E7V4GEG3RDr+DfnFqU")
+    assert passwords.verify_password("x", phc) is True
+
+
+def test_control_character_message_is_exact() -> None:
+    with pytest.raises(passwords.PasswordError) as err:
+        passwords.check_password_text("a\x07")
+    assert str(err.value) == "the password contains control characters"
