@@ -208,3 +208,72 @@ def test_long_unknown_scheme_is_shown_cut_to_80_characters():
     with pytest.raises(RestrictionError) as info:
         parse_restriction("\x85bad")
     assert "control characters" in str(info.value)
+
+
+# -- exact messages and the corners of the glob scanner ------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "why"), [
+    ("", "it is empty"),
+    ("!", "nothing follows '!'"),
+    ("/data/*", "missing a storage scheme such as file:// or s3://"),
+    ("file://data/*", "a local restriction starts with file:/// "),
+    ("file:///c:/data/*", "percent-encode the drive colon: file:///c%3A/folder/*"),
+    ("file:///C:/data/*", "percent-encode the drive colon: file:///c%3A/folder/*"),
+    ("file:///data/*", "use file:////path/* (Unix) or file:///c%3A/path/* (Windows)"),
+    ("s3://a\x85b", "contains control characters"),
+    ("file:////data/\\", "ends with a lone escape '\\'"),
+    ("%zz", "bad percent-encoding at position 1"),
+    ("s3://%zz", "bad percent-encoding at position 6"),
+    ("s3://a%zz", "bad percent-encoding at position 7"),
+    ("s3://a%4", "bad percent-encoding at position 7"),
+    # an escape covers exactly one character: the "%" after "\\a" is still checked
+    ("file:////x\\a%zz/*", "bad percent-encoding at position 13"),
+    ("!s3://ab%g1", "bad percent-encoding at position 8"),
+])
+def test_refusal_message_is_exact(raw, why):
+    with pytest.raises(RestrictionError) as exc:
+        parse_restriction(raw)
+    assert str(exc.value) == (f"invalid restriction {_shown(raw)!r}: {why}; accepted forms: "
+                              "file:////folder/*, file:////*, file:///c%3A/folder/*, file:///c*, "
+                              "s3://*, azu://*, azure-files://*, adl://*, swift://*, oss://*, "
+                              "gs://*, google-gcs://*, hdfs://*, *, udp://*, tcp://*, udp://host*, "
+                              "udp://host:5000*"
+                              " (prefix ! to reject; ? * and \\ escapes are glob syntax)")
+
+
+def _shown(raw: str) -> str:
+    return raw.encode("unicode_escape").decode("ascii")
+
+
+@pytest.mark.parametrize("raw", [
+    "file:////data/\\*",          # an escape followed by the last character
+    "file:////\\%zz/*",           # an escaped "%" is not percent-encoding
+    "s3://bucket/x://y/*",        # the scheme ends at the FIRST "://"
+    "s3://" + "a" * (4096 - 5),   # exactly the length limit
+])
+def test_edge_forms_accepted(raw):
+    assert parse_restriction(raw).raw == raw
+    assert parse_restriction(raw).storage == ("s3" if raw.startswith("s3") else "local")
+
+
+def test_length_limit_is_exclusive():
+    with pytest.raises(RestrictionError, match="longer than 4096 characters"):
+        parse_restriction("s3://" + "a" * (4096 - 4))
+
+
+def test_scheme_of_81_characters_is_cut():
+    with pytest.raises(RestrictionError) as info:
+        parse_restriction("z" * 81 + "://x")
+    assert f"unknown storage scheme {'z' * 77 + '...'!r}" in str(info.value)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "empty restriction list"),
+    ("||s3://*", "empty restriction in list '||s3://*' (delimiter '|' doubled or trailing)"),
+    (";s3://*;", "empty restriction in list ';s3://*;' (delimiter ';' doubled or trailing)"),
+])
+def test_list_refusal_message_is_exact(text, message):
+    with pytest.raises(RestrictionError) as exc:
+        split_restriction_list(text)
+    assert str(exc.value) == message
