@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from nodecli import fsutil
+from nodecli.errors import NotFoundError, UsageError
 from nodecli.fsutil import PRIVATE_FILE, atomic_write
 
 # A separate process (own interpreter, no shared GIL) that opens and reads the file as
@@ -75,3 +78,269 @@ def test_symlink_target_refused_and_left_alone(tmp_path: Path):
     with pytest.raises(OSError, match="symbolic link"):
         atomic_write(link, b"new")
     assert real.read_bytes() == b"keep" and link.is_symlink()
+
+
+# -- open_regular / read_regular / read_limited ----------------------------------------------
+
+
+def test_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path):
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    rescued = []
+
+    def rescue() -> None:  # only runs if open_regular blocked: unblock it, then fail
+        rescued.append(True)
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(10.0, rescue)
+    timer.start()
+    try:
+        with pytest.raises(fsutil.NotRegularFile) as info:
+            fsutil.open_regular(fifo)
+    finally:
+        timer.cancel()
+    assert rescued == [], "open_regular waited for a writer on a FIFO"
+    assert info.value.kind == "a named pipe (FIFO)"
+    assert info.value.filename == str(fifo)
+
+
+@pytest.mark.parametrize(("make", "kind"), [
+    (lambda p: p.mkdir(), "a folder"),
+    (lambda p: None, "a device"),  # /dev/null
+])
+def test_non_regular_files_named_by_kind(tmp_path: Path, make, kind: str):
+    target = tmp_path / "x"
+    make(target)
+    path = target if kind != "a device" else Path(os.devnull)
+    before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(fsutil.NotRegularFile) as info:
+        fsutil.open_regular(path)
+    assert info.value.kind == kind and info.value.strerror == f"is {kind}, not a regular file"
+    assert set(os.listdir("/proc/self/fd")) == before  # the descriptor was closed
+
+
+def test_open_regular_gives_a_blocking_descriptor(tmp_path: Path):
+    f = tmp_path / "f"
+    f.write_bytes(b"data")
+    fd = fsutil.open_regular(f)
+    try:
+        assert os.get_blocking(fd) is True
+        assert os.read(fd, 10) == b"data"
+    finally:
+        os.close(fd)
+
+
+def test_read_regular_reads_at_most_limit_plus_one(tmp_path: Path):
+    f = tmp_path / "f"
+    f.write_bytes(b"0123456789")
+    assert fsutil.read_regular(f) == b"0123456789"
+    assert fsutil.read_regular(f, 3) == b"0123"
+    assert fsutil.read_regular(f, 9) == b"0123456789"
+    assert fsutil.read_regular(f, 0) == b"0"
+
+
+def test_read_limited_boundaries_and_messages(tmp_path: Path):
+    f = tmp_path / "key.pem"
+    f.write_bytes(b"x" * 10)
+    assert fsutil.read_limited(f, 10) == b"x" * 10
+    with pytest.raises(UsageError) as err:
+        fsutil.read_limited(f, 9, "key file")
+    assert err.value.message == f"key file {f} is larger than 9 bytes"
+    with pytest.raises(UsageError) as err:
+        fsutil.read_limited(f, 9)
+    assert err.value.message == f"file {f} is larger than 9 bytes"
+    with pytest.raises(NotFoundError) as nf:
+        fsutil.read_limited(tmp_path / "none", 10)
+    assert nf.value.message == f"file {tmp_path / 'none'}: no such file"
+    with pytest.raises(UsageError) as err:
+        fsutil.read_limited(tmp_path, 10, "key file")
+    assert err.value.message == f"key file {tmp_path} is a folder, not a regular file"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError) as err:
+        fsutil.read_limited(fifo, 10)
+    assert err.value.message == f"file {fifo} is a named pipe (FIFO), not a regular file"
+
+
+# -- stale temporary files -------------------------------------------------------------------
+
+
+def test_remove_stale_temps_removes_only_old_temps_of_the_named_files(tmp_path: Path):
+    now = 1_000_000.0
+    old, fresh = now - fsutil.STALE_TEMP_AGE - 1, now - fsutil.STALE_TEMP_AGE + 1
+
+    def make(name: str, mtime: float, folder: bool = False) -> Path:
+        p = tmp_path / name
+        if folder:
+            p.mkdir()
+        else:
+            p.write_bytes(b"partial")
+        os.utime(p, (mtime, mtime))
+        return p
+
+    for i in range(5):  # noise first and last, whatever the listing order
+        make(f"a-{i}.txt", old)
+    stale = [make(".config.toml.41.0123abcd.tmp", old),
+             make(".config.toml.bak.7.deadbeef.tmp", old)]
+    kept = [
+        make(".config.toml.42.0123abcd.tmp", fresh),      # a writer may still be busy
+        make(".other.toml.41.0123abcd.tmp", old),         # not one of the named files
+        make(".config.toml.41.0123abcdef.tmp", old),      # not our random part
+        make(".config.toml.x.0123abcd.tmp", old),         # not a pid
+        make("config.toml.41.0123abcd.tmp", old),         # no leading dot
+        make(".config.toml.41.0123ABCD.tmp", old),        # upper-case hex is not ours
+        make(".config.toml.43.0123abcd.tmp", old, folder=True),
+        make(".configXtoml.41.0123abcd.tmp", old),        # the dot is literal
+    ]
+    link = tmp_path / ".config.toml.44.0123abcd.tmp"
+    os.symlink(tmp_path / "a-0.txt", link)
+    removed = fsutil.remove_stale_temps(tmp_path, ["config.toml", "config.toml.bak"], now=now)
+    assert sorted(removed) == sorted(stale)
+    assert not any(p.exists() for p in stale)
+    assert all(p.exists() for p in kept) and link.is_symlink()
+    assert fsutil.remove_stale_temps(tmp_path, [], now=now) == []
+    assert fsutil.remove_stale_temps(tmp_path / "missing", ["config.toml"]) == []
+
+
+def test_remove_stale_temps_uses_the_clock_when_not_given(tmp_path: Path):
+    import time
+
+    p = tmp_path / ".config.toml.41.0123abcd.tmp"
+    p.write_bytes(b"")
+    os.utime(p, (time.time() - 3600, time.time() - 3600))
+    q = tmp_path / ".config.toml.42.0123abcd.tmp"
+    q.write_bytes(b"")
+    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"]) == [p]
+    assert q.exists()
+
+
+def test_temp_name_of_atomic_write_is_recognised_as_stale(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch):
+    # The name atomic_write gives its temporary file is the one remove_stale_temps
+    # cleans up after a killed writer.
+    real_replace = os.replace
+    seen: list[str] = []
+
+    def spy(src, dst):
+        seen.append(os.path.basename(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    target = tmp_path / "config.toml"
+    atomic_write(target, b"new")
+    monkeypatch.undo()
+    assert len(seen) == 1
+    left = tmp_path / seen[0]
+    left.write_bytes(b"partial")  # as a SIGKILLed writer would leave it
+    os.utime(left, (0, 0))
+    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"]) == [left]
+    assert target.read_bytes() == b"new"
+
+
+# -- atomic_write / create_exclusive: links, short writes, errors ----------------------------
+
+
+def test_planted_link_at_the_temporary_name_is_never_written_through(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    monkeypatch.setattr(os, "urandom", lambda n: b"\x01" * n)
+    tmp_name = tmp_path / f".config.toml.{os.getpid()}.{'01' * 4}.tmp"
+    os.symlink(victim, tmp_name)
+    target = tmp_path / "config.toml"
+    with pytest.raises(FileExistsError):
+        atomic_write(target, b"attacker-controlled?")
+    assert victim.read_bytes() == b"keep"
+    assert not target.exists() and tmp_name.is_symlink()
+
+
+def test_short_writes_are_continued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # POSIX lets write() take fewer bytes than asked (signals, quotas, pipes)
+    real_write = os.write
+    calls = []
+
+    def short_write(fd: int, data) -> int:
+        calls.append(len(data))
+        return real_write(fd, bytes(data[:1000]))
+
+    data = bytes(range(256)) * 20
+    monkeypatch.setattr(os, "write", short_write)
+    atomic_write(tmp_path / "a", data)
+    fsutil.create_exclusive(tmp_path / "b", data)
+    monkeypatch.undo()
+    assert (tmp_path / "a").read_bytes() == data == (tmp_path / "b").read_bytes()
+    assert calls[:6] == [5120, 4120, 3120, 2120, 1120, 120]
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640])
+def test_files_get_their_mode_whatever_the_umask(tmp_path: Path, mode: int):
+    old = os.umask(0o077 if mode == 0o640 else 0)
+    try:
+        atomic_write(tmp_path / "a", b"x", mode)
+        fsutil.create_exclusive(tmp_path / "b", b"x", mode)
+        atomic_write(tmp_path / "c", b"x")
+        fsutil.ensure_private_dir(tmp_path / "d" / "e")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a").stat().st_mode & 0o777 == mode
+    assert (tmp_path / "b").stat().st_mode & 0o777 == mode
+    assert (tmp_path / "c").stat().st_mode & 0o777 == PRIVATE_FILE
+    assert (tmp_path / "d").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "d" / "e").stat().st_mode & 0o777 == 0o700
+
+
+def test_ensure_private_dir_leaves_existing_folders_alone(tmp_path: Path):
+    existing = tmp_path / "shared"
+    existing.mkdir()
+    existing.chmod(0o755)
+    assert fsutil.ensure_private_dir(existing / "new") == existing / "new"
+    assert existing.stat().st_mode & 0o777 == 0o755
+    assert (existing / "new").stat().st_mode & 0o777 == 0o700
+
+
+def test_create_exclusive_refuses_existing_and_links(tmp_path: Path):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    link = tmp_path / "key"
+    os.symlink(victim, link)
+    with pytest.raises(FileExistsError):
+        fsutil.create_exclusive(link, b"secret")
+    with pytest.raises(FileExistsError):
+        fsutil.create_exclusive(victim, b"secret")
+    assert victim.read_bytes() == b"keep"
+
+
+def test_failed_write_names_the_file_and_leaves_no_temp(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch):
+    import errno
+
+    target = tmp_path / "config.toml"
+    target.write_bytes(b"old")
+
+    def disk_full(fd: int, data) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", disk_full)
+    with pytest.raises(OSError) as info:
+        atomic_write(target, b"new content")
+    monkeypatch.undo()
+    assert (info.value.errno, info.value.strerror, info.value.filename) == (
+        errno.ENOSPC, "No space left on device", str(target))
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
+
+
+def test_failed_replace_cleans_up_and_closes_only_its_own_descriptor(tmp_path: Path):
+    target = tmp_path / "config.toml"
+    target.mkdir()
+    (target / "inside").write_bytes(b"keep")  # os.replace cannot put a file over it
+    with pytest.raises(IsADirectoryError) as info:
+        atomic_write(target, b"new")
+    assert info.value.filename is not None
+    os.fstat(1)  # the standard descriptors are untouched
+    os.fstat(2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
+    assert (target / "inside").read_bytes() == b"keep"
