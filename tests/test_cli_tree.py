@@ -279,25 +279,78 @@ def test_terminal_columns_follows_columns_then_the_terminal(monkeypatch):
     assert terminal_columns(io.StringIO(), default=55) == 55
 
 
-def test_live_status_line_is_cut_to_the_terminal_width(monkeypatch):
-    """The reconnect line of events tail on a 30-column terminal stays on one line."""
+def _tty_terminal(monkeypatch, columns: int = 30):
     import io
 
-    from nodecli.cli.app import App, Terminal
-    from nodecli.cli.events import _Status
-    from nodecli.config.paths import resolve_paths
+    from nodecli.cli.app import Terminal
 
     err = io.StringIO()
-    term = Terminal(verbosity=0, no_color=True)
-    monkeypatch.setattr(term, "_stderr", err, raising=False)
-    app = App(paths=resolve_paths(None), term=term)
+    term = Terminal(verbosity=0, no_color=True, _stderr=err, _stdout=io.StringIO())
     monkeypatch.setattr(type(term), "stderr_is_tty", property(lambda self: True))
-    monkeypatch.setenv("COLUMNS", "30")
-    status = _Status(app)
-    status("connection lost (503 Service Unavailable); retrying in 4s, attempt 3 of many")
-    written = err.getvalue()
+    monkeypatch.setenv("COLUMNS", str(columns))
+    return term, err
+
+
+def test_live_status_line_is_cut_to_the_terminal_width(monkeypatch):
+    """The reconnect line of events tail on a 30-column terminal stays on one line."""
+    from nodecli.cli.events import _reconnect_status
+
+    term, err = _tty_terminal(monkeypatch)
+    app = type("A", (), {"term": term})()
+    try:
+        _reconnect_status(app)("connection lost (503 Service Unavailable); retrying in 4s, "
+                               "attempt 3 of many")
+        written = err.getvalue()
+    finally:
+        term.status.clear()
     assert written.startswith("\r\x1b[K")
-    assert display_width(written[4:]) <= 29 and written.endswith("…")
+    first = written[4:].split("\r")[0]
+    assert "connection lost" in first and first.endswith("…")
+    assert display_width(first) <= 29
+
+
+def test_messages_erase_the_live_status_line_first(monkeypatch):
+    """A warning written while the status line is up starts on a clean line, and the
+    line is erased (not left as residue) when the status is cleared."""
+    term, err = _tty_terminal(monkeypatch, columns=80)
+    clock = iter(float(n) for n in range(1000))
+    term.status._clock = lambda: next(clock)
+    term.status.show("operation 7 (workspace.create): running")
+    term.warn("the service answered slowly")
+    term.status.clear()
+    text = err.getvalue()
+    assert "operation 7 (workspace.create): running · " in text
+    before, after = text.split("nodecli: warning: the service answered slowly\n", 1)
+    assert before.endswith("\r\x1b[K")  # the status line was erased before the message
+    assert after.endswith("\r\x1b[K") or after == ""  # and erased at the end, if redrawn
+    assert not term.status.active
+
+
+def test_status_off_a_terminal_writes_each_change_once(monkeypatch):
+    import io
+
+    from nodecli.cli.app import Terminal
+
+    err = io.StringIO()
+    term = Terminal(verbosity=0, no_color=True, _stderr=err)
+    for text in ("op 1: running", "op 1: running", "op 1: stopped"):
+        term.status.show(text + " (live)", plain=text)
+    term.status.show("no plain text: nothing written off a terminal")
+    term.status.clear()
+    assert err.getvalue() == "op 1: running\nop 1: stopped\n"
+    quiet_err = io.StringIO()
+    quiet = Terminal(verbosity=-1, no_color=True, _stderr=quiet_err)
+    quiet.status.show("x", plain="x")
+    assert quiet_err.getvalue() == ""
+
+
+@pytest.mark.parametrize(("seconds", "words"), [(0, "0s"), (59.9, "59s"), (60, "1m00s"),
+                                                (125, "2m05s"), (3600, "1h00m"),
+                                                (7322, "2h02m"), (-3, "0s")])
+def test_elapsed_words(seconds, words):
+    from nodecli.cli.app import elapsed_words
+
+    assert elapsed_words(seconds) == words
 
 
 # -- path options expand '~' themselves ----------------------------------------------------

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import IO, Any
@@ -36,6 +37,121 @@ def color_wanted(no_color_flag: bool, stream: IO[str]) -> bool:
     if os.environ.get("TERM") == "dumb":
         return False
     return is_tty(stream)
+
+
+def elapsed_words(seconds: float) -> str:
+    """A duration as the status line and summaries show it: 7s, 2m05s, 1h02m."""
+    seconds = max(int(seconds), 0)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
+
+
+class LiveStatus:
+    """The one live status line, on stderr: spinner, text and the time since it appeared.
+
+    On an interactive stderr a small thread redraws ``\\r<spinner> <text> · <elapsed>``
+    ten times a second, cut to the terminal's width so it never wraps (a wrapped line
+    leaves residue that ``\\r\\x1b[K`` cannot erase). Anything else the Terminal writes
+    first erases the line, which comes back at the next redraw. Elsewhere (a pipe, a log
+    file) there is no live line: ``show(text, plain=...)`` writes ``plain`` as a message
+    when it changed, so logs get status changes, not redraws. Quiet (-q) shows nothing.
+    """
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+    ASCII_FRAMES = "|/-\\"
+
+    def __init__(self, term: Terminal) -> None:
+        import threading
+        import time
+
+        self._term = term
+        self._clock = time.monotonic
+        self.lock = threading.RLock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._text: str | None = None
+        self._since = 0.0
+        self._drawn = False
+        self._last_plain: str | None = None
+
+    @property
+    def live(self) -> bool:
+        return self._term.stderr_is_tty and self._term.verbosity >= 0
+
+    @property
+    def active(self) -> bool:
+        return self._text is not None
+
+    def show(self, text: str, *, plain: str | None = None, warn: bool = False) -> None:
+        """Set the live line to ``text`` (the clock starts when it first appears); off a
+        terminal write ``plain`` (a warning with ``warn``) if it differs from the last."""
+        if not self.live:
+            if plain is not None and plain != self._last_plain:
+                self._last_plain = plain
+                (self._term.warn if warn else self._term.info)(plain)
+            return
+        with self.lock:
+            if self._text is None:
+                self._since = self._clock()
+            self._text = text
+            if self._thread is None:
+                import threading
+
+                self._wake.clear()
+                self._thread = threading.Thread(target=self._run, name="nodecli-status",
+                                                daemon=True)
+                self._thread.start()
+        self.redraw()
+
+    def clear(self) -> None:
+        """Stop the live line and erase it (what it said is gone)."""
+        with self.lock:
+            self._text = None
+            self._last_plain = None
+            thread, self._thread = self._thread, None
+            self._wake.set()
+            self.erase()
+        if thread is not None:
+            thread.join(timeout=1)
+
+    def erase(self) -> None:
+        """Take the line off the screen for a moment (the next redraw puts it back)."""
+        with self.lock:
+            if self._drawn:
+                err = self._term.err
+                err.write("\r\x1b[K")
+                err.flush()
+                self._drawn = False
+
+    def line(self) -> str:
+        from nodecli.render import fit_line, sanitize, terminal_columns
+
+        err = self._term.err
+        utf8 = (getattr(err, "encoding", "") or "").lower().replace("-", "") == "utf8"
+        frames = self.FRAMES if utf8 else self.ASCII_FRAMES
+        elapsed = self._clock() - self._since
+        frame = frames[int(elapsed * 10) % len(frames)]
+        text = f"{frame} {sanitize(self._text or '')} · {elapsed_words(elapsed)}"
+        return fit_line(text, terminal_columns(err))
+
+    def redraw(self) -> None:
+        with self.lock:
+            if self._text is None:
+                return
+            err = self._term.err
+            err.write("\r\x1b[K" + self.line())
+            err.flush()
+            self._drawn = True
+
+    def _run(self) -> None:
+        while not self._wake.wait(0.1):
+            try:
+                self.redraw()
+            except (OSError, ValueError):  # stderr went away: the line is not worth a crash
+                return
 
 
 @dataclass
@@ -84,6 +200,23 @@ class Terminal:
         return color_wanted(self.no_color, self.err)
 
     @cached_property
+    def status(self) -> LiveStatus:
+        """The one live status line (see :class:`LiveStatus`)."""
+        return LiveStatus(self)
+
+    @contextmanager
+    def _above_status(self, stream: IO[str]) -> Iterator[None]:
+        """Write to ``stream`` with a live status line off the screen (it returns at its
+        next redraw); the line's lock keeps its thread from drawing in between."""
+        status = self.__dict__.get("status")
+        if status is None or not status.active or not (stream is self.err or is_tty(stream)):
+            yield
+            return
+        with status.lock:
+            status.erase()
+            yield
+
+    @cached_property
     def console(self) -> Any:
         """rich Console on stdout (built on first use, not at import)."""
         from rich.console import Console
@@ -101,7 +234,8 @@ class Terminal:
     # -- data (stdout) -----------------------------------------------------------
 
     def data(self, text: str = "", *, end: str = "\n") -> None:
-        self.out.write(text + end)
+        with self._above_status(self.out):
+            self.out.write(text + end)
 
     def flush(self) -> None:
         self.out.flush()
@@ -137,11 +271,12 @@ class Terminal:
     def _msg(self, prefix: str, text: str, style: str | None) -> None:
         # every message may quote a server or a file: nothing in it drives the terminal
         line = prefix + sanitize_lines(text)
-        if self.color_err and style:
-            self.err_console.print(line, style=style, markup=False, highlight=False)
-        else:
-            self.err.write(line + "\n")
-            self.err.flush()
+        with self._above_status(self.err):
+            if self.color_err and style:
+                self.err_console.print(line, style=style, markup=False, highlight=False)
+            else:
+                self.err.write(line + "\n")
+                self.err.flush()
 
     def info(self, text: str) -> None:
         if self.verbosity >= 0:

@@ -238,7 +238,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)
     client = open_node_client(app, conn)
-    status = _Status(app)
+    status = _reconnect_status(app)
     try:
         with client:
             state = ev.run_tail(
@@ -247,12 +247,12 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
                 status=status, notice=lambda text: app.term.info("hint: " + text),
                 log=app.term.debug)
     except ev.TailInterrupted as exc:
-        status.clear()
+        app.term.status.clear()
         how = _resume_hint(follow, type_, type_glob, checkpoint_file, resume_name,
                            output_file, exc.state.token, conn)
         raise Interrupted(exc.message, hint=f"resume with: {how}" if how else None) from None
     finally:
-        status.clear()
+        app.term.status.clear()
     app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
 
 
@@ -327,37 +327,15 @@ def _colour_line(event: dict[str, Any]) -> str:
     return f"\x1b[2m{t}\x1b[0m  \x1b[{colour}m{typ}\x1b[0m  {user}  {text}"
 
 
-class _Status:
-    """Reconnect status: a live line on an interactive stderr, plain lines otherwise."""
+def _reconnect_status(app: App) -> Any:
+    """The tail's status callback: reconnect attempts on the live status line (warnings
+    off a terminal), then "resumed" as a line of its own."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
-        self.live = app.term.stderr_is_tty
-        self.shown = False
-
-    def __call__(self, text: str) -> None:
-        term = self.app.term
-        if term.verbosity < 0:
-            return
-        if self.live:
-            if text == "resumed":
-                term.err.write("\r\x1b[Kresumed\n")
-                self.shown = False
-            else:
-                from nodecli.render import fit_line, terminal_columns
-
-                columns = terminal_columns(term.err)
-                term.err.write("\r\x1b[K" + fit_line(text, columns))
-                self.shown = True
-            term.err.flush()
-        elif text == "resumed":
-            term.info("resumed")
+    def show(text: str) -> None:
+        if text == "resumed":
+            app.term.status.clear()
+            app.term.info("resumed")
         else:
-            term.warn(text)
+            app.term.status.show(text, plain=text, warn=True)
 
-    def clear(self) -> None:
-        if self.shown:
-            self.app.term.err.write("\r\x1b[K")
-            self.app.term.err.flush()
-            self.shown = False
-
+    return show

@@ -31,13 +31,12 @@ def generate_with_progress(app: App, path: Path, bits: int, *, force: bool = Fal
         if bits >= SPINNER_BITS:
             app.term.info(f"generating a {bits}-bit RSA key (this can take a minute)...")
         return generate_key_pair(path, bits, force=force, state_dir=app.paths.state_dir)
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     started = time.monotonic()
-    with Progress(SpinnerColumn(), TextColumn("generating a {task.fields[bits]}-bit RSA key"),
-                  TimeElapsedColumn(), console=app.term.err_console, transient=True) as bar:
-        bar.add_task("keygen", total=None, bits=bits)
+    app.term.status.show(f"generating a {bits}-bit RSA key")
+    try:
         info = generate_key_pair(path, bits, force=force, state_dir=app.paths.state_dir)
+    finally:
+        app.term.status.clear()
     app.term.info(f"generated a {bits}-bit RSA key in {time.monotonic() - started:.1f} s")
     return info
 

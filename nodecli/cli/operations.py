@@ -144,57 +144,10 @@ def open_service_client(app: App, conn: dict[str, Any], what: str = "this call")
     return ServiceSession(open_client(target.endpoint, log=log), target.paths)
 
 
-# -- progress ----------------------------------------------------------------------------------
-
-class Progress:
-    """A spinner with a live elapsed time on a terminal; plain status-change lines elsewhere.
-
-    ``update(line)`` sets the spinner's text; the elapsed time since the Progress was
-    made is appended at every refresh (not only when a poll answers).
-    """
-
-    def __init__(self, app: App, text: str) -> None:
-        import time
-
-        self.app = app
-        self.enabled = app.term.stderr_is_tty and app.verbosity >= 0
-        self.text = text
-        self._clock = time.monotonic
-        self._start = time.monotonic()
-        self._status: Any = None
-        self._last_plain: str | None = None
-
-    def __rich__(self) -> str:
-        return f"{self.text} · {_elapsed(self._clock() - self._start)}"
-
-    def __enter__(self) -> Progress:
-        return self
-
-    def update(self, text: str, plain: str | None = None) -> None:
-        """``text`` for the spinner (started on first use); ``plain`` (status changes
-        only) for the log lines written when stderr is not a terminal."""
-        self.text = text
-        if self.enabled:
-            if self._status is None:
-                self._start = self._clock()
-                self._status = self.app.term.err_console.status(self, spinner="dots")
-                self._status.start()
-        elif plain is not None and plain != self._last_plain:
-            self._last_plain = plain
-            self.app.term.info(plain)
-
-    def stop(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 def _elapsed(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+    from nodecli.cli.app import elapsed_words
+
+    return elapsed_words(seconds)
 
 
 def _op_line(op: dict[str, Any]) -> str:
@@ -485,12 +438,14 @@ def _watch(app: App, client: Any, ref: Any, interval: float, timeout: float | No
            first: dict[str, Any] | None = None) -> Any:
     from nodecli.operations import watch_operation
 
-    with Progress(app, f"operation {sanitize(ref.op_id)}: waiting") as progress:
-        def on_update(op: dict[str, Any], elapsed: float) -> None:
-            progress.update(_op_line(op), _op_line(op))
+    def on_update(op: dict[str, Any], elapsed: float) -> None:
+        app.term.status.show(_op_line(op), plain=_op_line(op))
 
+    try:
         return watch_operation(client, ref, interval=interval, timeout=timeout,
                                on_update=on_update, first=first)
+    finally:
+        app.term.status.clear()
 
 
 def _finish_watch(app: App, result: Any, ref: Any) -> None:
@@ -653,10 +608,10 @@ def run_resolve(app: App, session: Any, ops: list[dict[str, Any]], flag_choice: 
         else:
             app.term.info(f"{name}: {sanitize(out.choice)} -> {sanitize(out.final_status)}")
 
-    progress = Progress(app, "waiting for the resumed operations")
+    status = app.term.status
 
     def on_update(out: Any, elapsed: float) -> None:
-        progress.update(_op_line(out.operation), _op_line(out.operation))
+        status.show(_op_line(out.operation), plain=_op_line(out.operation))
 
     try:
         # on a terminal, an operation that stops again (a second conflict) is asked
@@ -665,7 +620,7 @@ def run_resolve(app: App, session: Any, ops: list[dict[str, Any]], flag_choice: 
         decider = Decider(app, flag_choice, apply_to_all)
 
         def decide(op: dict[str, Any], index: int, total: int) -> Any:
-            progress.stop()  # a live spinner would swallow the prompt
+            status.clear()  # a live status line would swallow the prompt
             return decider(op, index, total)
 
         outcomes = resolve_operations(session.client, ops, decide,
@@ -673,11 +628,11 @@ def run_resolve(app: App, session: Any, ops: list[dict[str, Any]], flag_choice: 
                                       paths=session.paths, on_sent=on_sent,
                                       on_update=on_update)
     except (KeyboardInterrupt, click.Abort):
-        progress.stop()
+        status.clear()
         raise Interrupted(f"interrupted: {len(sent)} operation(s) had been sent a resolution; "
                           "the remaining ones were left untouched") from None
     finally:
-        progress.stop()
+        status.clear()
     rows = [o.row() for o in outcomes]
     app.term.table(rows, SUMMARY_COLUMNS, output_format)
     failed = [o for o in outcomes if not o.ok]
