@@ -134,7 +134,7 @@ def main() -> None:
             from cryptography.hazmat.primitives import serialization
             from cryptography.hazmat.primitives.asymmetric import rsa
 
-            from nodecli.nodes import create_access_key, set_verification_key
+            from nodecli.node.access_keys import create_access_key, set_verification_key
             from nodecli.tokens import create_token
 
             key = rsa.generate_private_key(public_exponent=65537, key_size=2048)

@@ -140,7 +140,7 @@ def test_bearer_redacted_from_verbose_log(invoke, emulator, tmp_path, registered
 def test_user_role_cannot_change_the_key_admin_role_can(emulator, tmp_path, registered):
     from nodecli.errors import AuthError
     from nodecli.http import Auth, Endpoint, open_client
-    from nodecli.nodes import set_verification_key
+    from nodecli.node.access_keys import set_verification_key
 
     pem = _public_pem(tmp_path, _key()).read_text()
     user_tok = create_token(_key(), "akb", "u", role="user")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nodecli.config import Config, NodeProfile
-from nodecli.connection import NodeFlags, resolve_node
 from nodecli.errors import NotFoundError, UsageError
+from nodecli.profiles.node import NodeFlags, resolve_node
 
 
 def _cfg() -> Config:

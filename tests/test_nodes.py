@@ -1,4 +1,5 @@
-"""nodecli.nodes directly: profile validation, spec and key parsing (hostile input)."""
+"""Node profiles, access keys and transfers directly: profile validation, spec and key
+parsing (hostile input)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecli.errors import ConflictError, NotFoundError, UsageError
-from nodecli.nodes import (
+from nodecli.node.access_keys import create_access_key, read_public_key_pem
+from nodecli.node.info import info_document
+from nodecli.node.transfers import load_transfer_spec
+from nodecli.profiles.node import (
     ProfileSpec,
     add_profile,
-    create_access_key,
     list_profiles,
-    load_transfer_spec,
-    node_info,
-    read_public_key_pem,
     remove_profile,
     set_default,
     show_profile,
@@ -131,7 +131,7 @@ def test_node_info_normalises_capabilities(emulator):
     from nodecli.http import Auth, Endpoint, open_client
 
     client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass")))
-    info = node_info(client)
+    info = info_document(client)
     assert all(set(c) == {"name", "value"} for c in info["capabilities"])
     assert info["transfer_user"] == "xfer"
 

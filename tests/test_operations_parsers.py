@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nodecli.errors import NodecliError, RemoteError, UsageError
-from nodecli.operations import (
-    Choice,
+from nodecli.service.operations import (
     OpRef,
     check_id,
     check_statuses,
@@ -19,6 +18,7 @@ from nodecli.operations import (
     plan_list,
     stop_reason,
 )
+from nodecli.service.resolve import Choice
 
 
 @given(st.text(max_size=300))

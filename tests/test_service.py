@@ -9,7 +9,8 @@ import pytest
 from nodecli.config import Config
 from nodecli.config.model import ServiceProfile
 from nodecli.errors import AuthError, NotFoundError, UsageError
-from nodecli.service import ServiceFlags, preflight, resolve_service
+from nodecli.profiles.service import ServiceFlags, resolve_service
+from nodecli.service.preflight import preflight
 
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)
 

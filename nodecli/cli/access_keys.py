@@ -56,7 +56,7 @@ def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str
       printf '%s\\n' "$AK_SECRET" | nodecli access-key create --node prod \\
           --path /data/project --id ak1 --secret-stdin
     """
-    from nodecli.nodes import create_access_key
+    from nodecli.node.access_keys import create_access_key
 
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
@@ -90,7 +90,7 @@ def access_key_set_verification_key(app: App, ak: str, public_key: str, **kwargs
     \b
       nodecli access-key set-verification-key ak1 --public-key public.pem --node prod
     """
-    from nodecli.nodes import read_public_key_pem, set_verification_key
+    from nodecli.node.access_keys import read_public_key_pem, set_verification_key
 
     pem, derived = read_public_key_pem(public_key)
     if derived:

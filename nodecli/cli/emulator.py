@@ -111,7 +111,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     from nodecli.emulator.app import build_server, ca_file
     from nodecli.emulator.state import DEFAULT_NODE_VERSION
     from nodecli.fsutil import atomic_write
-    from nodecli.nodes import _HEADER_RE
+    from nodecli.profiles.node import _HEADER_RE
 
     if fail_rate + reset_rate + slow_rate > 1:
         raise UsageError("--fail-rate + --reset-rate + --slow-rate must not exceed 1")
@@ -120,7 +120,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
                          f"not {access_key_header!r}")
     if link_host is not None and not _LINK_HOST_RE.fullmatch(link_host):
         raise UsageError(f"--link-host must be HOST or HOST:PORT, not {link_host[:60]!r}")
-    from nodecli.operations import parse_path_overrides
+    from nodecli.service.operations import parse_path_overrides
 
     paths = parse_path_overrides(service_paths)
     tokens = {}

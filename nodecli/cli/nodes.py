@@ -93,7 +93,7 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
           --access-key AK1 --password-stdin
       nodecli node add tok --url https://node:9092 --access-key AK1 --bearer-file tok.txt
     """
-    from nodecli.nodes import ProfileSpec, add_profile, validate_profile
+    from nodecli.profiles.node import ProfileSpec, add_profile, validate_profile
 
     spec = ProfileSpec(name, url, user, access_key, bearer_file, cacert, insecure,
                        access_key_header)
@@ -148,7 +148,7 @@ def node_list(app: App, output_format: str) -> None:
       nodecli node list
       nodecli node list -o json
     """
-    from nodecli.nodes import list_profiles
+    from nodecli.profiles.node import list_profiles
 
     rows = list_profiles(app.store.load())
     if output_format == "table":
@@ -171,7 +171,7 @@ def node_show(app: App, name: str | None, output_format: str) -> None:
     Examples:
       nodecli node show prod
     """
-    from nodecli.nodes import show_profile
+    from nodecli.profiles.node import show_profile
 
     info = show_profile(app.store.load(), app.paths, name)
     if output_format == "json":
@@ -206,7 +206,7 @@ def node_remove(app: App, name: str) -> None:
     Examples:
       nodecli node remove staging
     """
-    from nodecli.nodes import remove_profile
+    from nodecli.profiles.node import remove_profile
 
     was_default = remove_profile(app.store, app.paths, name)
     app.term.success(f"removed node profile {name!r}")
@@ -226,7 +226,7 @@ def node_default(app: App, name: str | None, clear: bool) -> None:
       nodecli node default prod
       nodecli node default          # print it
     """
-    from nodecli.nodes import set_default
+    from nodecli.profiles.node import set_default
 
     if clear and name:
         raise click.UsageError("give NAME or --clear, not both")
@@ -272,11 +272,11 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
       nodecli node info --url https://localhost:9092 --cacert ca.pem --user admin
       nodecli node info -o json | jq -r .version
     """
-    from nodecli.nodes import node_info
+    from nodecli.node.info import info_document
 
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
-        info = node_info(client)
+        info = info_document(client)
         base = client.endpoint.base_url
     if output_format == "json":
         app.term.json(info)
@@ -329,7 +329,7 @@ def transfer_start(app: App, spec_file: str, output_format: str, **kwargs: Any) 
     Examples:
       nodecli transfer start --spec spec.json --node prod
     """
-    from nodecli.nodes import load_transfer_spec, start_transfer
+    from nodecli.node.transfers import load_transfer_spec, start_transfer
 
     spec = load_transfer_spec(spec_file)
     conn = pop_node_options(kwargs)

@@ -1,7 +1,7 @@
 """Commands for the collaboration service: service profiles, operations, workspaces.
 
-Thin layer: options are parsed here, one domain function (nodecli.operations /
-nodecli.service) does the work, and results are rendered here. Every string that
+Thin layer: options are parsed here, one domain function (nodecli.service /
+nodecli.profiles.service) does the work, and results are rendered here. Every string that
 came from the service is sanitized before it reaches the terminal.
 """
 
@@ -86,7 +86,7 @@ def pop_service_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def path_overrides(operations_path: str | None, items: tuple[str, ...] | None) -> dict[str, str]:
     """--operations-path and --service-path NAME=PATH as one checked dict."""
-    from nodecli.operations import check_path_template, parse_path_overrides
+    from nodecli.service.operations import check_path_template, parse_path_overrides
 
     out = parse_path_overrides(items or ())
     if operations_path is not None:
@@ -111,8 +111,9 @@ class ServiceSession:
 def open_service_client(app: App, conn: dict[str, Any], what: str = "this call") -> Any:
     """Resolve service + token (prompting on a terminal), run the pre-flight, open."""
     from nodecli.http import open_client
+    from nodecli.profiles.service import ServiceFlags, resolve_service
     from nodecli.secrets import open_secrets
-    from nodecli.service import ServiceFlags, preflight, resolve_service
+    from nodecli.service.preflight import preflight
 
     flags = ServiceFlags(service=conn.get("service"), url=conn.get("service_url"),
                          token_file=conn.get("token_file"), cacert=conn.get("service_cacert"),
@@ -156,7 +157,7 @@ def _op_line(op: dict[str, Any]) -> str:
 
 
 def _reason(op: dict[str, Any]) -> str:
-    from nodecli.operations import stop_reason
+    from nodecli.service.operations import stop_reason
 
     return sanitize(stop_reason(op))
 
@@ -170,7 +171,7 @@ def _render_op(app: App, op: dict[str, Any], fmt: str) -> None:
 
 
 def _render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
-    from nodecli.operations import table_row
+    from nodecli.service.operations import table_row
 
     if fmt == "json":
         app.term.json(ops)
@@ -223,8 +224,8 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
       nodecli service add v2 --url https://collab.example.com --token-file t \\
           --operations-path /api/v2/operations
     """
+    from nodecli.profiles.service import add_profile, check_new_profile, check_url
     from nodecli.secrets import open_secrets
-    from nodecli.service import add_profile, check_new_profile, check_url
 
     check_new_profile(app.store.load(), name, force)
     check_url(url)
@@ -259,8 +260,8 @@ def service_list(app: App, output_format: str) -> None:
     Examples:
       nodecli service list -o json
     """
+    from nodecli.profiles.service import list_profiles
     from nodecli.secrets import open_secrets
-    from nodecli.service import list_profiles
 
     rows = list_profiles(app.store.load(), lambda: open_secrets(app.paths))
     app.term.table(rows, [Column("name", "name"), Column("url", "url"),
@@ -279,14 +280,14 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
     Examples:
       nodecli service show prod
     """
+    from nodecli.profiles.service import show_profile
     from nodecli.secrets import open_secrets
-    from nodecli.service import show_profile
 
     data = show_profile(app.store.load(), open_secrets(app.paths), name)
     if output_format == "json":
         app.term.json(data)
         return
-    from nodecli.service import OPAQUE
+    from nodecli.service.preflight import OPAQUE
 
     info = data.pop("token_info", None) or {}
     if info.get("opaque"):
@@ -312,8 +313,8 @@ def service_remove(app: App, name: str, yes: bool) -> None:
       nodecli service remove staging --yes
     """
     from nodecli.errors import NotFoundError
+    from nodecli.profiles.service import remove_profile
     from nodecli.secrets import open_secrets
-    from nodecli.service import remove_profile
 
     if name not in app.store.load().services:
         raise NotFoundError(f"no service profile {name!r}")
@@ -335,7 +336,7 @@ def service_default(app: App, name: str | None, unset: bool) -> None:
       nodecli service default prod
       nodecli service default          # print it
     """
-    from nodecli.service import set_default
+    from nodecli.profiles.service import set_default
 
     if name and unset:
         raise UsageError("give NAME or --unset, not both")
@@ -396,7 +397,7 @@ def ops_list(app: App, output_format: str, statuses: tuple[str, ...], **kwargs: 
       nodecli operations list
       nodecli operations list --workspace 17 --status running
     """
-    from nodecli.operations import check_statuses, list_operations, plan_list
+    from nodecli.service.operations import check_statuses, list_operations, plan_list
 
     conn = pop_service_options(kwargs)
     plan_list(kwargs)  # refuse two filters before anything else (exit 2)
@@ -420,7 +421,7 @@ def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
     Examples:
       nodecli operations show OP --workspace 17
     """
-    from nodecli.operations import get_operation, parent_ref
+    from nodecli.service.operations import get_operation, parent_ref
 
     conn = pop_service_options(kwargs)
     parent_ref(op_id, **kwargs)  # a usage error before anything is asked or sent
@@ -436,7 +437,7 @@ def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
 
 def _watch(app: App, client: Any, ref: Any, interval: float, timeout: float | None,
            first: dict[str, Any] | None = None) -> Any:
-    from nodecli.operations import watch_operation
+    from nodecli.service.operations import watch_operation
 
     def on_update(op: dict[str, Any], elapsed: float) -> None:
         app.term.status.show(_op_line(op), plain=_op_line(op))
@@ -505,7 +506,7 @@ def ops_watch(app: App, op_id: str, interval: float, timeout: float | None,
     Examples:
       nodecli operations watch OP --workspace 17 --timeout 300
     """
-    from nodecli.operations import parent_ref
+    from nodecli.service.operations import parent_ref
 
     conn = pop_service_options(kwargs)
     parent_ref(op_id, **kwargs)
@@ -538,7 +539,7 @@ def _ask(question: str, allowed: tuple[str, ...]) -> str:
 
 
 def _ask_folder_name() -> str:
-    from nodecli.operations import folder_name_problem
+    from nodecli.service.operations import folder_name_problem
 
     while True:
         name = click.prompt("New folder name", err=True, prompt_suffix=": ", default="",
@@ -561,7 +562,8 @@ class Decider:
         self.all_choice: Any = None
 
     def __call__(self, op: dict[str, Any], index: int, total: int) -> Any:
-        from nodecli.operations import Choice, conflict_folder, is_conflict
+        from nodecli.service.operations import conflict_folder
+        from nodecli.service.resolve import Choice, is_conflict
 
         if self.flag_choice is not None:
             return self.flag_choice
@@ -596,7 +598,7 @@ def run_resolve(app: App, session: Any, ops: list[dict[str, Any]], flag_choice: 
                 interval: float, timeout: float | None, output_format: str,
                 apply_to_all: bool | None = None) -> None:
     """Decide, send, watch and summarise (shared by resolve and workspaces create)."""
-    from nodecli.operations import resolve_operations
+    from nodecli.service.resolve import resolve_operations
 
     sent: list[Any] = []
 
@@ -687,7 +689,8 @@ def ops_resolve(app: App, op_ids: tuple[str, ...], workspace: str | None,
       nodecli operations resolve 42 --workspace 17 --folder-name 'Projects 2' --retry --yes
       nodecli operations resolve 7 --group-membership 9 --retry --no-apply-to-all --yes
     """
-    from nodecli.operations import Choice, check_id, find_stopped
+    from nodecli.service.operations import check_id
+    from nodecli.service.resolve import Choice, find_stopped
 
     conn = pop_service_options(kwargs)
     parents = {"workspace": workspace, "workspace_membership": workspace_membership,
@@ -745,7 +748,7 @@ def ops_update(app: App, op_id: str, body: str | None, assignments: tuple[str, .
           --body '{"use_existing": true, "retry": true, "apply_to_all": true}'
       nodecli operations update 42 --workspace 17 --set retry=true --set priority=2
     """
-    from nodecli.operations import parent_ref, update_operation
+    from nodecli.service.operations import parent_ref, update_operation
     from nodecli.values import build_object, parse_body
 
     conn = pop_service_options(kwargs)
@@ -807,7 +810,7 @@ def ws_create(app: App, name: str | None, fields: tuple[str, ...], body: str | N
       nodecli workspaces create --name Projects --field description='Q3 work'
       nodecli workspaces create --body '{"title": "Projects", "owner_id": "42"}'
     """
-    from nodecli.operations import create_workspace, workspace_body
+    from nodecli.service.workspaces import create_workspace, workspace_body
     from nodecli.values import build_object, parse_body
 
     conn = pop_service_options(kwargs)

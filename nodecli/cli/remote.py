@@ -74,8 +74,8 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
     ``need="bearer"`` refuses (exit 2) before any prompt when the resolved
     credentials are not a bearer token.
     """
-    from nodecli.connection import NodeFlags, resolve_node
     from nodecli.http import open_client
+    from nodecli.profiles.node import NodeFlags, resolve_node
     from nodecli.secrets import find_secret
 
     # Values click took from NODECLI_* variables are left to resolve_node, which reads

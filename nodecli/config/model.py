@@ -300,7 +300,7 @@ def _service_paths(r: _Reader) -> dict[str, str]:
     if sub is None:
         return {}
     from nodecli.errors import UsageError
-    from nodecli.operations import check_path_template
+    from nodecli.service.operations import check_path_template
 
     out: dict[str, str] = {}
     for key, value in sub.data.items():

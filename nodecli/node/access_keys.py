@@ -14,10 +14,12 @@ anything else.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from nodecli.errors import NodecliError, NotFoundError, RemoteError, UsageError
+from nodecli.fsutil import read_limited
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -212,3 +214,107 @@ def require_per_key_logging(version: tuple[int, ...] | None, version_text: str |
 
 def not_found(ak: str) -> NotFoundError:
     return NotFoundError(f"no access key {ak!r}")
+
+
+# -- creating keys and registering verification keys --------------------------------------
+
+
+MAX_PEM_BYTES = 64 * 1024
+STORAGE_TYPES = ("local",)
+
+
+def create_access_key(client: Any, storage_type: str, path: str, id: str | None = None,
+                      secret: str | None = None) -> dict[str, Any]:
+    """POST /access_keys; return the node's answer (without the secret).
+
+    409 (the id exists) becomes a ConflictError that says so and how to proceed.
+    """
+    if storage_type not in STORAGE_TYPES:
+        raise UsageError(f"storage type {storage_type!r} is not supported "
+                         f"(supported: {', '.join(STORAGE_TYPES)})")
+    if not path.startswith("/"):
+        raise UsageError(f"--path must be absolute (start with /), not {path!r}")
+    if id is not None and not AK_ID_RE.match(id):
+        raise UsageError(f"invalid access key id {id!r}: use letters, digits and . _ @ + -")
+    body: dict[str, Any] = {"storage": {"type": storage_type, "path": path}}
+    if id:
+        body["id"] = id
+    if secret:
+        body["secret"] = secret
+        client.add_secret(secret)
+
+    def hint(status: int) -> str | None:
+        if status == 409:
+            return ("access key ids are unique on a node: choose another --id, or leave "
+                    "--id out and the node makes one")
+        if status == 403:
+            return ("only a node user may create access keys, and its transfer user needs "
+                    "a restriction (nodecli xuser ... --restriction)")
+        return None
+
+    resp = client.request("POST", "/access_keys", json_body=body, expect=(200, 201),
+                          hint_for=hint)
+    try:
+        data = resp.json() if resp.body else {}
+    except Exception:  # noqa: BLE001 - the key exists; the body is only informative
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if secret:
+        data.pop("secret", None)  # never echo a secret the user chose
+    data.setdefault("id", id)
+    data.setdefault("storage", body["storage"])
+    return data
+
+
+def read_public_key_pem(path: str) -> tuple[str, bool]:
+    """The PEM public key to register, from a public key file or a private key file.
+
+    Returns ``(pem, derived)``; ``derived`` is True when the public key was computed
+    from a private key (which is never sent anywhere).
+    """
+    p = Path(path).expanduser()
+    raw = read_limited(p, MAX_PEM_BYTES, "PEM key file")
+    from cryptography.hazmat.primitives import serialization
+
+    if b"PRIVATE KEY-----" in raw:
+        try:
+            key = serialization.load_pem_private_key(raw, password=None)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"{p}: not a usable (unencrypted) PEM private key: "
+                             f"{str(exc).splitlines()[0] if str(exc) else exc}") from None
+        pub = key.public_key()
+        derived = True
+    else:
+        try:
+            pub = serialization.load_pem_public_key(raw)
+        except (ValueError, TypeError):
+            raise UsageError(f"{p}: not a PEM public key "
+                             "(expected -----BEGIN PUBLIC KEY-----)") from None
+        derived = False
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if not isinstance(pub, rsa.RSAPublicKey):
+        raise UsageError(f"{p}: bearer tokens are verified with RSA keys; this key is not RSA")
+    pem = pub.public_bytes(serialization.Encoding.PEM,
+                           serialization.PublicFormat.SubjectPublicKeyInfo).decode("ascii")
+    return pem, derived
+
+
+def set_verification_key(client: Any, ak: str, pem: str) -> None:
+    """PUT /access_keys/{ak} with ``{"token_verification_key": PEM}`` (node answers 204)."""
+    from urllib.parse import quote
+
+    if not AK_ID_RE.match(ak):
+        raise UsageError(f"invalid access key id {ak!r}")
+
+    def hint(status: int) -> str | None:
+        if status == 404:
+            return f"no access key {ak!r} on this node: create it with 'nodecli access-key create'"
+        if status == 403:
+            return "an access key may only change itself; a node user may change any key"
+        return None
+
+    client.request("PUT", f"/access_keys/{quote(ak, safe='')}",
+                   json_body={"token_verification_key": pem}, expect=(200, 204),
+                   hint_for=hint)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import NodecliError
 
@@ -115,4 +115,38 @@ def node_info(client: Client, state_dir: Path | None, *, ttl: float = INFO_CACHE
             atomic_write(path, json.dumps({"version": version, "current_time": now,
                                            "fetched_at": info.fetched_at,
                                            "logging": logging}).encode())
+    return info
+
+
+# -- the whole /info document (``node info``) ----------------------------------------
+
+
+def _capabilities(raw: Any) -> list[dict[str, Any]]:
+    if isinstance(raw, dict):
+        return [{"name": str(k), "value": v} for k, v in raw.items()]
+    out = []
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and "name" in item:
+                out.append({"name": str(item["name"]), "value": item.get("value")})
+            elif isinstance(item, str):
+                out.append({"name": item, "value": True})
+    return out
+
+
+def info_document(client: Any) -> dict[str, Any]:
+    """GET /info, as the node sent it (a JSON object), with capabilities normalised.
+
+    Unknown fields are kept; ``capabilities`` and ``settings`` become lists of
+    ``{name, value}`` whatever shape the node used.
+    """
+    from nodecli.errors import RemoteError
+
+    info = client.json("GET", "/info")
+    if not isinstance(info, dict):
+        raise RemoteError(f"{client.endpoint.base_url}/info did not answer with a JSON object")
+    info = dict(info)
+    info["capabilities"] = _capabilities(info.get("capabilities"))
+    if "settings" in info:
+        info["settings"] = _capabilities(info.get("settings"))
     return info

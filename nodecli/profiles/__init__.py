@@ -1,0 +1,54 @@
+"""Connection profiles, node and service: one shape, one resolution rule.
+
+A profile is a named, saved set of connection settings under ``[nodes.NAME]`` or
+``[services.NAME]`` in ``config.toml``; its secret (password, access-key secret, access
+token) lives in the secret store (:mod:`nodecli.secrets`), never in ``config.toml``.
+
+Every setting is resolved the same way for both kinds: command-line flag > environment
+variable > saved profile (the one named, else the default unless a URL was given) >
+built-in default. :func:`pick_profile` is that rule; :mod:`.node` and :mod:`.service`
+apply it to their settings and keep their profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from nodecli.errors import NotFoundError, UsageError
+
+MAX_TOKEN_FILE = 1024 * 1024
+P = TypeVar("P")
+
+
+def pick_profile(profiles: Mapping[str, P], name: str | None, *, url_given: bool,
+                 default: str | None, kind: str) -> P | None:
+    """The saved profile to use: the one named, else the default unless a URL was given.
+
+    ``kind`` is ``node`` or ``service`` (for messages). A name that is not saved is
+    NotFoundError (exit 5) listing the saved ones.
+    """
+    if name:
+        profile = profiles.get(name)
+        if profile is None:
+            known = ", ".join(sorted(profiles)) or "none saved"
+            raise NotFoundError(f"no {kind} profile {name!r} (profiles: {known})",
+                                hint=f"add one with: nodecli {kind} add NAME --url URL ...")
+        return profile
+    if not url_given and default:
+        return profiles.get(default)
+    return None
+
+
+def read_token_file(path: str) -> str:
+    from nodecli.fsutil import read_limited
+
+    p = Path(path).expanduser()
+    raw = read_limited(p, MAX_TOKEN_FILE, "token file")
+    token = raw.decode("utf-8", "replace").strip()
+    if token.startswith("Bearer "):
+        token = token[7:].strip()
+    if not token:
+        raise UsageError(f"token file {p} is empty")
+    return token

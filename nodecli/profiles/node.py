@@ -1,0 +1,315 @@
+"""Node profiles, and which node a command talks to with which credentials.
+
+Profiles live in ``config.toml`` under ``[nodes.NAME]``; their secrets (node-user
+password or access-key secret) live in the secret store (:mod:`nodecli.secrets`:
+keyring, else a 0600 file), never in ``config.toml``.
+
+Precedence for every setting: command-line flag > environment variable > saved
+profile > default. The identity (bearer token, access key or node user) is taken
+from the highest-precedence source that names one, so ``--user bob`` overrides a
+profile's access key. The secret (password or access-key secret) is resolved by the
+caller: flag-free on purpose (``--password-stdin``, ``NODECLI_PASSWORD``, the
+profile's stored secret, then a prompt).
+
+One combination is special: ``--access-key AK`` on the command line with a token in
+``NODECLI_BEARER`` (and no ``--password-stdin``) means the bearer token made for AK.
+Every resolved :class:`~nodecli.http.Auth` carries a note saying where its identity
+and secret came from, which the 401 hint shows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nodecli.config.model import Config, NodeProfile, check_name
+from nodecli.config.paths import Paths
+from nodecli.errors import ConflictError, NotFoundError, UsageError
+from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
+from nodecli.node.access_keys import AK_ID_RE
+from nodecli.profiles import pick_profile, read_token_file
+
+ENV = {
+    "node": "NODECLI_NODE",
+    "url": "NODECLI_URL",
+    "user": "NODECLI_USER",
+    "password": "NODECLI_PASSWORD",
+    "access_key": "NODECLI_ACCESS_KEY",
+    "bearer": "NODECLI_BEARER",
+    "cacert": "NODECLI_CACERT",
+}
+
+
+@dataclass
+class NodeFlags:
+    """What the command line said (None = not given)."""
+
+    node: str | None = None
+    url: str | None = None
+    user: str | None = None
+    access_key: str | None = None
+    bearer_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    access_key_header: str | None = None
+    password: str | None = None  # from --password-stdin (never from argv)
+    # False for commands whose own --user names a grantee (permissions): hints then
+    # offer only the access-key login, not a --user the command gives another meaning
+    user_login: bool = True
+
+
+@dataclass
+class NodeTarget:
+    """A resolved node, still missing its secret when ``secret_needed`` is set."""
+
+    endpoint: Endpoint
+    profile: NodeProfile | None
+    secret_needed: str | None  # "password for node user 'x'" / "secret of access key 'k'"
+
+    def with_secret(self, secret: str, source: str = "typed at the prompt") -> Endpoint:
+        auth = self.endpoint.auth
+        kind = auth.note.split(";")[0] if auth.note else ""
+        note = f"{kind}; secret {source}" if kind else f"secret {source}"
+        return self.endpoint.with_auth(
+            Auth("basic", auth.username, secret,
+                 access_key_header=auth.access_key_header, note=note)
+        )
+
+
+def resolve_node(
+    cfg: Config,
+    flags: NodeFlags,
+    env: Mapping[str, str],
+    secret_lookup: Callable[[str], str | None] | None = None,
+) -> NodeTarget:
+    """Combine flags, environment and profile into an endpoint (see module doc)."""
+    profile = pick_profile(cfg.nodes, flags.node or env.get(ENV["node"]),
+                           url_given=bool(flags.url or env.get(ENV["url"])),
+                           default=cfg.default_node, kind="node")
+
+    url = flags.url or env.get(ENV["url"]) or (profile.url if profile else None)
+    if not url:
+        raise UsageError(
+            "no node given: use --node NAME, --url URL (or NODECLI_NODE / NODECLI_URL), "
+            "or set a default with 'nodecli node default NAME'"
+        )
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"node URL must start with https:// (or http://): {url!r}")
+
+    cacert = flags.cacert or env.get(ENV["cacert"]) or (profile.cacert if profile else None)
+    insecure = flags.insecure or bool(profile and profile.insecure)
+    header = (flags.access_key_header or (profile.access_key_header if profile else None)
+              or DEFAULT_ACCESS_KEY_HEADER)
+
+    # identity: the first source (flags, env, profile) that names one wins
+    sources = [
+        (flags.bearer_file, None, flags.access_key, flags.user),
+        (None, env.get(ENV["bearer"]), env.get(ENV["access_key"]), env.get(ENV["user"])),
+    ]
+    if profile:
+        sources.append((profile.bearer_file, None, profile.access_key, profile.user))
+    origins = ["flag", "environment", f"profile {profile.name!r}" if profile else ""]
+    bearer_file = bearer = access_key = user = None
+    origin = ""
+    for (bf, tok, ak, us), where in zip(sources, origins, strict=False):
+        if bf or tok or ak or us:
+            bearer_file, bearer, access_key, user = bf, tok, ak, us
+            origin = where
+            break
+    if (origin == "flag" and access_key and not user and not bearer_file
+            and not flags.password and env.get(ENV["bearer"])):
+        # --access-key AK with NODECLI_BEARER: the token made for that key
+        bearer = env.get(ENV["bearer"])
+    if (bearer_file or bearer) and not access_key:
+        access_key = flags.access_key or env.get(ENV["access_key"]) or (
+            profile.access_key if profile else None)
+
+    label = profile.name if profile else url
+    base = Endpoint(url, Auth(), cacert=cacert, insecure=insecure, label=label)
+    if bearer_file or bearer:
+        token = read_token_file(bearer_file) if bearer_file else (bearer or "").strip()
+        if token.startswith("Bearer "):
+            token = token[7:].strip()
+        if not access_key:
+            raise UsageError("a bearer token needs the access key it was made for: "
+                             "--access-key AK (or NODECLI_ACCESS_KEY)")
+        src = f"token file {bearer_file}" if bearer_file else "token from NODECLI_BEARER"
+        auth = Auth("bearer", token=token, access_key=access_key, access_key_header=header,
+                    note=f"{src}, from the {origin}")
+        return NodeTarget(base.with_auth(auth), profile, None)
+
+    login = access_key or user
+    if not login:
+        if not flags.user_login:
+            raise UsageError("no credentials: give --access-key AK (or NODECLI_ACCESS_KEY) "
+                             "with its secret or with --bearer-file PATH, or a profile that "
+                             "has one")
+        raise UsageError("no credentials: give --user NAME or --access-key AK "
+                         "(or NODECLI_USER / NODECLI_ACCESS_KEY, or a profile that has them)")
+    what = (f"secret of access key {login!r}" if access_key
+            else f"password of node user {login!r}")
+    kind = "access key" if access_key else "node user"
+    secret, source = flags.password, "from --password-stdin"
+    if not secret:
+        secret, source = env.get(ENV["password"]), f"from {ENV['password']}"
+    if not secret and profile and secret_lookup and login == (profile.access_key or profile.user):
+        secret = secret_lookup(f"node:{profile.name}")
+        source = f"stored with profile {profile.name!r}"
+    note = f"{kind} from the {origin}; secret {source}" if secret else f"{kind} from the {origin}"
+    auth = Auth("basic", login, secret or None, access_key=access_key or None,
+                access_key_header=header, note=note)
+    return NodeTarget(base.with_auth(auth), profile, None if secret else what)
+
+
+_HEADER_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+#: What ``node add`` was given: the model's own type, not yet validated or normalised.
+ProfileSpec = NodeProfile
+
+
+def validate_profile(spec: NodeProfile) -> NodeProfile:
+    """Check a profile's fields and return it normalised; UsageError names the bad one."""
+    try:
+        check_name(spec.name, "profile name")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    url = spec.url.strip()
+    if not re.match(r"^https?://[^\s/?#]+", url) or any(c.isspace() for c in url):
+        raise UsageError(f"--url must be an http(s) URL such as https://node:9092, not {url!r}")
+    if "@" in url.split("/")[2]:
+        raise UsageError("--url must not carry credentials (user:password@); "
+                         "use --user / --access-key and the secret store")
+    if spec.user and spec.access_key:
+        raise UsageError("give --user or --access-key, not both")
+    if spec.access_key and not AK_ID_RE.match(spec.access_key):
+        raise UsageError(f"invalid access key id {spec.access_key!r}")
+    if spec.access_key_header is not None and not _HEADER_RE.match(spec.access_key_header):
+        raise UsageError(f"--access-key-header must be an HTTP header name, "
+                         f"not {spec.access_key_header!r}")
+    if spec.bearer_file and not spec.access_key:
+        raise UsageError("--bearer-file needs the access key the token was made for: "
+                         "--access-key AK")
+    if spec.insecure and spec.cacert:
+        raise UsageError("give --cacert or --insecure, not both")
+    if spec.insecure and url.startswith("http://"):
+        raise UsageError("--insecure only makes sense with an https:// URL")
+
+    def absolute(path: str | None) -> str | None:
+        return str(Path(path).expanduser().absolute()) if path else None
+
+    return NodeProfile(
+        name=spec.name, url=url.rstrip("/"), user=spec.user or None,
+        access_key=spec.access_key or None, bearer_file=absolute(spec.bearer_file),
+        cacert=absolute(spec.cacert), insecure=spec.insecure,
+        access_key_header=spec.access_key_header or None,
+    )
+
+
+def secret_key_for(name: str) -> str:
+    return f"node:{name}"
+
+
+def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None = None, *,
+                replace: bool = False, make_default: bool = False) -> dict[str, Any]:
+    """Save a node profile (and its secret in the secret store); return its summary.
+
+    The first profile saved becomes the default. ``replace`` overwrites an existing
+    profile of the same name (its stored secret is replaced or removed).
+    """
+    from nodecli.secrets import delete_secret, store_secret
+
+    profile = validate_profile(spec)
+    if secret is not None and not (profile.user or profile.access_key):
+        raise UsageError("a secret needs --user or --access-key to go with it")
+    with store.edit() as cfg:
+        if profile.name in cfg.nodes and not replace:
+            raise ConflictError(f"node profile {profile.name!r} already exists",
+                                hint="use --force to replace it, or 'nodecli node remove'")
+        cfg.nodes[profile.name] = profile
+        if make_default or not cfg.default_node:
+            cfg.default_node = profile.name
+    # outside the config lock: the file backend takes the same lock
+    key = secret_key_for(profile.name)
+    if secret:
+        store_secret(paths, key, secret)
+    elif replace:
+        delete_secret(paths, key)
+    return show_profile(store.load(), paths, profile.name)
+
+
+def remove_profile(store: Any, paths: Paths, name: str) -> bool:
+    """Delete a profile and its stored secret; return True if it was the default."""
+    from nodecli.secrets import delete_secret
+
+    was_default = False
+    with store.edit() as cfg:
+        if name not in cfg.nodes:
+            raise _unknown(cfg, name)
+        del cfg.nodes[name]
+        if cfg.default_node == name:
+            cfg.default_node = None
+            was_default = True
+    delete_secret(paths, secret_key_for(name))
+    return was_default
+
+
+def set_default(store: Any, name: str | None) -> None:
+    """Make ``name`` the default profile (None: no default)."""
+    with store.edit() as cfg:
+        if name is not None and name not in cfg.nodes:
+            raise _unknown(cfg, name)
+        cfg.default_node = name
+
+
+def _unknown(cfg: Config, name: str) -> NotFoundError:
+    known = ", ".join(sorted(cfg.nodes)) or "none saved"
+    return NotFoundError(f"no node profile {name!r} (profiles: {known})")
+
+
+def _auth_summary(p: NodeProfile) -> str:
+    if p.bearer_file:
+        return f"bearer ({p.access_key})"
+    if p.access_key:
+        return f"access key {p.access_key}"
+    if p.user:
+        return f"node user {p.user}"
+    return "none"
+
+
+def list_profiles(cfg: Config) -> list[dict[str, Any]]:
+    """One row per profile (no secrets, no secret-store access: stays fast)."""
+    return [
+        {"name": p.name, "default": p.name == cfg.default_node, "url": p.url,
+         "auth": _auth_summary(p), "user": p.user, "access_key": p.access_key,
+         "bearer_file": p.bearer_file, "cacert": p.cacert, "insecure": p.insecure,
+         "access_key_header": p.access_key_header}
+        for p in (cfg.nodes[n] for n in sorted(cfg.nodes))
+    ]
+
+
+def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
+    """A profile with where its secret is kept (never the secret itself)."""
+    from nodecli.http import DEFAULT_ACCESS_KEY_HEADER
+    from nodecli.secrets import describe_backend, find_secret, open_secrets
+
+    if name is None:
+        name = cfg.default_node
+        if name is None:
+            raise UsageError("no profile named and no default profile: "
+                             "give NAME or set one with 'nodecli node default NAME'")
+    p = cfg.nodes.get(name)
+    if p is None:
+        raise _unknown(cfg, name)
+    value, backend = find_secret(paths, secret_key_for(name))
+    preferred = open_secrets(paths)
+    return {
+        "name": p.name, "default": p.name == cfg.default_node, "url": p.url,
+        "auth": _auth_summary(p), "user": p.user, "access_key": p.access_key,
+        "bearer_file": p.bearer_file, "cacert": p.cacert, "insecure": p.insecure,
+        "access_key_header": p.access_key_header or DEFAULT_ACCESS_KEY_HEADER,
+        "secret_stored": value is not None,
+        "secret_backend": describe_backend(backend) if backend else None,
+        "secret_store": describe_backend(preferred),
+    }
