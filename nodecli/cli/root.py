@@ -26,10 +26,10 @@ SUBCOMMANDS = {
     "transfer": ("nodecli.cli.nodes:transfer", "Start transfers on a node."),
     "emulator": ("nodecli.cli.emulator:emulator", "Run the built-in node emulator."),
     "events": ("nodecli.cli.events:events", "List, get and tail the node activity log."),
-    "service": ("nodecli.cli.operations:service", "Collaboration service profiles."),
+    "service": ("nodecli.cli.service:service", "Collaboration service profiles."),
     "operations": ("nodecli.cli.operations:operations",
                    "List, watch and resolve long-running operations."),
-    "workspaces": ("nodecli.cli.operations:workspaces", "Create workspaces (202 + operation)."),
+    "workspaces": ("nodecli.cli.workspaces:workspaces", "Create workspaces (202 + operation)."),
 }
 
 def _lazy_complete(name: str) -> Any:
