@@ -21,39 +21,42 @@ Policy, in one place:
   node's own message (``{"error": {"user_message"|"reason": ...}}``), whatever the
   body looks like (``{}``, HTML, nothing).
 * ``log`` (the ``-v`` channel) sees requests and responses with secrets redacted.
+
+Parsing ``Link`` headers is :mod:`nodecli.links`; turning statuses and bodies into errors,
+``Retry-After`` and backoff is :mod:`nodecli.http_errors`.
 """
 
 from __future__ import annotations
 
 import base64
-import email.utils
 import json
-import random
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from nodecli import __version__
 from nodecli.errors import (
-    AuthError,
-    ConflictError,
-    NodecliError,
-    NotFoundError,
     RemoteError,
     UsageError,
 )
+from nodecli.http_errors import (
+    RETRY_STATUSES,
+    backoff_delay,
+    node_message,
+    parse_retry_after,
+    status_error,
+    tls_error,
+)
+from nodecli.links import origin
 
 USER_AGENT = f"nodecli/{__version__}"
 DEFAULT_ACCESS_KEY_HEADER = "X-Vendor-AccessKey"
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_REDIRECTS = 5
-MAX_RETRY_AFTER = 120.0
 MAX_CA_FILE_BYTES = 16 * 1024 * 1024  # a CA bundle of the whole web is ~250 kB
-
 Log = Callable[[str], None]
 
 
@@ -166,137 +169,6 @@ def _refuse_undecodable(url: str, params: Any, headers: dict[str, str] | None) -
             shown = value.encode("utf-8", "backslashreplace").decode("ascii", "replace")
             raise UsageError(f"{shown[:80]!r} holds bytes that are not UTF-8 text: ids, "
                              "tokens and names go to the server as UTF-8")
-
-
-def origin(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port) of ``url``; never raises. An unusable port (``:99999``,
-    ``:x``) gives port -1, which equals no real origin, so no credentials go there."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        return "", "", -1
-    return parts.scheme.lower(), host, port
-
-
-def node_message(body: bytes) -> str | None:
-    """The human part of a node error body, if any ({"error": {...}} or plain text)."""
-    if not body:
-        return None
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        text = body[:300].decode("utf-8", "replace").strip()
-        if text.lstrip().startswith("<"):
-            return None  # an HTML error page says nothing useful on one line
-        return " ".join(text.split()) or None
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            for key in ("user_message", "reason", "message", "description", "detail"):
-                value = err.get(key)
-                if isinstance(value, str) and value.strip():
-                    return value.strip()[:300]
-        elif isinstance(err, str) and err.strip():
-            return err.strip()[:300]
-    return None
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if re.fullmatch(r"\d{1,10}", value):
-        return min(float(value), MAX_RETRY_AFTER)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    delay = when.timestamp() - (time.time() if now is None else now)
-    return min(max(delay, 0.0), MAX_RETRY_AFTER)
-
-
-def backoff_delay(attempt: int, base: float = 0.5, cap: float = 30.0) -> float:
-    """Full-jitter exponential backoff for retry number ``attempt`` (1-based)."""
-    return random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
-
-
-def status_error(status: int, message: str, *, auth: Auth, url: str,
-                 hint: str | None = None) -> NodecliError:
-    """Map an HTTP status to the exception (and so the exit code) users script against."""
-    exc: NodecliError
-    if status in (401, 403):
-        if status == 401 and auth.kind == "bearer":
-            default_hint = (f"the request used {auth.describe()}; check the token's expiry "
-                            "and scope, and that its public key is registered with "
-                            "'nodecli access-key set-verification-key'")
-        elif auth.kind == "oauth":
-            source = auth.note or "OAuth bearer token"
-            replace_it = ("replace it: --token-file FILE, NODECLI_TOKEN, or 'nodecli service "
-                          "add NAME --url URL --force' for a saved profile")
-            default_hint = (
-                f"the service refused the access token ({source}): it may have expired, "
-                "been revoked, or been issued by another service (a restarted emulator "
-                f"issues new ones); {replace_it}" if status == 401 else
-                f"the access token ({source}) may not do this: get one with the scope it "
-                f"needs (user:all, or admin:all for the whole organization); {replace_it}")
-        elif status == 401 and auth.kind == "none":
-            default_hint = "no credentials were sent: give --user or --access-key"
-        elif status == 401:
-            default_hint = f"the request used {auth.describe()}; check the credentials"
-        else:
-            default_hint = f"the request used {auth.describe()}, which may not do this"
-        exc = AuthError(message, hint=hint or default_hint)
-    elif status == 404:
-        exc = NotFoundError(message, hint=hint)
-    elif status == 409:
-        exc = ConflictError(message, hint=hint)
-    elif 400 <= status < 500 and status != 429:
-        exc = NodecliError(message, hint=hint)
-    else:
-        exc = RemoteError(message, hint=hint)
-    exc.status = status  # type: ignore[attr-defined]
-    exc.url = url  # type: ignore[attr-defined]
-    return exc
-
-
-def tls_error(text: str, url: str, cacert: str | None, *, peer: str = "node",
-              cacert_env: str = "NODECLI_CACERT") -> RemoteError | None:
-    """A TLS handshake failure as one line with the fix; None for other connect errors.
-
-    ``peer`` ("node", "service") and ``cacert_env`` make the hint name the variable the
-    command in question really reads."""
-    netloc = urlsplit(url).netloc
-    low = text.lower()
-    if "mismatch" in low and ("hostname" in low or "ip address" in low):
-        return RemoteError(
-            f"TLS: the certificate of {netloc} is not valid for that name ({text})",
-            hint="use the host name the certificate was issued for in the URL",
-        )
-    if "certificate_verify_failed" in low or "certificate verify failed" in low:
-        if "expired" in low:
-            hint = f"the {peer}'s certificate has expired: renew it on the {peer}"
-        elif cacert:
-            hint = (f"the certificate is not signed by the CA in {cacert}: check that "
-                    f"--cacert names the {peer}'s CA")
-        else:
-            hint = (f"give the {peer}'s CA with --cacert PEM (or {cacert_env}; "
-                    f"for a test {peer} only, --insecure)")
-        return RemoteError(f"TLS: the certificate of {netloc} is not trusted ({text})",
-                           hint=hint)
-    if "wrong_version_number" in low or "record layer failure" in low or \
-            "packet length too long" in low:
-        return RemoteError(
-            f"TLS: {netloc} does not answer with TLS ({text})",
-            hint=f"the {peer} serves plain HTTP on this port: use an http:// URL",
-        )
-    if "ssl" in low or "tls" in low:
-        return RemoteError(f"TLS handshake with {netloc} failed ({text})")
-    return None
 
 
 def _with_not_retried(
@@ -613,89 +485,3 @@ class Client:
 def open_client(endpoint: Endpoint, *, log: Log | None = None) -> Client:
     """The factory. Everything that talks HTTP gets its client here."""
     return Client(endpoint, log=log)
-
-
-def iter_link_header(value: str | None) -> Iterator[tuple[str, dict[str, str]]]:
-    """Parse an RFC 8288 ``Link`` header into (target, params) pairs; never raises."""
-    if not value or len(value) > 64 * 1024:
-        return
-    pos, n = 0, len(value)
-    while pos < n:
-        while pos < n and value[pos] in " \t,":
-            pos += 1
-        if pos >= n or value[pos] != "<":
-            # skip garbage up to the next comma
-            nxt = value.find(",", pos)
-            if nxt < 0:
-                return
-            pos = nxt + 1
-            continue
-        end = value.find(">", pos)
-        if end < 0:
-            return
-        target = value[pos + 1 : end].strip()
-        pos = end + 1
-        params: dict[str, str] = {}
-        while pos < n:
-            while pos < n and value[pos] in " \t":
-                pos += 1
-            if pos >= n or value[pos] != ";":
-                break
-            pos += 1
-            m = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*").match(value, pos)
-            if not m:
-                break
-            key = m.group(1).lower()
-            pos = m.end()
-            val = ""
-            if pos < n and value[pos] == "=":
-                pos += 1
-                while pos < n and value[pos] in " \t":
-                    pos += 1
-                if pos < n and value[pos] == '"':
-                    pos += 1
-                    buf = []
-                    while pos < n and value[pos] != '"':
-                        if value[pos] == "\\" and pos + 1 < n:
-                            pos += 1
-                        buf.append(value[pos])
-                        pos += 1
-                    pos += 1
-                    val = "".join(buf)
-                else:
-                    m2 = re.compile(r"[^;,\s]*").match(value, pos)
-                    val = m2.group(0) if m2 else ""
-                    pos = m2.end() if m2 else pos
-            params.setdefault(key, val)
-        while pos < n and value[pos] not in ",":
-            pos += 1
-        yield target, params
-
-
-class LinkError(ValueError):
-    """A ``Link: rel="next"`` target that is not a usable http(s) URL."""
-
-
-def next_link(value: str | None, base_url: str) -> str | None:
-    """The absolute URL of the first ``rel="next"`` link (rel may list several; relation
-    types compare case-insensitively, RFC 8288 section 2.1.1).
-
-    Raises :class:`LinkError` when that target is not a usable http(s) URL (a port that
-    is not a number from 1 to 65535, an unbalanced IPv6 bracket, no host, another scheme).
-    """
-    for target, params in iter_link_header(value):
-        rels = params.get("rel", "").lower().split()
-        if "next" in rels and target:
-            shown = repr(target[:120])
-            try:
-                url = urljoin(base_url, target)
-                parts = urlsplit(url)
-                port = parts.port
-            except ValueError as exc:
-                raise LinkError(f"{shown}: {exc}") from None
-            if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-                raise LinkError(f"{shown}: not an http or https URL with a host")
-            if port == 0:
-                raise LinkError(f"{shown}: port 0")
-            return url
-    return None

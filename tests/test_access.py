@@ -40,8 +40,8 @@ class Node:
     """The emulator, an access key 'ak1' on /data with a verification key, and helpers."""
 
     def __init__(self, emulator, invoke, tmp_path: Path) -> None:
-        from nodecli.emulator.access import storage_of
         from nodecli.emulator.events import log_for
+        from nodecli.emulator.storage import storage_of
 
         self.emulator, self.invoke, self.tmp = emulator, invoke, tmp_path
         self.state = emulator.state

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from nodecli.errors import AuthError, NotFoundError, RemoteError
-from nodecli.http import Auth, Endpoint, next_link, open_client, parse_retry_after
+from nodecli.http import Auth, Endpoint, open_client
+from nodecli.http_errors import parse_retry_after
+from nodecli.links import next_link
 
 
 def _client(emulator, auth: Auth | None = None, **kw):

@@ -61,3 +61,16 @@ def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
     bad.write_text("def f():\n    from nodecli.render import sanitize\n    import rich\n")
     assert _hits(_imports(bad), ("rich", "nodecli.render")) == [
         "nodecli.render", "nodecli.render.sanitize", "rich"]
+
+
+# One concern per room: a module that outgrows these limits holds more than one concern
+# and is split (README, "Architecture").
+MAX_LINES = {"domain": 600, "cli": 500, "render": 500, "emulator": 600}
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
+def test_no_module_outgrows_its_room(path: Path) -> None:
+    limit = MAX_LINES.get(_layer(path))
+    if limit is not None:
+        lines = path.read_text(encoding="utf-8").count("\n")
+        assert lines <= limit, f"{path.relative_to(PKG)}: {lines} lines (at most {limit})"

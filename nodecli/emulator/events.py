@@ -450,7 +450,7 @@ def register(router: Router, state: NodeState) -> None:
     def on_transfer(req: Request, record: dict[str, Any]) -> None:
         """A transfer lands its files in the storage (file.created for each new one) and
         logs transfer.started tied to the first file, as the key that asked."""
-        from nodecli.emulator.access import file_path_for_transfer, storage_of
+        from nodecli.emulator.storage import file_path_for_transfer, storage_of
 
         spec = record.get("transfer_spec") or {}
         principal = req.principal

@@ -64,7 +64,7 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
     ``page`` until an EMPTY page (a short page is not the end: a node may cap
     ``per_page``), and stops if a node that ignores paging repeats a page.
     """
-    from nodecli.http import next_link
+    from nodecli.links import next_link
 
     keys: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -89,7 +89,7 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
         if not data or not fresh:
             break
         if link is not None:
-            from nodecli.http import origin
+            from nodecli.links import origin
 
             if origin(link) != origin(client.endpoint.base_url):
                 from urllib.parse import urlsplit

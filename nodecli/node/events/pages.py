@@ -205,7 +205,7 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) ->
     (``iteration_token`` and whatever else it carries) is requested on ``base_url``'s
     ``/events``, and ``foreign_host`` says which host was named.
     """
-    from nodecli.http import LinkError, next_link, origin
+    from nodecli.links import LinkError, next_link, origin
 
     items = parse_events(body, url)
     token = None
@@ -249,7 +249,7 @@ def _hint_for(status: int) -> str | None:
 def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | None = None,
                *, retry_statuses: bool = False) -> Page:
     """GET one page (``target`` is ``/events`` with params, or a Link URL)."""
-    from nodecli.http import RETRY_STATUSES, parse_retry_after
+    from nodecli.http_errors import RETRY_STATUSES, parse_retry_after
 
     expect: tuple[int, ...] = (200,)
     if retry_statuses:

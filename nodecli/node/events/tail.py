@@ -179,7 +179,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
           checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
           notice: Status | None, stop: GracefulStop,
           sleep: Callable[[float], None] | None) -> TailState:
-    from nodecli.http import backoff_delay
+    from nodecli.http_errors import backoff_delay
 
     nap = sleep or stop.sleep
     cp = checkpoint.load() if checkpoint else None

@@ -1,0 +1,106 @@
+"""``Link`` headers (RFC 8288) and origins: the next page of a paged answer, read from a
+hostile header without ever raising anything but :class:`LinkError`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import urljoin, urlsplit
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``; never raises. An unusable port (``:99999``,
+    ``:x``) gives port -1, which equals no real origin, so no credentials go there."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return "", "", -1
+    return parts.scheme.lower(), host, port
+
+
+def iter_link_header(value: str | None) -> Iterator[tuple[str, dict[str, str]]]:
+    """Parse an RFC 8288 ``Link`` header into (target, params) pairs; never raises."""
+    if not value or len(value) > 64 * 1024:
+        return
+    pos, n = 0, len(value)
+    while pos < n:
+        while pos < n and value[pos] in " \t,":
+            pos += 1
+        if pos >= n or value[pos] != "<":
+            # skip garbage up to the next comma
+            nxt = value.find(",", pos)
+            if nxt < 0:
+                return
+            pos = nxt + 1
+            continue
+        end = value.find(">", pos)
+        if end < 0:
+            return
+        target = value[pos + 1 : end].strip()
+        pos = end + 1
+        params: dict[str, str] = {}
+        while pos < n:
+            while pos < n and value[pos] in " \t":
+                pos += 1
+            if pos >= n or value[pos] != ";":
+                break
+            pos += 1
+            m = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*").match(value, pos)
+            if not m:
+                break
+            key = m.group(1).lower()
+            pos = m.end()
+            val = ""
+            if pos < n and value[pos] == "=":
+                pos += 1
+                while pos < n and value[pos] in " \t":
+                    pos += 1
+                if pos < n and value[pos] == '"':
+                    pos += 1
+                    buf = []
+                    while pos < n and value[pos] != '"':
+                        if value[pos] == "\\" and pos + 1 < n:
+                            pos += 1
+                        buf.append(value[pos])
+                        pos += 1
+                    pos += 1
+                    val = "".join(buf)
+                else:
+                    m2 = re.compile(r"[^;,\s]*").match(value, pos)
+                    val = m2.group(0) if m2 else ""
+                    pos = m2.end() if m2 else pos
+            params.setdefault(key, val)
+        while pos < n and value[pos] not in ",":
+            pos += 1
+        yield target, params
+
+
+class LinkError(ValueError):
+    """A ``Link: rel="next"`` target that is not a usable http(s) URL."""
+
+
+def next_link(value: str | None, base_url: str) -> str | None:
+    """The absolute URL of the first ``rel="next"`` link (rel may list several; relation
+    types compare case-insensitively, RFC 8288 section 2.1.1).
+
+    Raises :class:`LinkError` when that target is not a usable http(s) URL (a port that
+    is not a number from 1 to 65535, an unbalanced IPv6 bracket, no host, another scheme).
+    """
+    for target, params in iter_link_header(value):
+        rels = params.get("rel", "").lower().split()
+        if "next" in rels and target:
+            shown = repr(target[:120])
+            try:
+                url = urljoin(base_url, target)
+                parts = urlsplit(url)
+                port = parts.port
+            except ValueError as exc:
+                raise LinkError(f"{shown}: {exc}") from None
+            if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+                raise LinkError(f"{shown}: not an http or https URL with a host")
+            if port == 0:
+                raise LinkError(f"{shown}: port 0")
+            return url
+    return None
