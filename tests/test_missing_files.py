@@ -174,3 +174,31 @@ def test_files_written_expand_tilde_too(invoke, tmp_path, argv, created):
     assert r.exit_code == 0, r
     assert (fake_home / created).is_file()
     assert not any(p.name == "~" for p in Path.cwd().iterdir())
+
+
+@pytest.mark.parametrize("option", ["--checkpoint", "--to"])
+def test_events_tail_files_that_are_fifos_or_folders_are_refused(run_cli, node_env, tmp_path,
+                                                                 option):
+    """The position and output files of a tail: created when missing, but a FIFO or a
+    folder there is refused at once (exit 2), never waited on."""
+    fifo = tmp_path / "a-fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    for path, words in ((fifo, ("not a regular file",)), (folder, ("directory", "folder"))):
+        r = run_cli("events", "tail", option, str(path), "-o", "jsonl", env=node_env,
+                    timeout=60)
+        assert r.exit_code == 2, r
+        line = r.stderr.splitlines()[0]  # a usage error may add "see --help"
+        assert line.startswith("nodecli: error: ") and str(path) in line, r.stderr
+        assert any(w in line for w in words), line
+
+
+def test_events_tail_checkpoint_expands_tilde(invoke, node_env, log, tmp_path):
+    fake_home = tmp_path / "user-home"
+    fake_home.mkdir()
+    log.generate(2)
+    r = invoke("events", "tail", "--checkpoint", "~/pos.json", "--since", "1h", "-o", "jsonl",
+               env={**node_env, "HOME": str(fake_home)})
+    assert r.exit_code == 0, r
+    assert (fake_home / "pos.json").is_file()

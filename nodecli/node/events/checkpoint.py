@@ -80,12 +80,14 @@ class CheckpointFile:
             self._lock = None
 
     def load(self) -> Checkpoint | None:
-        from nodecli.fsutil import read_regular
+        from nodecli.fsutil import NotRegularFile, read_regular
 
         try:
             raw = read_regular(self.path, 1024 * 1024)
         except FileNotFoundError:
             return None
+        except NotRegularFile as exc:  # refused like every file nodecli reads: exit 2
+            raise UsageError(f"checkpoint {self.path} {exc.strerror}") from None
         except OSError as exc:
             raise ConfigError(f"cannot read checkpoint {self.path}: {exc.strerror}") from None
         fix = f"nothing was changed; to start over, delete {self.path}"

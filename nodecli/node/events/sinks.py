@@ -3,6 +3,7 @@ recovery of a page cut by a crash, so nothing is written twice)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -50,15 +51,18 @@ class FileSink:
         # O_NONBLOCK: a FIFO must not hang the tail (refused just below, with a reason)
         flags = (os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_NONBLOCK", 0))
+        not_regular = UsageError(f"{self.path} is not a regular file: the output file must be "
+                                 "a plain file (its checkpoint counts on its size); pipe "
+                                 "stdout instead")
         try:
             fd = os.open(self.path, flags, 0o644)
         except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a FIFO nobody reads (O_NONBLOCK write-open)
+                raise not_regular from None
             raise UsageError(f"cannot open {self.path} for appending: {exc.strerror}") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            raise UsageError(f"{self.path} is not a regular file: the output file must be a "
-                             "plain file (its checkpoint counts on its size); pipe stdout "
-                             "instead")
+            raise not_regular
         os.set_blocking(fd, True)
         self._fd = fd
         try:
