@@ -237,3 +237,37 @@ def test_split_cluster(arg, expected):
 
     ctx = click.Context(cli)
     assert split_cluster(cli, ctx, arg) == expected
+
+
+def test_no_line_of_the_tree_makes_completion_fail_or_print(filled_home, capsys):
+    """Every command, after each of its options (with and without a value), after an
+    unknown option and after stray words: completion answers without raising and
+    without writing anything itself (click prints only what it returns)."""
+    from click.shell_completion import get_completion_class
+
+    from nodecli.cli.complete import install_completion_classes
+    from nodecli.cli.root import cli
+
+    install_completion_classes()
+    comp = get_completion_class("bash")(cli, {}, "nodecli", "_NODECLI_COMPLETE")
+    root_ctx = click.Context(cli)
+
+    def walk(cmd, path):
+        yield cmd, path
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(root_ctx):
+                yield from walk(cmd.get_command(root_ctx, name), [*path, name])
+
+    lines = 0
+    for cmd, path in walk(cli, []):
+        cases = [(path, ""), (path, "-"), ([*path, "--bogus"], ""), ([*path, "x", "y"], "")]
+        for param in cmd.params:
+            for opt in param.opts:
+                if opt.startswith("-"):
+                    cases += [([*path, opt], ""), ([*path, opt, "1"], ""), ([*path, opt], "u")]
+        for args, incomplete in cases:
+            comp.get_completions(list(args), incomplete)
+            lines += 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    assert lines > 500  # the whole tree was walked
