@@ -1,4 +1,5 @@
-"""Benchmark: `nodecli events tail -o jsonl` against a bare http.client + json loop.
+"""Benchmark: `nodecli events tail -o jsonl` against a bare http.client + json loop
+(bench/floors/tail_jsonl.py, the floor bench/table.py uses too).
 
 Both clients run as subprocesses against the same emulator (a thread of this process,
 plain HTTP, log pre-filled), fetch the same pages (same page size, same Link chain) and
@@ -25,32 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-BARE = r'''
-import base64, http.client, json, re, sys
-from urllib.parse import urlsplit
-url, user, password, page = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-parts = urlsplit(url)
-conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-path = f"/events?iteration_token=0&count={page}"
-out = sys.stdout
-n = 0
-while True:
-    conn.request("GET", path, headers={"Authorization": auth, "Accept": "application/json"})
-    resp = conn.getresponse()
-    body = resp.read()
-    events = json.loads(body)
-    for e in events:
-        out.write(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n")
-    out.flush()
-    n += len(events)
-    link = resp.getheader("Link") or ""
-    m = re.search(r"<([^>]*)>", link)
-    if len(events) < page or not m:
-        break
-    path = urlsplit(m.group(1))._replace(scheme="", netloc="").geturl()
-print(n, file=sys.stderr)
-'''
+FLOOR = Path(__file__).resolve().parent / "floors" / "tail_jsonl.py"
 
 
 def run(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
@@ -95,7 +71,7 @@ def main() -> None:
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     ours = [sys.executable, "-m", "nodecli", "events", "tail", "--iteration-token", "0",
             "--page-size", str(args.page_size), "-o", "jsonl"]
-    bare = [sys.executable, "-c", BARE, url, "bench", "bench-pass", str(args.page_size)]
+    bare = [sys.executable, str(FLOOR), url, "bench", str(args.page_size)]
     startup = [sys.executable, "-m", "nodecli", "events", "tail", "--help"]
 
     results: dict[str, list[dict[str, float]]] = {"nodecli": [], "bare": [], "startup": []}
