@@ -253,6 +253,21 @@ def _remember_validated(file_hash: str, state_dir: Path | None) -> None:
         atomic_write(path, (json.dumps(body, indent=1) + "\n").encode("ascii"))
 
 
+def pem_private_key_loader() -> Any:
+    """cryptography's ``load_pem_private_key``, taken from where its public module takes
+    it: importing ``cryptography.hazmat.primitives.serialization`` also imports its SSH
+    key support, most of the cost of starting ``token create``. Falls back to the public
+    import if the binding ever moves."""
+    try:
+        from cryptography.hazmat.bindings._rust import openssl as rust_openssl
+
+        return rust_openssl.keys.load_pem_private_key
+    except (ImportError, AttributeError):  # pragma: no cover - another cryptography layout
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+        return load_pem_private_key
+
+
 def load_private_key(path: Path | str, *, state_dir: Path | None = None) -> RSAPrivateKey:
     """Load an RSA private key (PKCS#8 or PKCS#1 PEM, unencrypted) from ``path``.
 
@@ -261,14 +276,12 @@ def load_private_key(path: Path | str, *, state_dir: Path | None = None) -> RSAP
     not an RSA private key of 1024-16384 bits (:class:`KeyFileError`, exit 2). The RSA
     validation runs only the first time a given file content is seen.
     """
-    from cryptography.hazmat.primitives import serialization as ser
-
     path = Path(path)
     data = _read_key_file(path, private=True)
     file_hash = hashlib.sha256(data).hexdigest()
     known = file_hash in _validated_hashes(state_dir)
     try:
-        key = ser.load_pem_private_key(data, password=None,
+        key = pem_private_key_loader()(data, password=None,
                                        unsafe_skip_rsa_key_validation=known)
     except TypeError:
         raise KeyFileError(

@@ -65,5 +65,9 @@ def check_issuer_password(user: Any, password: str) -> None:
 
 def _warm_up_signing() -> None:
     """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
-    from cryptography.hazmat.primitives import hashes, serialization  # noqa: F401
+    from cryptography.hazmat.primitives import hashes  # noqa: F401
     from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
+
+    from nodecli.keys import pem_private_key_loader
+
+    pem_private_key_loader()
