@@ -56,3 +56,25 @@ def test_sanitize_leaves_nothing_unsafe_and_keeps_safe_text(text):
     assert not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in clean)
     if not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text):
         assert clean == text
+
+
+def _classic_reference(rows) -> str:
+    cells = [(sanitize(r["name"]), sanitize(r["transfer_user"]),
+              "[" + ",".join(sanitize(a) for a in r["acls"]) + "]") for r in rows]
+    widths = [13, 21, 21]
+    for line in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, line, strict=True)]
+    out = ["List of Node API user(s):"]
+    for line in (("user", "system/transfer", "user acls"), tuple("=" * w for w in widths),
+                 *cells):
+        out.append(" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    return "\n".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"name": _text, "transfer_user": _text,
+                                       "acls": st.lists(_text, max_size=3)}), max_size=5))
+def test_classic_list_matches_cell_by_cell_rendering(rows):
+    from nodecli.cli.classic import classic_table
+
+    assert classic_table(rows) == _classic_reference(rows)

@@ -81,16 +81,27 @@ def classic_table(rows: Sequence[dict[str, Any]]) -> str:
         ============= ===================== =====================
         node_ibmuser  root                  [admin,impersonation]
     """
-    cells = [(sanitize(r["name"]), sanitize(r["transfer_user"]),
-              "[" + ",".join(sanitize(a) for a in r["acls"]) + "]") for r in rows]
-    widths = [13, 21, 21]
-    for line in cells:
-        widths = [max(w, len(c)) for w, c in zip(widths, line, strict=True)]
-    headings = ("user", "system/transfer", "user acls")
-    out = ["List of Node API user(s):"]
-    for line in (headings, tuple("=" * w for w in widths), *cells):
-        out.append(" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
-    return "\n".join(out)
+    from nodecli.render.table import sanitize_all
+    from nodecli.render.text import UNSAFE
+
+    names = sanitize_all([r["name"] for r in rows])
+    xusers = sanitize_all([r["transfer_user"] for r in rows])
+    acls = [r["acls"] for r in rows]
+    flat = [a for acl in acls for a in acl]
+    if UNSAFE.search("".join(flat)) is None:  # nothing to clean: join as they are
+        acl_cells = ["[" + ",".join(acl) + "]" for acl in acls]
+    else:
+        acl_cells = ["[" + ",".join(sanitize(a) for a in acl) + "]" for acl in acls]
+    columns = [names, xusers, acl_cells]
+    widths = [max([minimum, *map(len, col)]) for minimum, col in zip((13, 21, 21), columns,
+                                                                      strict=True)]
+    head = [("user", "system/transfer", "user acls"), tuple("=" * w for w in widths)]
+    w0, w1, w2 = widths
+    lines = [" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+             for line in head]
+    lines += [f"{n.ljust(w0)} {x.ljust(w1)} {a.ljust(w2)}".rstrip()
+              for n, x, a in zip(names, xusers, acl_cells, strict=True)]
+    return "\n".join(["List of Node API user(s):", *lines])
 
 
 def _render_acls(app: App, rows: list[dict[str, Any]], fmt: str) -> None:
