@@ -247,3 +247,55 @@ def test_password_hash_shape_check_has_one_answer(ln, r, p, width, salt, digest,
     m = _PHC.match(phc)
     general = bool(m) and 1 <= int(m["ln"]) <= 20 and int(m["r"]) >= 1 and int(m["p"]) >= 1
     assert is_valid_hash(phc) == general
+
+
+_xuser_names = st.sampled_from(["aspera", "xfer", "gone"])
+_user_dicts = st.fixed_dictionaries(
+    {"transfer_user": _xuser_names},
+    optional={"acls": st.lists(st.sampled_from(["admin", "internal", "root"]), max_size=2),
+              "password": st.sampled_from(["$bad", "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0$"
+                                                   "aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo"])})
+
+
+@settings(max_examples=300, deadline=None)
+@given(users=st.dictionaries(st.sampled_from(["u1", "u2", "u3", "u4"]), _user_dicts, max_size=4),
+       xusers=st.sets(_xuser_names, min_size=1),
+       changed_users=st.dictionaries(st.sampled_from(["u1", "u2", "u5"]), _user_dicts,
+                                     max_size=2),
+       removed=st.sets(st.sampled_from(["u1", "u2"])),
+       xusers_after=st.one_of(st.none(), st.sets(_xuser_names)))
+def test_saving_checks_what_changed_as_a_full_check_would(users, xusers, changed_users,
+                                                          removed, xusers_after):
+    """A save checks only the [users] entries an edit changed (the rest was checked at
+    load): it refuses exactly what the full check refuses."""
+    from nodecli.config.model import ModelError
+    from nodecli.config.store import _to_validate
+
+    def plain(xs, us):
+        return {"version": 1, "transfer_users": {x: {"restrictions": ["file:////*"]}
+                                                 for x in sorted(xs)}, "users": us}
+
+    before = plain(xusers, users)
+    try:
+        Config.from_dict(before)
+    except ModelError:
+        return  # only a loaded (valid) configuration is ever edited
+    after_users = {k: v for k, v in {**users, **changed_users}.items() if k not in removed}
+    after = plain(xusers if xusers_after is None else xusers_after, after_users)
+
+    def verdict(data):
+        try:
+            Config.from_dict(data)
+        except ModelError as exc:
+            return exc.text
+        return None
+
+    assert verdict(_to_validate(after, before)) == verdict(after)
+
+
+def test_an_edit_that_breaks_an_unchanged_user_is_refused(store):
+    _add(store, "alice")
+    with pytest.raises(ConfigError, match="unknown transfer user 'aspera'"), \
+            store.edit() as cfg:
+        del cfg.transfer_users["aspera"]  # alice (unchanged) still refers to it
+    assert "alice" in store.load().users

@@ -86,33 +86,36 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 def _plain_users_toml(users: dict[str, Any]) -> str | None:
     """The ``[users.*]`` tables exactly as tomli_w writes them, or None when any of them
     holds something beyond plain ASCII strings and lists of them (then tomli_w writes the
-    whole document). At 10,000 users tomli_w's generic walk was most of a write's time."""
-    plain = _PLAIN_STRING.fullmatch
+    whole document). At 10,000 users tomli_w's generic walk was most of a write's time;
+    the strings are checked together at the end (one joined text is plain exactly when
+    each of them is)."""
     bare = _BARE_KEY.fullmatch
+    strings: list[str] = []
+    keys: set[str] = set()
     out: list[str] = []
     for name, user in users.items():
-        if not isinstance(name, str) or not isinstance(user, dict) or not plain(name):
+        if name.__class__ is not str or user.__class__ is not dict:
             return None
+        strings.append(name)
         lines = [f"[users.{name}]\n" if bare(name) else f'[users."{name}"]\n']
         for key, value in user.items():
-            if not isinstance(key, str) or not bare(key):
+            if key.__class__ is not str:
                 return None
-            if isinstance(value, str):
-                if not plain(value):
-                    return None
+            keys.add(key)
+            if value.__class__ is str:
+                strings.append(value)
                 lines.append(f'{key} = "{value}"\n')
-            elif isinstance(value, list):
-                if not value:
+            elif value.__class__ is list and value:
+                if not all(item.__class__ is str for item in value):
                     return None
-                items = []
-                for item in value:
-                    if not isinstance(item, str) or not plain(item):
-                        return None
-                    items.append(f'    "{item}",\n')
-                lines.append(f"{key} = [\n{''.join(items)}]\n")
+                strings += value
+                lines.append(f"{key} = [\n" + "".join(f'    "{item}",\n' for item in value)
+                             + "]\n")
             else:
                 return None
         out.append("".join(lines))
+    if not all(bare(key) for key in keys) or not _PLAIN_STRING.fullmatch(" ".join(strings)):
+        return None
     return "\n".join(out)
 
 
@@ -132,6 +135,23 @@ def _dump_toml(data: dict[str, Any], dumps: Callable[[dict[str, Any]], str]) -> 
         return dumps(data)  # a scalar after the tables would be placed differently
     parts = [dumps(before) if before else "", users_text, dumps(after) if after else ""]
     return "\n".join(part for part in parts if part)
+
+
+def _to_validate(plain: dict[str, Any], validated: dict[str, Any] | None) -> dict[str, Any]:
+    """What of ``plain`` needs the model check before it is written.
+
+    A ``[users]`` entry is valid or not by itself and the transfer-user names it may
+    refer to. So when ``validated`` (the configuration as loaded, already checked) has
+    the same transfer users, the entries it holds unchanged are left out: a change to
+    one user of 10,000 checks that user (and everything else), not all of them."""
+    if validated is None or plain.get("transfer_users") != validated.get("transfer_users"):
+        return plain
+    users = plain.get("users")
+    before = validated.get("users")
+    if not isinstance(users, dict) or not isinstance(before, dict):
+        return plain
+    return {**plain, "users": {name: entry for name, entry in users.items()
+                               if before.get(name) != entry}}
 
 
 class ConfigStore:
@@ -210,16 +230,19 @@ class ConfigStore:
     def exists(self) -> bool:
         return self.path.exists()
 
-    def save_unlocked(self, cfg: Config, plain: dict[str, Any] | None = None) -> None:
+    def save_unlocked(self, cfg: Config, plain: dict[str, Any] | None = None, *,
+                      validated: dict[str, Any] | None = None) -> None:
         """Write ``cfg``; the caller holds the lock. Keeps the previous file as .bak.
 
-        ``plain`` is ``cfg.to_dict()`` when the caller already has it."""
+        ``plain`` is ``cfg.to_dict()`` when the caller already has it; ``validated`` the
+        ``to_dict()`` of a configuration validated before the change (see
+        :func:`_to_validate`)."""
         # Validate what we are about to write so we never write what we could not read
         # back (tomli_w serialises plain tables faithfully, so the model check is the one
         # that matters; re-parsing the TOML cost ~0.7 s per write at 10,000 users).
         if plain is None:
             plain = cfg.to_dict()
-        validate_config_data(plain, self.path)
+        validate_config_data(_to_validate(plain, validated), self.path)
         data = _dump_plain(plain)
         ensure_private_dir(self.paths.config_dir)
         for target in (self.path, self.paths.backup_file):
@@ -271,7 +294,7 @@ class ConfigStore:
             yield cfg
             after = cfg.to_dict()
             if after != before:
-                self.save_unlocked(cfg, after)
+                self.save_unlocked(cfg, after, validated=before)
 
     def restore_backup(self) -> Config:
         """Swap ``config.toml.bak`` back in (the current file becomes the new .bak)."""
