@@ -271,3 +271,28 @@ def test_no_line_of_the_tree_makes_completion_fail_or_print(filled_home, capsys)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
     assert lines > 500  # the whole tree was walked
+
+
+def test_the_install_lines_of_the_help_work_as_written(invoke, tmp_path):
+    """Each 'mkdir'/'nodecli completion' line of 'completion --help', run by sh in an
+    empty $HOME, writes the script that 'completion SHELL' prints."""
+    if shutil.which("sh") is None:
+        pytest.skip("no sh")
+    help_text = invoke("completion", "--help").stdout
+    lines = [line.strip() for line in help_text.splitlines()
+             if line.strip().startswith(("mkdir -p ", "nodecli completion "))]
+    assert len(lines) == 6, lines
+    fake_home = tmp_path / "fresh-home"
+    fake_home.mkdir()
+    env = subprocess_env({"HOME": str(fake_home),
+                          "PATH": str(Path(sys.executable).parent) + os.pathsep
+                          + os.environ.get("PATH", "")})
+    if not (Path(sys.executable).parent / "nodecli").exists():
+        pytest.skip("nodecli entry point not installed beside this interpreter")
+    proc = subprocess.run(["sh", "-ec", "\n".join(lines)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc
+    for shell, where in (("bash", ".local/share/bash-completion/completions/nodecli"),
+                         ("zsh", ".zfunc/_nodecli"),
+                         ("fish", ".config/fish/completions/nodecli.fish")):
+        assert (fake_home / where).read_text() == invoke("completion", shell).stdout

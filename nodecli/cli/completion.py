@@ -34,10 +34,17 @@ users, node and service profiles, checkpoint names and the access key ids known 
 machine (profiles, keys/, the emulator's state). A TAB never contacts a node.
 
 \b
-Install (pick your shell):
-  bash:  nodecli completion bash > ~/.local/share/bash-completion/completions/nodecli
-  zsh:   nodecli completion zsh > "${fpath[1]}/_nodecli"
-  fish:  nodecli completion fish > ~/.config/fish/completions/nodecli.fish
+Install (pick your shell; new shells then complete):
+  # bash (bash-completion 2):
+  mkdir -p ~/.local/share/bash-completion/completions
+  nodecli completion bash > ~/.local/share/bash-completion/completions/nodecli
+  # zsh (with fpath+=(~/.zfunc) before compinit in ~/.zshrc):
+  mkdir -p ~/.zfunc
+  nodecli completion zsh > ~/.zfunc/_nodecli
+  # fish:
+  mkdir -p ~/.config/fish/completions
+  nodecli completion fish > ~/.config/fish/completions/nodecli.fish
+\b
 Or load it for the current session only:
   eval "$(nodecli completion bash)"      # bash; use zsh for zsh
 """)
