@@ -344,13 +344,6 @@ def test_status_off_a_terminal_writes_each_change_once(monkeypatch):
     assert quiet_err.getvalue() == ""
 
 
-@pytest.mark.parametrize(("seconds", "words"), [(0, "0s"), (59.9, "59s"), (60, "1m00s"),
-                                                (125, "2m05s"), (3600, "1h00m"),
-                                                (7322, "2h02m"), (-3, "0s")])
-def test_elapsed_words(seconds, words):
-    from nodecli.cli.app import elapsed_words
-
-    assert elapsed_words(seconds) == words
 
 
 # -- path options expand '~' themselves ----------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import parse_qs
 
 import pytest
@@ -98,7 +99,9 @@ def test_table_output_and_token_on_stderr(invoke, node_env, log):
     log.generate(4, families=["file"])
     r = invoke("events", "list", env=node_env)
     assert r.exit_code == 0
-    assert r.stdout.splitlines()[0].split() == ["ID", "TIME", "TYPE", "USER", "SUMMARY"]
+    assert r.stdout.splitlines()[0].split() == ["id", "time", "type", "user", "summary"]
+    # times in ISO 8601 UTC to the second, the one time style of every table
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r.stdout.splitlines()[1].split()[1])
     assert "next iteration token: 4" in r.stderr
     assert "iteration" not in r.stdout
 

@@ -56,7 +56,7 @@ def test_list_table_and_csv(with_users):
     assert r.stdout.splitlines() == [
         "user  transfer user  acls",
         "usr1  aspera         admin",
-        "usr2  aspera",
+        "usr2  aspera         -",
     ]
     r = with_users("user", "list", "-o", "csv")
     assert r.stdout.splitlines() == ["name,transfer_user,acls", "usr1,aspera,admin",

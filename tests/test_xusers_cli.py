@@ -40,7 +40,7 @@ def test_list_table_and_csv(invoke):
     r = invoke("xuser", "list")
     assert r.stdout.splitlines() == [
         "transfer user  restrictions   docroot  node users",
-        "aspera         s3://*,gs://*           u1",
+        "aspera         s3://*,gs://*  -        u1",
     ]
     r = invoke("xuser", "list", "-o", "csv")
     assert r.stdout.splitlines()[0] == "name,restrictions,docroot,node_users"

@@ -10,7 +10,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, confirm, output_option, pass_app, read_secret_stdin
 from nodecli.cli.complete import complete_access_keys
 from nodecli.cli.lazy import HelpGroup
-from nodecli.cli.nodes import CONTEXT, _kv
+from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column, sanitize
@@ -70,7 +70,7 @@ def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str
                                     ("storage", f"{storage.get('type')} {storage.get('path')}")]
     if data.get("secret"):
         pairs.append(("secret", data["secret"]))
-    _kv(app, pairs)
+    app.term.fields(pairs)
     if data.get("secret"):
         app.term.warn("the node made this secret and will not show it again: store it now")
     app.term.success(f"created access key {data.get('id')!r}")
@@ -168,7 +168,7 @@ def access_key_show(app: App, ak: str, output_format: str, **kwargs: Any) -> Non
     def onoff(value: bool | None, none: str) -> str:
         return none if value is None else "on" if value else "off"
 
-    _kv(app, [("id", report["id"]),
+    app.term.fields([("id", report["id"]),
               ("storage", f"{report['storage_type']} {report['storage_path']}"),
               ("root file id", report["root_file_id"]),
               ("verification key", report["verification_key_fingerprint"] or "none registered"),

@@ -21,6 +21,7 @@ from nodecli.render import (
     Column,
     is_tty,
     render_csv,
+    render_fields,
     render_json,
     render_jsonl,
     render_plain_table,
@@ -37,16 +38,6 @@ def color_wanted(no_color_flag: bool, stream: IO[str]) -> bool:
     if os.environ.get("TERM") == "dumb":
         return False
     return is_tty(stream)
-
-
-def elapsed_words(seconds: float) -> str:
-    """A duration as the status line and summaries show it: 7s, 2m05s, 1h02m."""
-    seconds = max(int(seconds), 0)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
 
 class LiveStatus:
@@ -128,13 +119,14 @@ class LiveStatus:
 
     def line(self) -> str:
         from nodecli.render import fit_line, sanitize, terminal_columns
+        from nodecli.timeparse import describe_delta
 
         err = self._term.err
         utf8 = (getattr(err, "encoding", "") or "").lower().replace("-", "") == "utf8"
         frames = self.FRAMES if utf8 else self.ASCII_FRAMES
         elapsed = self._clock() - self._since
         frame = frames[int(elapsed * 10) % len(frames)]
-        text = f"{frame} {sanitize(self._text or '')} · {elapsed_words(elapsed)}"
+        text = f"{frame} {sanitize(self._text or '')} · {describe_delta(elapsed)}"
         return fit_line(text, terminal_columns(err))
 
     def redraw(self) -> None:
@@ -239,6 +231,11 @@ class Terminal:
 
     def flush(self) -> None:
         self.out.flush()
+
+    def fields(self, pairs: Sequence[tuple[str, Any]]) -> None:
+        """One object for reading: aligned ``field  value`` lines (README, "Output")."""
+        with self._above_status(self.out):
+            render_fields(pairs, self.out)
 
     def json(self, obj: Any) -> None:
         render_json(obj, self.out)

@@ -68,7 +68,11 @@ def _env_source(param: click.Parameter | None, ctx: click.Context | None) -> str
     return param.envvar if isinstance(param.envvar, str) else None
 
 
-def output_option(choices: tuple[str, ...] = ("table", "json", "csv"),
+#: the formats of every command that prints a list (README, "Output")
+LIST_FORMATS = ("table", "json", "jsonl", "csv")
+
+
+def output_option(choices: tuple[str, ...] = LIST_FORMATS,
                   default: str = "table") -> Callable[[F], F]:
     """``-o/--output FORMAT``: machine output; field names in json are stable."""
     return click.option(

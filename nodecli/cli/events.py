@@ -64,7 +64,7 @@ def events() -> None:
               help="At most N events (the oldest matching ones; node default otherwise). "
                    "Sent as given: a node may return fewer.")
 @_token_opt
-@output_option(("table", "json", "jsonl"))
+@output_option(("table", "json", "jsonl", "csv"))
 @node_options
 @pass_app
 def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | None,
@@ -105,16 +105,16 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     elif output_format == "jsonl":
         app.term.out.write(rev.render_chunk(page.items, "jsonl"))
     else:
-        from nodecli.render import Column
+        from nodecli.render import Column, iso_time
 
-        rows = [{"id": rev.clean(e.get("id"), 80), "time": rev.clean(e.get("time"), 40),
+        rows = [{"id": rev.clean(e.get("id"), 80), "time": iso_time(rev.clean(e.get("time"), 40)),
                  "type": rev.clean(rev.main_type(ev.event_types(e)), 60),
                  "user": rev.clean(e.get("user_id"), 60), "summary": rev.summary(e)}
                 for e in page.events]
-        if rows:
-            app.term.table(rows, [Column("id", "ID"), Column("time", "TIME"),
-                                  Column("type", "TYPE"), Column("user", "USER"),
-                                  Column("summary", "SUMMARY")])
+        if rows or output_format == "csv":
+            app.term.table(rows, [Column("id", "id"), Column("time", "time"),
+                                  Column("type", "type"), Column("user", "user"),
+                                  Column("summary", "summary")], output_format)
         else:
             app.term.info("no events")
     if page.link_problem:
@@ -154,17 +154,16 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
         return
     import json
 
-    from nodecli.render import sanitize
+    from nodecli.render import iso_time, sanitize
 
-    lines = [("id", rev.clean(event.get("id"))), ("time", rev.clean(event.get("time"))),
-             ("types", rev.clean(", ".join(ev.event_types(event)))),
-             ("user_id", rev.clean(event.get("user_id"))), ("summary", rev.summary(event))]
-    for k, v in lines:
-        app.term.data(f"{k + ':':9} {v}")
-    data = json.dumps(event.get("data"), indent=2, ensure_ascii=False)
-    app.term.data("data:")
-    for line in data.splitlines():
-        app.term.data("  " + sanitize(line))
+    data = json.dumps(event.get("data"), indent=2, ensure_ascii=False).splitlines()
+    app.term.fields([("id", rev.clean(event.get("id"))),
+                     ("time", iso_time(rev.clean(event.get("time")))),
+                     ("types", ev.event_types(event)),
+                     ("user", rev.clean(event.get("user_id"))), ("summary", rev.summary(event)),
+                     ("data", data[0])])
+    for line in data[1:]:  # the object goes on under its first line, aligned with it
+        app.term.data(" " * len("summary  ") + sanitize(line))
 
 
 TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")

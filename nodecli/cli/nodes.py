@@ -16,24 +16,9 @@ from nodecli.cli.remote import (
     open_node_client,
     pop_node_options,
 )
-from nodecli.render import Column, sanitize
+from nodecli.render import Column
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _kv(app: App, pairs: list[tuple[str, Any]]) -> None:
-    """Aligned ``field  value`` lines (values sanitised: they may come from a server)."""
-    width = max(len(k) for k, _ in pairs)
-    for key, value in pairs:
-        if value is None or value == "" or value == []:
-            shown = "-"
-        elif isinstance(value, bool):
-            shown = "yes" if value else "no"
-        elif isinstance(value, list):
-            shown = ", ".join(sanitize(v) for v in value)
-        else:
-            shown = sanitize(value)
-        app.term.data(f"{key.ljust(width)}  {shown}")
 
 
 # -- node ---------------------------------------------------------------------------------
@@ -125,8 +110,8 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
         app.term.warn(f"TLS verification is OFF for profile {name!r}")
 
 
-_LIST_COLUMNS = [Column("default", "DEFAULT"), Column("name", "NAME"), Column("url", "URL"),
-                 Column("auth", "AUTH"), Column("tls", "TLS")]
+_LIST_COLUMNS = [Column("name", "name"), Column("default", "default"), Column("url", "url"),
+                 Column("auth", "auth"), Column("tls", "tls")]
 
 
 def _tls_label(row: dict[str, Any]) -> str:
@@ -138,10 +123,10 @@ def _tls_label(row: dict[str, Any]) -> str:
 
 
 @node.command("list", context_settings=CONTEXT)
-@output_option(("table", "json", "csv"))
+@output_option()
 @pass_app
 def node_list(app: App, output_format: str) -> None:
-    """List saved node profiles (* marks the default).
+    """List saved node profiles (the default one says yes under default).
 
     \b
     Examples:
@@ -151,12 +136,11 @@ def node_list(app: App, output_format: str) -> None:
     from nodecli.profiles.node import list_profiles
 
     rows = list_profiles(app.store.load())
-    if output_format == "table":
-        if not rows:
-            app.term.info("no node profiles: add one with 'nodecli node add NAME --url URL'")
-            return
-        rows = [{**r, "default": "*" if r["default"] else "", "tls": _tls_label(r)}
-                for r in rows]
+    if output_format == "table" and not rows:
+        app.term.info("no node profiles: add one with 'nodecli node add NAME --url URL'")
+        return
+    if output_format in ("table", "csv"):
+        rows = [{**r, "tls": _tls_label(r)} for r in rows]
     app.term.table(rows, _LIST_COLUMNS, output_format)
 
 
@@ -182,7 +166,7 @@ def node_show(app: App, name: str | None, output_format: str) -> None:
              else "-")
     if info["bearer_file"]:
         where = "bearer token read from the file at each run"
-    _kv(app, [
+    app.term.fields([
         ("name", info["name"] + (" (default)" if info["default"] else "")),
         ("url", info["url"]),
         ("auth", info["auth"]),
@@ -299,7 +283,7 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
     if info.get("settings"):
         pairs.append(("settings", [f"{c['name']}={json_text(c.get('value'))}"
                                    for c in info["settings"]]))
-    _kv(app, pairs)
+    app.term.fields(pairs)
 
 
 # -- transfer -----------------------------------------------------------------------------
@@ -338,4 +322,4 @@ def transfer_start(app: App, spec_file: str, output_format: str, **kwargs: Any) 
     if output_format == "json":
         app.term.json(data)
         return
-    _kv(app, [("id", data.get("id")), ("status", data.get("status"))])
+    app.term.fields([("id", data.get("id")), ("status", data.get("status"))])

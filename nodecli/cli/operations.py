@@ -46,9 +46,9 @@ SUMMARY_COLUMNS = [
 
 
 def elapsed(seconds: float) -> str:
-    from nodecli.cli.app import elapsed_words
+    from nodecli.timeparse import describe_delta
 
-    return elapsed_words(seconds)
+    return describe_delta(seconds)
 
 
 def op_line(op: dict[str, Any]) -> str:
@@ -75,8 +75,18 @@ def render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
 
     if fmt == "json":
         app.term.json(ops)
+    elif fmt == "jsonl":
+        app.term.jsonl(ops)  # the service's objects, one per line, as in json
     else:
-        app.term.table([table_row(op) for op in ops], OP_COLUMNS, fmt)
+        from nodecli.render import iso_time
+
+        rows = [table_row(op) for op in ops]
+        if fmt == "table":  # csv keeps the service's own values
+            for row in rows:
+                for key in ("created_at", "updated_at"):
+                    if row[key]:
+                        row[key] = iso_time(row[key])
+        app.term.table(rows, OP_COLUMNS, fmt)
 
 
 @click.group(cls=HelpGroup,
@@ -110,7 +120,7 @@ def _parent_options(f: F) -> F:
 @click.option("--user", metavar="ID", help="Filter the top-level list by user_id.")
 @click.option("--status", "statuses", multiple=True, metavar="S",
               help="Only aborted, running, stopped or success (repeat or comma-separate).")
-@output_option(("table", "json"))
+@output_option()
 @service_options
 @pass_app
 def ops_list(app: App, output_format: str, statuses: tuple[str, ...], **kwargs: Any) -> None:

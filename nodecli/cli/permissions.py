@@ -9,7 +9,7 @@ import click
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
-from nodecli.cli.nodes import CONTEXT, _kv
+from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column, sanitize
@@ -190,5 +190,5 @@ def permission_show(app: App, perm_id: str, output_format: str, **kwargs: Any) -
     if output_format == "json":
         app.term.json(perm)
         return
-    _kv(app, [(k, perm.get(k)) for k in ("id", "file_id", "access_type", "access_id",
+    app.term.fields([(k, perm.get(k)) for k in ("id", "file_id", "access_type", "access_id",
                                          "access_levels", "tags")])

@@ -90,7 +90,7 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
 
 
 @service.command("list")
-@output_option(("table", "json"))
+@output_option()
 @pass_app
 def service_list(app: App, output_format: str) -> None:
     """List saved service profiles.
@@ -127,17 +127,20 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
         app.term.json(data)
         return
     from nodecli.service.preflight import OPAQUE
+    from nodecli.timeparse import describe_delta
 
-    info = data.pop("token_info", None) or {}
+    info = dict(data.pop("token_info", None) or {})
     if info.get("opaque"):
         info = {"contents": OPAQUE}
+    left = info.pop("seconds_left", None)
+    if isinstance(left, (int, float)) and info.get("expires_at"):
+        ago = f"expired {describe_delta(left)} ago" if left < 0 else f"{describe_delta(left)} left"
+        info["expires_at"] = f"{info['expires_at']} ({ago})"
     paths = data.pop("paths", None) or {}
     if paths:
         data["paths"] = [f"{k}={v}" for k, v in sorted(paths.items())]
-    for key, value in {**data, **{f"token {k}": v for k, v in info.items()}}.items():
-        if isinstance(value, list):
-            value = " ".join(str(v) for v in value)
-        app.term.data(f"{key:<20} {sanitize('' if value is None else value)}")
+    app.term.fields([*((k.replace("_", " "), v) for k, v in data.items()),
+                     *((f"token {k.replace('_', ' ')}", v) for k, v in info.items())])
 
 
 @service.command("remove")

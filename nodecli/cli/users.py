@@ -22,10 +22,6 @@ USER_COLUMNS = (
     Column("transfer_user", "transfer user"),
     Column("acls", "acls"),
 )
-SHOW_COLUMNS = (
-    Column("field", "field"),
-    Column("value", "value"),
-)
 
 
 def password_options(f: F) -> F:
@@ -65,8 +61,7 @@ def render_record(app: App, record: dict[str, Any], fmt: str) -> None:
     elif fmt == "csv":
         app.term.table([record], [Column(k, k) for k in record], "csv")
     else:
-        rows = [{"field": k, "value": v} for k, v in record.items()]
-        app.term.table(rows, SHOW_COLUMNS, "table")
+        app.term.fields([(k.replace("_", " "), v) for k, v in record.items()])
 
 
 @click.group(cls=HelpGroup,

@@ -59,6 +59,7 @@ class NodeInfo:
             return then + timedelta(seconds=max(time.time() - self.fetched_at, 0.0))
         return local
 
+
 def version_tuple(text: str) -> tuple[int, ...]:
     parts = []
     for piece in str(text).split(".")[:3]:
@@ -66,10 +67,12 @@ def version_tuple(text: str) -> tuple[int, ...]:
         parts.append(int(m.group(0)) if m else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 
+
 def _info_cache_file(state_dir: Path, client: Client) -> Path:
     ep = client.endpoint
     who = f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
     return state_dir / "cache" / f"info-{hashlib.sha256(who.encode()).hexdigest()[:16]}.json"
+
 
 def node_info(client: Client, state_dir: Path | None, *, ttl: float = INFO_CACHE_TTL,
               log: Status | None = None) -> NodeInfo | None:

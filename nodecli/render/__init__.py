@@ -6,10 +6,12 @@ and raises errors, and never formats for a terminal.
 """
 
 from nodecli.render.table import (
+    EMPTY,
     FORMATS,
     STREAM_FORMATS,
     Column,
     render_csv,
+    render_fields,
     render_json,
     render_jsonl,
     render_plain_table,
@@ -19,13 +21,15 @@ from nodecli.render.text import (
     display_width,
     fit_line,
     is_tty,
+    iso_time,
     sanitize,
     sanitize_lines,
     terminal_columns,
 )
 
 __all__ = [
-    "FORMATS", "STREAM_FORMATS", "Column", "display_width", "fit_line", "is_tty",
-    "render_csv", "render_json", "render_jsonl", "render_plain_table", "render_rich_table",
-    "sanitize", "sanitize_lines", "terminal_columns",
+    "EMPTY", "FORMATS", "STREAM_FORMATS", "Column", "display_width", "fit_line", "is_tty",
+    "iso_time", "render_csv", "render_fields", "render_json", "render_jsonl",
+    "render_plain_table", "render_rich_table", "sanitize", "sanitize_lines",
+    "terminal_columns",
 ]

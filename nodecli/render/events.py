@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 MAX_FIELD = 200  # characters of one server string shown in a summary
 
+
 def clean(value: Any, limit: int = MAX_FIELD) -> str:
     """Server text made safe for a terminal (controls stripped) and cut to ``limit``."""
     from nodecli.render import sanitize
@@ -23,8 +24,10 @@ def clean(value: Any, limit: int = MAX_FIELD) -> str:
     text = sanitize("" if value is None else value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 def human_bytes(n: int | None) -> str:
     if n is None:
@@ -36,12 +39,14 @@ def human_bytes(n: int | None) -> str:
         size /= 1000
     return f"{n} B"
 
+
 def human_rate(kbps: int | None) -> str:
     if kbps is None:
         return "?"
     if kbps >= 1000:
         return f"{kbps / 1000:.1f} Mbps"
     return f"{kbps} kbps"
+
 
 def family_of(types: Sequence[str]) -> str:
     for t in types:
@@ -57,12 +62,14 @@ def family_of(types: Sequence[str]) -> str:
             return "permission"
     return "other"
 
+
 def main_type(types: Sequence[str]) -> str:
     """The most specific type (a transfer's subtype rather than its parent type)."""
     for t in types:
         if not t.startswith("transfer."):
             return t
     return types[0] if types else "?"
+
 
 def summary(event: dict[str, Any]) -> str:
     """One line describing the event per family (terminal-safe)."""
@@ -88,6 +95,7 @@ def summary(event: dict[str, Any]) -> str:
         return f"lock {clean(verb, 20)} on {clean(target)}" + (f" by {clean(by, 60)}" if by else "")
     return ""
 
+
 def transfer_summary(data: dict[str, Any]) -> str:
     status = clean(data.get("status") or "?", 20)
     running = data.get("end_time_usec") is None or status == "running"
@@ -111,23 +119,29 @@ def transfer_summary(data: dict[str, Any]) -> str:
         parts.append(f"error {code}: {clean(data.get('error_desc'))}")
     return " ".join(parts)
 
+
 def plain_line(event: dict[str, Any]) -> str:
     """Tab-separated: time, id, types (comma-joined), user, summary."""
     return "\t".join((clean(event.get("time"), 40), clean(event.get("id"), 80),
                       clean(",".join(event_types(event)), 120), clean(event.get("user_id"), 80),
                       summary(event)))
 
+
 def pretty_parts(event: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """(time, most specific type, user, summary, family), terminal-safe, padded."""
-    t = clean(event.get("time"), 40).replace("T", " ").rstrip("Z").split(".")[0]
+    from nodecli.render.text import iso_time
+
+    t = iso_time(clean(event.get("time"), 40))
     types = event_types(event)
-    return (f"{t:19}", f"{clean(main_type(types), 40):24}",
+    return (f"{t:20}", f"{clean(main_type(types), 40):24}",
             f"{clean(event.get('user_id'), 40):10}", summary(event), family_of(types))
+
 
 def pretty_line(event: dict[str, Any]) -> str:
     """Aligned for reading: time, most specific type, user, summary."""
     t, typ, user, text, _family = pretty_parts(event)
     return f"{t}  {typ}  {user}  {text}"
+
 
 def render_chunk(items: Sequence[tuple[dict[str, Any], str]], fmt: str) -> str:
     """Text for a page: jsonl passes the node's objects through unchanged."""

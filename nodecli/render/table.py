@@ -26,9 +26,15 @@ class Column:
     justify: str = "left"
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
+#: what a table or a field list shows for a missing or empty value (csv leaves it empty)
+EMPTY = "-"
+
+
+def _cell(value: Any, empty: str = EMPTY) -> str:
+    """One value as text, the same way in every table and field list: ``-`` when empty,
+    yes/no for booleans, lists comma-joined, objects as compact JSON, all sanitised."""
+    if value is None or value == "" or value == [] or value == ():
+        return empty
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):
@@ -67,7 +73,7 @@ def render_csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: I
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([c.key for c in columns])
     for row in rows:
-        writer.writerow([_cell(row.get(c.key)) for c in columns])
+        writer.writerow([_cell(row.get(c.key), "") for c in columns])
 
 
 def sanitize_all(values: list[str]) -> list[str]:
@@ -83,7 +89,7 @@ def _column_cells(rows: Sequence[dict[str, Any]], key: str) -> list[str]:
     pass (what sanitize would change shows up in the joined text), so a 10,000-row
     table costs no per-cell calls when nothing needs cleaning."""
     values = [r.get(key) for r in rows]
-    if all(v.__class__ is str for v in values):
+    if all(v.__class__ is str and v for v in values):  # (an empty one shows '-')
         return sanitize_all(values)
     return [_cell(v) for v in values]
 
@@ -117,3 +123,12 @@ def render_rich_table(
     for r in rows:
         table.add_row(*(Text(_cell(r.get(c.key))) for c in columns))
     console.print(table)
+
+
+def render_fields(pairs: Sequence[tuple[str, Any]], out: IO[str]) -> None:
+    """One object for reading: aligned ``field  value`` lines, values as in a table."""
+    if not pairs:
+        return
+    width = max(len(k) for k, _ in pairs)
+    out.write("".join(f"{sanitize(k).ljust(width)}  {_cell(v)}".rstrip() + "\n"
+                      for k, v in pairs))

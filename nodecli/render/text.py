@@ -87,3 +87,17 @@ def terminal_columns(stream: IO[str] | None = None, default: int = 80) -> int:
         return os.get_terminal_size((stream or sys.stderr).fileno()).columns or default
     except (OSError, ValueError, AttributeError):
         return default
+
+
+def iso_time(value: Any) -> str:
+    """A time as every table and line shows it: ISO 8601 in UTC to the second,
+    ``2026-11-23T10:00:00Z``. Text that is not an ISO 8601 time is shown as it is
+    (sanitised): a server's odd value is not hidden."""
+    from nodecli.timeparse import TimeParseError, format_utc, parse_iso8601
+
+    if isinstance(value, str):
+        try:
+            return format_utc(parse_iso8601(value))
+        except TimeParseError:
+            pass
+    return sanitize("" if value is None else value)

@@ -28,6 +28,7 @@ CHECKPOINT_VERSION = 1
 LAST_IDS_KEPT = 100
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
+
 @dataclass
 class Checkpoint:
     """Where a tail stands: after ``token`` (or, before the first page, after
@@ -48,6 +49,7 @@ class Checkpoint:
             "skip_ids": self.skip, "last_ids": self.last_ids,
             "output": self.output, "saved_at": datetime.now(UTC).isoformat(),
         }, indent=1).encode() + b"\n"
+
 
 class CheckpointFile:
     """A checkpoint file: exclusive (non-blocking) lock, validated load, atomic save."""
@@ -134,6 +136,7 @@ class CheckpointFile:
         cp.filter = self.flt.as_dict()
         atomic_write(self.path, cp.to_json())
 
+
 def node_key(client: Client) -> str:
     """A stable, file-name-safe name for the node and identity being tailed."""
     ep = client.endpoint
@@ -141,6 +144,7 @@ def node_key(client: Client) -> str:
     digest = hashlib.sha256(f"{ep.base_url}|{who}".encode()).hexdigest()[:10]
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", ep.label or urlsplit(ep.base_url).netloc)[:40]
     return f"{label}-{digest}"
+
 
 def resume_path(state_dir: Path, client: Client, name: str, flt: EventFilter) -> Path:
     """``state/checkpoints/<node>/<NAME>@<filter>.json`` for ``--resume NAME``."""

@@ -50,6 +50,7 @@ LOGGING_HINT = ("the node's event log is empty: on nodes 3.7.4 and later events 
 class MalformedPage(RemoteError):
     """The node answered 200 with something that is not a valid events page."""
 
+
 @dataclass(frozen=True)
 class EventFilter:
     """At most one of ``type`` and ``type_glob`` (the node takes one per request)."""
@@ -88,11 +89,13 @@ class EventFilter:
     def as_dict(self) -> dict[str, str | None]:
         return {"type": self.type, "type_glob": self.type_glob}
 
+
 def validate_page_size(n: int) -> int:
     """A tail's page size: any count a node accepts, but at least 1 (0 never progresses)."""
     if not 1 <= n <= MAX_COUNT:
         raise UsageError(f"page size must be a whole number from 1 to {MAX_COUNT}, not {n}")
     return n
+
 
 def validate_token(token: str) -> str:
     token = token.strip()
@@ -101,6 +104,7 @@ def validate_token(token: str) -> str:
         raise UsageError("an iteration token is a non-empty word without spaces or control "
                          "characters (copy it from a previous 'events list' or Link header)")
     return token
+
 
 def build_params(flt: EventFilter, *, since: datetime | None = None,
                  token: str | None = None, count: int | None = None) -> list[tuple[str, str]]:
@@ -113,6 +117,7 @@ def build_params(flt: EventFilter, *, since: datetime | None = None,
     if count is not None:
         params.append(("count", str(count)))
     return params
+
 
 @dataclass
 class Page:
@@ -137,14 +142,17 @@ class Page:
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 
+
 def _skip_ws(text: str, i: int) -> int:
     if i < len(text) and text[i] not in " \t\n\r":
         return i
     m = _WS.match(text, i)
     return m.end() if m else i
 
+
 def event_id(obj: dict[str, Any]) -> str:
     return str(obj.get("id"))
+
 
 def parse_events(body: bytes, url: str = "") -> list[tuple[dict[str, Any], str]]:
     """A JSON array of event objects, each with its original compact text.
@@ -197,6 +205,7 @@ def parse_events(body: bytes, url: str = "") -> list[tuple[dict[str, Any], str]]
         raise MalformedPage(f"{where}the events page has data after the array")
     return items
 
+
 def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) -> Page:
     """Validate one page. Link problems are reported in ``link_problem``, not raised.
 
@@ -230,8 +239,10 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) ->
             token = values[-1]
     return Page(items, next_url, token, url, problem, foreign)
 
+
 def _events_url(base_url: str) -> str:
     return base_url.rstrip("/") + "/events"
+
 
 class _RetryLater(Exception):
     def __init__(self, reason: str, retry_after: float | None = None) -> None:
@@ -239,12 +250,14 @@ class _RetryLater(Exception):
         self.reason = reason
         self.retry_after = retry_after
 
+
 def _hint_for(status: int) -> str | None:
     if status == 404:
         return "the node has no events endpoint here (GET /events exists from node 3.6.0)"
     if status == 400:
         return "the node refused the request: check the type, glob, time and iteration token"
     return None
+
 
 def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | None = None,
                *, retry_statuses: bool = False) -> Page:
@@ -264,15 +277,18 @@ def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | 
                    f"requested on {client.endpoint.base_url} instead")
     return page
 
+
 def is_caught_up(page: Page, used_token: str | None) -> bool:
     """Whether ``page`` reached the present: an EMPTY page, or a Link that names the very
     token the page was asked for. A short page is not the end: ``count`` is "at most"
     (interface.md 4.1) and a node may cap it below what was asked."""
     return len(page) == 0 or (used_token is not None and page.next_token == used_token)
 
+
 def foreign_host_notice(host: str, base_url: str) -> str:
     return (f'the node\'s Link rel="next" names another host ({host}); nodecli requests '
             f"the next pages on {base_url} (the URL you gave) and sends nothing to {host}")
+
 
 def iter_pages(client: Client, flt: EventFilter, *, since: datetime | None = None,
                token: str | None = None, page_size: int = DEFAULT_PAGE_SIZE) -> Iterator[Page]:
@@ -289,11 +305,13 @@ def iter_pages(client: Client, flt: EventFilter, *, since: datetime | None = Non
         used = page.next_token
         page = fetch_page(client, page.next_url)
 
+
 def require_events(info: NodeInfo | None, label: str) -> None:
     if info is not None and info.at_least(MIN_EVENTS_VERSION) is False:
         raise NodecliError(f"node {label} runs version {info.version}: the events endpoints "
                            "exist from node 3.6.0",
                            hint="upgrade the node to 3.6.0 or later")
+
 
 def require_get_by_id(info: NodeInfo | None, label: str) -> None:
     require_events(info, label)
@@ -301,6 +319,7 @@ def require_get_by_id(info: NodeInfo | None, label: str) -> None:
         raise NodecliError(f"node {label} runs version {info.version}: GET /events/{{id}} "
                            "exists from node 3.7.3",
                            hint="use 'nodecli events list' (and --type) to find the event")
+
 
 def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
     """The activity_event_logging hint when the whole log is empty on 3.7.4+; with an
@@ -324,11 +343,13 @@ def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
         return None
     return hint if len(probe) == 0 else None
 
+
 @dataclass
 class ListResult:
     page: Page
     hint: str | None = None
     base_url: str = ""
+
 
 def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
                 token: str | None = None, count: int | None = None,
@@ -350,11 +371,13 @@ def list_events(client: Client, flt: EventFilter, *, since: datetime | None = No
     hint = empty_log_hint(client, info) if len(page) == 0 and not flt.params() else None
     return ListResult(page, hint, client.endpoint.base_url)
 
+
 def _explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
     if info is None:
         return NotFoundError(exc.message, hint="the node has no /events endpoint: nodes "
                              "before 3.6.0 have none")
     return exc
+
 
 def get_event(client: Client, event_id_: str, *, state_dir: Path | None = None,
               log: Status | None = None) -> dict[str, Any]:
@@ -380,6 +403,7 @@ def get_event(client: Client, event_id_: str, *, state_dir: Path | None = None,
     if not isinstance(obj, dict):
         raise RemoteError(f"the node's answer for event {shorten(eid)} is not an object")
     return obj
+
 
 def event_types(event: dict[str, Any]) -> list[str]:
     types = event.get("types")

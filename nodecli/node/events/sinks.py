@@ -27,6 +27,7 @@ class Sink(Protocol):
     def position(self) -> dict[str, Any] | None:
         """What to record in the checkpoint about the output (files only)."""
 
+
 class StreamSink:
     """stdout (or any text stream): write, then flush."""
 
@@ -39,6 +40,7 @@ class StreamSink:
 
     def position(self) -> dict[str, Any] | None:
         return None
+
 
 class FileSink:
     """Append to a file: write, flush, fsync; recover after a crash (see :meth:`recover`)."""
@@ -126,6 +128,7 @@ class FileSink:
             os.ftruncate(self._fd, size + keep)
             os.fsync(self._fd)
         return ids
+
 
 def _id_of_line(line: bytes, fmt: str) -> str | None:
     try:

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 DEFAULT_SINCE = timedelta(minutes=10)  # the default start point of `events tail`
 
+
 class GracefulStop:
     """SIGINT/SIGTERM: between pages stop at once; while a page is being written,
     finish it (and its checkpoint) first. A second signal stops immediately."""
@@ -98,6 +99,7 @@ class GracefulStop:
         if seconds > 0:
             time.sleep(seconds)
 
+
 @dataclass
 class TailOptions:
     flt: EventFilter = field(default_factory=EventFilter)
@@ -127,6 +129,7 @@ class TailOptions:
             raise ValueError(f"TailOptions(fmt={self.fmt!r}) needs a render function")
         validate_page_size(self.page_size)
 
+
 @dataclass
 class TailState:
     """What the tail has done; ``token`` is the resume point (after the last full page)."""
@@ -137,6 +140,7 @@ class TailState:
     start: str = ""
     stopped_by: str | None = None  # "caught-up", "max-events", "until-type"
 
+
 def raw_lines(items: Sequence[tuple[dict[str, Any], str]]) -> str:
     """The events' original JSON texts, one per line (``jsonl`` passes them through)."""
     return "".join(raw + "\n" for _, raw in items)
@@ -144,6 +148,7 @@ def raw_lines(items: Sequence[tuple[dict[str, Any], str]]) -> str:
 
 def _jitter(interval: float) -> float:
     return interval * random.uniform(0.8, 1.2)
+
 
 def tail(client: Client, opts: TailOptions, sink: Sink, *,
          checkpoint: CheckpointFile | None = None, info: NodeInfo | None = None,
@@ -168,12 +173,14 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     except KeyboardInterrupt:
         raise TailInterrupted(st) from None
 
+
 class TailInterrupted(Interrupted):
     """SIGINT/SIGTERM during a tail; ``state.token`` is where to resume."""
 
     def __init__(self, state: TailState) -> None:
         super().__init__(f"interrupted after {state.emitted} events")
         self.state = state
+
 
 def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
           checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
@@ -321,6 +328,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
                 return st
             nap(_jitter(opts.interval))
 
+
 def _token_refused(exc: NodecliError, from_checkpoint: bool, checkpoint: CheckpointFile | None,
                    token: str) -> NodecliError:
     if from_checkpoint and checkpoint is not None:
@@ -334,6 +342,7 @@ def _token_refused(exc: NodecliError, from_checkpoint: bool, checkpoint: Checkpo
                         hint="take a token from a recent 'nodecli events list' of this node, "
                              "or start with --since")
 
+
 def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str | None,
                        output_file: Path | None) -> None:
     """Refuse combinations of --checkpoint/--resume/--to/-o that cannot work."""
@@ -345,6 +354,7 @@ def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str 
     if output_file is not None and fmt not in ("jsonl", "plain"):
         raise UsageError("--to FILE writes jsonl or plain (one event per line, so a "
                          "restart can find what is already there)")
+
 
 def run_tail(client: Client, opts: TailOptions, *, state_dir: Path, out: IO[str],
              checkpoint_file: Path | None = None, resume_name: str | None = None,
