@@ -40,7 +40,7 @@ def world(invoke, emulator, node_env, log, home, tmp_path):
     log.generate(3, families=["file", "transfer"])
     add_operation(emulator.state, parent_id="100", status="stopped")
     add_operation(emulator.state, parent_id="100", status="success")
-    return {**node_env, "NODECLI_SERVICE": "corp"}
+    return {**node_env, "NODECLI_SERVICE": "corp", "_token": token}
 
 
 LISTS = [
@@ -116,3 +116,43 @@ def test_every_list_has_the_four_formats(world, invoke, argv):
     rows = list(csv.reader(io.StringIO(as_csv.stdout)))
     assert len(rows) == len(objects) + 1
     assert all(h == h.lower() and " " not in h for h in rows[0])  # the json field names
+
+
+def test_on_a_colour_terminal_tables_keep_values_whole_and_messages_unbroken(
+        world, home, tmp_path):
+    """A real pty, 80 columns, colour on: the operations table (wider than the terminal)
+    keeps every time whole; a success message longer than a line is not cut by newlines."""
+    import os
+    import sys
+
+    import pexpect
+
+    from .conftest import REPO_ROOT, subprocess_env
+
+    env = subprocess_env({**world, "TERM": "xterm-256color"})
+    env.pop("NO_COLOR", None)
+    env.pop("COLUMNS", None)
+
+    def run(*argv: str) -> str:
+        child = pexpect.spawn(sys.executable, ["-m", "nodecli", *argv], env=env,
+                              cwd=str(REPO_ROOT), encoding="utf-8", timeout=30,
+                              dimensions=(40, 80))
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0, child.before
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
+
+    shown = run("operations", "list", "--workspace", "100")
+    assert len(ISO_Z.findall(shown)) >= 2, shown  # created and updated, never folded
+    long_dir = tmp_path / ("a-rather-long-folder-name-" * 3)
+    long_dir.mkdir()
+    token = long_dir / "service.token"
+    token.write_text(mint_service_token_for(world) + "\n")
+    os.chmod(token, 0o600)
+    said = run("service", "add", "other", "--url", world["NODECLI_URL"],
+               "--token-file", str(token))
+    assert str(token) in said.replace("\r\n", "\n"), said
+
+
+def mint_service_token_for(world: dict[str, str]) -> str:
+    return world["_token"]

@@ -270,7 +270,10 @@ class Terminal:
         line = prefix + sanitize_lines(text)
         with self._above_status(self.err):
             if self.color_err and style:
-                self.err_console.print(line, style=style, markup=False, highlight=False)
+                # soft_wrap: the terminal wraps a long message; rich must not break it
+                # with newlines (a path cut in two cannot be pasted)
+                self.err_console.print(line, style=style, markup=False, highlight=False,
+                                       soft_wrap=True)
             else:
                 self.err.write(line + "\n")
                 self.err.flush()

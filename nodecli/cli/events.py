@@ -112,9 +112,10 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
                  "user": rev.clean(e.get("user_id"), 60), "summary": rev.summary(e)}
                 for e in page.events]
         if rows or output_format == "csv":
-            app.term.table(rows, [Column("id", "id"), Column("time", "time"),
-                                  Column("type", "type"), Column("user", "user"),
-                                  Column("summary", "summary")], output_format)
+            app.term.table(rows, [Column("id", "id", whole=True),
+                                  Column("time", "time", whole=True), Column("type", "type"),
+                                  Column("user", "user"), Column("summary", "summary")],
+                           output_format)
         else:
             app.term.info("no events")
     if page.link_problem:

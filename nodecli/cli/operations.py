@@ -28,14 +28,14 @@ from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column, sanitize
 
 OP_COLUMNS = [
-    Column("id", "id"),
+    Column("id", "id", whole=True),
     Column("type", "type"),
     Column("parent", "parent"),
-    Column("status", "status"),
+    Column("status", "status", whole=True),
     Column("conflict_folder", "conflict folder"),
     Column("user_id", "user"),
-    Column("created_at", "created"),
-    Column("updated_at", "updated"),
+    Column("created_at", "created", whole=True),
+    Column("updated_at", "updated", whole=True),
 ]
 SUMMARY_COLUMNS = [
     Column("operation", "operation"),

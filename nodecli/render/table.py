@@ -24,6 +24,9 @@ class Column:
     key: str
     heading: str
     justify: str = "left"
+    # kept on one line on a terminal too narrow for the table (ids, times, statuses);
+    # the other columns wrap to make room
+    whole: bool = False
 
 
 #: what a table or a field list shows for a missing or empty value (csv leaves it empty)
@@ -119,7 +122,8 @@ def render_rich_table(
 
     table = Table(title=title, header_style="bold", box=None, pad_edge=False)
     for c in columns:
-        table.add_column(c.heading, justify=c.justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(c.heading, justify=c.justify,  # type: ignore[arg-type]
+                         no_wrap=c.whole, overflow="ellipsis" if c.whole else "fold")
     for r in rows:
         table.add_row(*(Text(_cell(r.get(c.key))) for c in columns))
     console.print(table)
