@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import pytest
 
-from nodecli.cli.complete import split_cluster
+from nodecli.cli.complete import split_attached, split_cluster
 from tests.conftest import REPO_ROOT, subprocess_env
 
 HEAVY = ("httpx2", "httpx", "httpcore", "cryptography", "rich")
@@ -99,6 +99,8 @@ CASES = [
     ("nodecli -du u", ["usr1", "usr2"]),
     ("nodecli -mu usr1 -x a", ["archive", "aspera"]),
     ("nodecli -u ", ["ops", "usr1", "usr2"]),
+    ("nodecli -muus", ["-muusr1", "-muusr2"]),        # the value typed against the flags
+    ("nodecli -au new -xar", ["-xarchive"]),
     ("nodecli -au new -x ", ["archive", "aspera"]),
     ("nodecli --xuser ar", ["archive"]),
     ("nodecli -u usr1 --bearer-create --access-key AK", ["AKlocal", "AKprod"]),
@@ -296,3 +298,20 @@ def test_the_install_lines_of_the_help_work_as_written(invoke, tmp_path):
                          ("zsh", ".zfunc/_nodecli"),
                          ("fish", ".config/fish/completions/nodecli.fish")):
         assert (fake_home / where).read_text() == invoke("completion", shell).stdout
+
+
+@pytest.mark.parametrize(("word", "expected"), [
+    ("-muus", ("-mu", "user", "us")),
+    ("-uu", ("-u", "user", "u")),
+    ("-ojs", ("-o", "output_format", "js")),
+    ("-mu", None),            # nothing typed of the value yet
+    ("-ml", None),            # flags only
+    ("-mzx", None),           # unknown letter
+    ("--user", None),
+    ("-u", None),
+])
+def test_split_attached(word, expected):
+    from nodecli.cli.root import cli
+
+    got = split_attached(cli, click.Context(cli), word)
+    assert (got if got is None else (got[0], got[1].name, got[2])) == expected

@@ -20,9 +20,10 @@ home is the ``--home`` already typed on the command line, else ``NODECLI_HOME``,
 the platform folders. Any problem (no config, damaged file) completes nothing rather
 than printing an error into the user's shell.
 
-Classic short-flag clusters (``nodecli -mu <TAB>``, ``-du``) are understood by the
-completion classes installed with :func:`install_completion_classes`: click itself only
-recognises ``-u`` spelled alone before the value.
+Classic short-flag clusters (``nodecli -mu <TAB>``, ``-du``, and a value typed against
+them, ``-muus<TAB>``) are understood by the completion classes installed with
+:func:`install_completion_classes`: click itself only recognises ``-u`` spelled alone
+before the value.
 """
 
 from __future__ import annotations
@@ -174,18 +175,49 @@ def split_cluster(command: click.Command, ctx: click.Context, arg: str) -> list[
     return None  # flags only: nothing awaits a value
 
 
+def split_attached(command: click.Command, ctx: click.Context,
+                   word: str) -> tuple[str, click.Option, str] | None:
+    """``-muus`` -> (``-mu``, the -u option, ``us``): a value typed against its flag.
+
+    None unless ``word`` is single-dash letters that are flags of ``command`` up to one
+    value option followed by at least one character of its value.
+    """
+    if len(word) < 3 or word[0] != "-" or word[1] == "-":
+        return None
+    shorts: dict[str, click.Option] = {}
+    for param in command.get_params(ctx):
+        if isinstance(param, click.Option):
+            if word in param.opts or word in param.secondary_opts:
+                return None
+            shorts.update({o: param for o in param.opts if len(o) == 2 and o[0] == "-"})
+    for i, ch in enumerate(word[1:], start=1):
+        param = shorts.get(f"-{ch}")
+        if param is None:
+            return None
+        if not (param.is_flag or param.count):
+            value = word[i + 1:]
+            return (word[:i + 1], param, value) if value else None
+    return None
+
+
 def _cluster_mixin(base: type) -> type:
     class ClusterComplete(base):  # type: ignore[misc,valid-type]
         """Click's completion for ``base.name``, plus ``-mu <TAB>`` (see module doc)."""
 
         def get_completions(self, args: list[str], incomplete: str) -> list[Any]:
-            if args and "--" not in args:
+            if "--" not in args and (args or incomplete.startswith("-")):
                 with contextlib.suppress(Exception):
-                    from click.shell_completion import _resolve_context
+                    from click.shell_completion import CompletionItem, _resolve_context
 
                     ctx = _resolve_context(self.cli, self.ctx_args, self.prog_name,
                                            list(args))
-                    split = split_cluster(ctx.command, ctx, args[-1])
+                    attached = split_attached(ctx.command, ctx, incomplete)
+                    if attached:  # -muus<TAB>: the value completes, the flags stay
+                        prefix, param, value = attached
+                        return [CompletionItem(prefix + item.value, help=item.help)
+                                for item in param.shell_complete(ctx, value)
+                                if item.type == "plain"]
+                    split = split_cluster(ctx.command, ctx, args[-1]) if args else None
                     if split:
                         args = [*args[:-1], *split]
             return super().get_completions(args, incomplete)
