@@ -253,6 +253,10 @@ def _remember_validated(file_hash: str, state_dir: Path | None) -> None:
         atomic_write(path, (json.dumps(body, indent=1) + "\n").encode("ascii"))
 
 
+class NotValidatedYet(Exception):
+    """``load_private_key(..., known_only=True)`` met a key never validated before."""
+
+
 def pem_private_key_loader() -> Any:
     """cryptography's ``load_pem_private_key``, taken from where its public module takes
     it: importing ``cryptography.hazmat.primitives.serialization`` also imports its SSH
@@ -268,18 +272,22 @@ def pem_private_key_loader() -> Any:
         return load_pem_private_key
 
 
-def load_private_key(path: Path | str, *, state_dir: Path | None = None) -> RSAPrivateKey:
+def load_private_key(path: Path | str, *, state_dir: Path | None = None,
+                     known_only: bool = False) -> RSAPrivateKey:
     """Load an RSA private key (PKCS#8 or PKCS#1 PEM, unencrypted) from ``path``.
 
     Refuses files readable by group or others (:class:`KeyPermissionError`, exit 4),
     missing files (:class:`~nodecli.errors.NotFoundError`, exit 5) and anything that is
     not an RSA private key of 1024-16384 bits (:class:`KeyFileError`, exit 2). The RSA
-    validation runs only the first time a given file content is seen.
+    validation runs only the first time a given file content is seen; ``known_only``
+    raises :class:`NotValidatedYet` for a content not seen before (nothing recorded).
     """
     path = Path(path)
     data = _read_key_file(path, private=True)
     file_hash = hashlib.sha256(data).hexdigest()
     known = file_hash in _validated_hashes(state_dir)
+    if known_only and not known:
+        raise NotValidatedYet(str(path))
     try:
         key = pem_private_key_loader()(data, password=None,
                                        unsafe_skip_rsa_key_validation=known)

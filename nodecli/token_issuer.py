@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from nodecli.errors import AuthError, UsageError
@@ -45,6 +46,17 @@ def check_issuer_password(user: Any, password: str) -> None:
     the signing stack, which token creation needs next: ``hashlib.scrypt`` releases the
     GIL, so the import costs no wall time. The answer is the same either way.
     """
+    finish = start_password_check(user, password)
+    _warm_up_signing()
+    finish()
+
+
+def start_password_check(user: Any, password: str) -> Callable[[], None]:
+    """Start verifying ``password`` (scrypt, in a thread); the returned function waits
+    for the verdict and raises :class:`AuthError` (exit 4) when it is not a match.
+
+    Whatever the caller does meanwhile must stay private until that function returned.
+    """
     import threading
 
     from nodecli.passwords import verify_password
@@ -57,10 +69,13 @@ def check_issuer_password(user: Any, password: str) -> None:
         target=lambda: verdict.append(verify_password(password, user.password_hash)),
         name="password-check", daemon=True)
     worker.start()
-    _warm_up_signing()
-    worker.join()
-    if verdict != [True]:
-        raise AuthError(f"wrong password for node user {user.name!r}")
+
+    def finish() -> None:
+        worker.join()
+        if verdict != [True]:
+            raise AuthError(f"wrong password for node user {user.name!r}")
+
+    return finish
 
 
 def _warm_up_signing() -> None:

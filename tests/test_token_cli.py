@@ -399,3 +399,30 @@ def test_typed_password_may_be_retried(users, home: Path, key_file: Path) -> Non
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 4
+
+
+def test_key_work_during_the_password_check_stays_private(invoke, users, key_file: Path,
+                                                          home: Path) -> None:
+    """The key is loaded and the token signed while scrypt runs: a wrong password still
+    shows nothing but the refusal, and records nothing about the key."""
+    record = home / "state" / "validated-keys.json"
+    r = _create(invoke, "--key-file-path", str(key_file), env={"NODECLI_PASSWORD": "nope"})
+    assert r.exit_code == 4 and r.stdout == "" and "wrong password" in r.stderr
+    assert not record.exists()  # a never-validated key is not validated before the check
+    r = _create(invoke, "--key-file-path", str(key_file))
+    assert r.exit_code == 0 and record.exists()  # first use: validated and recorded
+    recorded = record.read_bytes()
+    r = _create(invoke, "--key-file-path", str(key_file), env={"NODECLI_PASSWORD": "nope"})
+    assert r.exit_code == 4 and r.stdout == "" and "bearer token" not in r.stderr
+    key_file.chmod(0o640)  # a known key made readable by the group: refused, after the check
+    r = _create(invoke, "--key-file-path", str(key_file), env={"NODECLI_PASSWORD": "nope"})
+    assert r.exit_code == 4 and "wrong password" in r.stderr and "0640" not in r.stderr
+    r = _create(invoke, "--key-file-path", str(key_file))
+    assert r.exit_code == 4 and "0640" in r.stderr and r.stdout == ""
+    key_file.chmod(0o600)
+    r = _create(invoke, "--key-file-path", str(key_file))
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(key_file.read_bytes(), None)
+    assert r.exit_code == 0 and verify(r.stdout.strip(), key.public_key())["user_id"] == "alice"
+    assert record.read_bytes() == recorded

@@ -125,6 +125,51 @@ def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
             app.term.warn("wrong password, try again")
 
 
+def _password_given(opts: dict[str, Any]) -> bool:
+    """Whether the password comes without a prompt (option, stdin or NODECLI_PASSWORD)."""
+    import os
+
+    return (opts.get("password") is not None or bool(opts.get("password_stdin"))
+            or bool(os.environ.get("NODECLI_PASSWORD")))
+
+
+def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path | None:
+    """The key file :func:`resolve_key_path` will name when it exists already (then no
+    question is asked and nothing is created), else None."""
+    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
+    if key_path or key_dir:
+        path = (Path(key_path).expanduser() if key_path
+                else Path(key_dir).expanduser() / PRIVATE_NAME)
+    else:
+        path = app.paths.keys_dir / access_key / PRIVATE_NAME
+    return path if path.exists() else None
+
+
+def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: Path,
+                                sign: Callable[[Any], str]) -> tuple[Any, str] | None:
+    """Load a known key and sign while scrypt checks the password in its thread (the
+    hash is most of ``token create``). Nothing is shown or kept unless the password
+    matched: a wrong one raises AuthError (exit 4) whatever happened meanwhile. None when
+    the key was never validated, or loading or signing failed: the caller then does it
+    after the check, as always (validating and recording a new key, or reporting the
+    problem in the usual order)."""
+    from nodecli.keys import load_private_key
+    from nodecli.token_issuer import start_password_check
+
+    password = get_secret(app, value=opts.get("password"),
+                          from_stdin=bool(opts.get("password_stdin")),
+                          prompt=f"Password for node user {user.name}")
+    finish = start_password_check(user, password)
+    result: tuple[Any, str] | None = None
+    try:
+        key = load_private_key(path, state_dir=app.paths.state_dir, known_only=True)
+        result = (key, sign(key))
+    except Exception:  # noqa: BLE001 - NotValidatedYet or a problem reported after the check
+        result = None
+    finish()
+    return result
+
+
 def create_from_options(app: App, opts: dict[str, Any]) -> None:
     """Validate everything cheap first, then the user, the password, the key; print the token."""
     from nodecli.keys import load_private_key
@@ -151,14 +196,23 @@ def create_from_options(app: App, opts: dict[str, Any]) -> None:
         raise UsageError("give --key-file-dir or --key-file-path, not both")
 
     user = check_issuer(app.store.load(), name)
-    _authenticate(app, opts, user)
 
-    path = resolve_key_path(app, opts, access_key, bits)
-    key = load_private_key(path, state_dir=app.paths.state_dir)
+    def sign(key: Any) -> str:
+        return create_token(key, access_key, user_id, groups, role, expires)
+
+    early = _known_key_path(app, opts, access_key) if _password_given(opts) else None
+    done = _sign_during_password_check(app, opts, user, early, sign) if early else None
+    if early is None:
+        _authenticate(app, opts, user)
+    path = resolve_key_path(app, opts, access_key, bits)  # an existing key: no question
+    if done is not None and path == early:
+        key, token = done
+    else:
+        key = load_private_key(path, state_dir=app.paths.state_dir)
+        token = sign(key)
     if bits_given is not None and key.key_size != bits_given:
         app.term.warn(f"{path} is an existing {key.key_size}-bit key: --token-key-length "
                       f"{bits_given} applies only to new keys")
-    token = create_token(key, access_key, user_id, groups, role, expires)
     app.term.data(token)
     app.term.flush()
     left = describe_delta((expires - now).total_seconds())
