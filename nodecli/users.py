@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from nodecli.config.model import (
@@ -38,13 +37,23 @@ MAX_DOCROOT_LENGTH = 4096
 PasswordSource = str | Callable[[], str]
 
 
-@dataclass
 class Outcome:
     """What a command did: a message for stderr, warnings, and optional data."""
 
-    message: str
-    warnings: list[str] = field(default_factory=list)
-    data: Any = None
+    def __init__(self, message: str, warnings: list[str] | None = None,
+                 data: Any = None) -> None:
+        self.message = message
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message, self.warnings, self.data) == (
+            other.message, other.warnings, other.data)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"Outcome(message={self.message!r}, warnings={self.warnings!r}, data={self.data!r})"
 
 
 # -- validation of single values --------------------------------------------------------

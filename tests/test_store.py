@@ -299,3 +299,23 @@ def test_an_edit_that_breaks_an_unchanged_user_is_refused(store):
             store.edit() as cfg:
         del cfg.transfer_users["aspera"]  # alice (unchanged) still refers to it
     assert "alice" in store.load().users
+
+
+def test_model_records_compare_and_show_by_their_fields():
+    from nodecli.config.model import NodeProfile, ServiceProfile
+    from nodecli.users import Outcome
+
+    a = NodeUser("alice", "aspera", None, ["admin"])
+    assert a == NodeUser(name="alice", transfer_user="aspera", acls=["admin"])
+    assert a != NodeUser("alice", "aspera") and a != "alice"
+    assert repr(a) == "NodeUser(name='alice', transfer_user='aspera', password_hash=None, " \
+                      "acls=['admin'])"
+    with pytest.raises(TypeError):
+        hash(a)  # mutable records are not hashable (as dataclasses with eq)
+    assert TransferUser("x").restrictions == [] and TransferUser("x").restrictions \
+        is not TransferUser("y").restrictions  # a fresh list each
+    assert Config() == Config() and Config().users is not Config().users
+    assert NodeProfile("n", "https://n") == NodeProfile(name="n", url="https://n",
+                                                         insecure=False)
+    assert ServiceProfile("s", "https://s").paths == {}
+    assert Outcome("done") == Outcome("done", [], None) != Outcome("done", ["w"])

@@ -9,7 +9,6 @@ trip is the identity.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from nodecli.passwords import is_valid_hash
@@ -51,13 +50,37 @@ def check_name(name: object, kind: str = "name") -> str:
     return name
 
 
-@dataclass
-class TransferUser:
+class _Record:
+    """Equality and repr by the fields named in ``_FIELDS``, like a dataclass's.
+
+    The model classes are written out rather than made by ``@dataclass``, whose code
+    generation cost ~0.5 ms per class at every start of every command."""
+
+    _FIELDS: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__qualname__}({inner})"
+
+
+class TransferUser(_Record):
     """A system user on the node: EITHER restrictions OR a docroot (or neither yet)."""
 
-    name: str
-    restrictions: list[str] = field(default_factory=list)
-    docroot: str | None = None
+    _FIELDS = ("name", "restrictions", "docroot")
+
+    def __init__(self, name: str, restrictions: list[str] | None = None,
+                 docroot: str | None = None) -> None:
+        self.name = name
+        self.restrictions: list[str] = [] if restrictions is None else restrictions
+        self.docroot = docroot
 
     @property
     def configured(self) -> bool:
@@ -72,14 +95,17 @@ class TransferUser:
         return d
 
 
-@dataclass
-class NodeUser:
+class NodeUser(_Record):
     """A Node API user tied to a transfer user; the password is a PHC hash string."""
 
-    name: str
-    transfer_user: str
-    password_hash: str | None = None
-    acls: list[str] = field(default_factory=list)
+    _FIELDS = ("name", "transfer_user", "password_hash", "acls")
+
+    def __init__(self, name: str, transfer_user: str, password_hash: str | None = None,
+                 acls: list[str] | None = None) -> None:
+        self.name = name
+        self.transfer_user = transfer_user
+        self.password_hash = password_hash
+        self.acls: list[str] = [] if acls is None else acls
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"transfer_user": self.transfer_user}
@@ -90,18 +116,24 @@ class NodeUser:
         return d
 
 
-@dataclass
-class NodeProfile:
+class NodeProfile(_Record):
     """How to reach a node. Secrets are NOT stored here (see nodecli.secrets)."""
 
-    name: str
-    url: str
-    user: str | None = None
-    access_key: str | None = None
-    bearer_file: str | None = None
-    cacert: str | None = None
-    insecure: bool = False
-    access_key_header: str | None = None
+    _FIELDS = ("name", "url", "user", "access_key", "bearer_file", "cacert", "insecure",
+               "access_key_header")
+
+    def __init__(self, name: str, url: str, user: str | None = None,
+                 access_key: str | None = None, bearer_file: str | None = None,
+                 cacert: str | None = None, insecure: bool = False,
+                 access_key_header: str | None = None) -> None:
+        self.name = name
+        self.url = url
+        self.user = user
+        self.access_key = access_key
+        self.bearer_file = bearer_file
+        self.cacert = cacert
+        self.insecure = insecure
+        self.access_key_header = access_key_header
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
@@ -114,17 +146,21 @@ class NodeProfile:
         return d
 
 
-@dataclass
-class ServiceProfile:
+class ServiceProfile(_Record):
     """How to reach a collaboration service (OAuth bearer token kept as a secret)."""
 
-    name: str
-    url: str
-    token_file: str | None = None
-    cacert: str | None = None
-    insecure: bool = False
-    # overrides of the paths interface.md does not show (operations.ServicePaths names)
-    paths: dict[str, str] = field(default_factory=dict)
+    _FIELDS = ("name", "url", "token_file", "cacert", "insecure", "paths")
+
+    def __init__(self, name: str, url: str, token_file: str | None = None,
+                 cacert: str | None = None, insecure: bool = False,
+                 paths: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.url = url
+        self.token_file = token_file
+        self.cacert = cacert
+        self.insecure = insecure
+        # overrides of the paths interface.md does not show (operations.ServicePaths names)
+        self.paths: dict[str, str] = {} if paths is None else paths
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
@@ -139,15 +175,24 @@ class ServiceProfile:
         return d
 
 
-@dataclass
-class Config:
-    version: int = CONFIG_VERSION
-    transfer_users: dict[str, TransferUser] = field(default_factory=dict)
-    users: dict[str, NodeUser] = field(default_factory=dict)
-    nodes: dict[str, NodeProfile] = field(default_factory=dict)
-    services: dict[str, ServiceProfile] = field(default_factory=dict)
-    default_node: str | None = None
-    default_service: str | None = None
+class Config(_Record):
+    _FIELDS = ("version", "transfer_users", "users", "nodes", "services", "default_node",
+               "default_service")
+
+    def __init__(self, version: int = CONFIG_VERSION,
+                 transfer_users: dict[str, TransferUser] | None = None,
+                 users: dict[str, NodeUser] | None = None,
+                 nodes: dict[str, NodeProfile] | None = None,
+                 services: dict[str, ServiceProfile] | None = None,
+                 default_node: str | None = None, default_service: str | None = None) -> None:
+        self.version = version
+        self.transfer_users: dict[str, TransferUser] = (
+            {} if transfer_users is None else transfer_users)
+        self.users: dict[str, NodeUser] = {} if users is None else users
+        self.nodes: dict[str, NodeProfile] = {} if nodes is None else nodes
+        self.services: dict[str, ServiceProfile] = {} if services is None else services
+        self.default_node = default_node
+        self.default_service = default_service
 
     # -- serialisation -------------------------------------------------------------
 
