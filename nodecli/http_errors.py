@@ -9,7 +9,7 @@ import json
 import random
 import re
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from nodecli.errors import (
@@ -20,8 +20,14 @@ from nodecli.errors import (
     RemoteError,
 )
 
-if TYPE_CHECKING:
-    from nodecli.http import Auth
+
+class Auth(Protocol):
+    """What a message needs of the request's login (``nodecli.http.Auth`` has it)."""
+
+    kind: str
+    note: str
+
+    def describe(self) -> str: ...
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 120.0

@@ -25,41 +25,14 @@ from nodecli.cli.service_session import (
     service_options,
 )
 from nodecli.errors import NodecliError, UsageError
-from nodecli.render import Column, sanitize
-
-OP_COLUMNS = [
-    Column("id", "id", whole=True),
-    Column("type", "type"),
-    Column("parent", "parent"),
-    Column("status", "status", whole=True),
-    Column("conflict_folder", "conflict folder"),
-    Column("user_id", "user"),
-    Column("created_at", "created", whole=True),
-    Column("updated_at", "updated", whole=True),
-]
-SUMMARY_COLUMNS = [
-    Column("operation", "operation"),
-    Column("choice", "choice"),
-    Column("final_status", "final status"),
-    Column("detail", "detail"),
-]
+from nodecli.render import sanitize
+from nodecli.render.operations import OP_COLUMNS, op_line, stop_reason_text
 
 
 def elapsed(seconds: float) -> str:
     from nodecli.timeparse import describe_delta
 
     return describe_delta(seconds)
-
-
-def op_line(op: dict[str, Any]) -> str:
-    return (f"operation {sanitize(op.get('id'))} ({sanitize(op.get('type'))}): "
-            f"{sanitize(op.get('status'))}")
-
-
-def stop_reason_text(op: dict[str, Any]) -> str:
-    from nodecli.service.operations import stop_reason
-
-    return sanitize(stop_reason(op))
 
 
 def render_op(app: App, op: dict[str, Any], fmt: str) -> None:

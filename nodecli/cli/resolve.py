@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.operations import SUMMARY_COLUMNS, op_line, stop_reason_text
 from nodecli.errors import Interrupted, NodecliError
 from nodecli.render import sanitize
+from nodecli.render.operations import SUMMARY_COLUMNS, op_line, stop_reason_text
 
 CONFLICT_PROMPT = "[u]se existing folder, [r]ename, re[t]ry, [s]kip"
 ERROR_PROMPT = "re[t]ry, [s]kip"

@@ -13,17 +13,11 @@ from nodecli.cli.common import (
     pass_app,
 )
 from nodecli.cli.lazy import HelpGroup
-from nodecli.cli.operations import (
-    finish_watch,
-    op_line,
-    render_op,
-    stop_reason_text,
-    watch,
-    watch_options,
-)
+from nodecli.cli.operations import finish_watch, render_op, watch, watch_options
 from nodecli.cli.resolve import run_resolve
 from nodecli.cli.service_session import open_service_client, pop_service_options, service_options
 from nodecli.render import sanitize
+from nodecli.render.operations import op_line, stop_reason_text
 
 
 @click.group(cls=HelpGroup,

@@ -58,13 +58,13 @@ def _key_for(state: NodeState, req: Request, ak_id: str) -> AccessKey:
 
 
 def _may_change(principal: Principal, ak: AccessKey) -> None:
-    from nodecli.emulator.node import _bearer_is_admin
+    from nodecli.emulator.storage import bearer_is_admin
 
     if principal.kind == "node_user" and principal.name == ak.owner:
         return
     if principal.kind == "access_key" and principal.name == ak.id:
         return
-    if principal.kind == "bearer" and _bearer_is_admin(principal, ak.id):
+    if principal.kind == "bearer" and bearer_is_admin(principal, ak.id):
         return
     raise HttpError(403, f"changing access key {ak.id!r} needs its owner, the key itself, "
                          f"or a token with scope node.{ak.id}:admin:all")
@@ -127,7 +127,7 @@ def register(router: Router, state: NodeState) -> None:
         body = req.json()
         if not isinstance(body, dict):
             raise HttpError(400, "the body must be a JSON object")
-        from nodecli.emulator.events import version_tuple
+        from nodecli.node.info import version_tuple
 
         with state.lock:
             ak = _key_for(state, req, ak_id)
@@ -224,9 +224,9 @@ def register(router: Router, state: NodeState) -> None:
         if principal.kind == "node_user":
             raise HttpError(403, "permissions are set with an access key or a bearer token")
         if principal.kind == "bearer":
-            from nodecli.emulator.node import _bearer_is_admin
+            from nodecli.emulator.storage import bearer_is_admin
 
-            if not _bearer_is_admin(principal, principal.access_key or ""):
+            if not bearer_is_admin(principal, principal.access_key or ""):
                 raise HttpError(403, "changing permissions needs a token with scope "
                                      f"node.{principal.access_key}:admin:all")
         return principal

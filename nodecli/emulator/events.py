@@ -41,6 +41,7 @@ from urllib.parse import urlencode
 
 from nodecli.emulator.server import HttpError, Reply, Request, Router
 from nodecli.emulator.state import NodeState
+from nodecli.node.info import version_tuple
 
 DEFAULT_COUNT = 100
 MAX_COUNT = 10_000
@@ -56,14 +57,6 @@ FAMILIES = {
     "transfer": ("transfer.started", "transfer.ended"),
 }
 ACCESS_LEVELS = ("list", "read", "write", "delete", "mkdir", "rename", "preview")
-
-
-def version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in str(text).split(".")[:3]:
-        m = re.match(r"\d+", piece)
-        parts.append(int(m.group(0)) if m else 0)
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def iso_usec(usec: int) -> str:

@@ -59,16 +59,6 @@ def make_bearer_verifier(state: NodeState) -> Any:
     return verify_bearer
 
 
-def _bearer_is_admin(principal: Principal, ak_id: str) -> bool:
-    from nodecli.token_inspection import has_scope
-
-    scope = principal.claims.get("scope")
-    scope = scope if isinstance(scope, str) else ""
-    return principal.access_key == ak_id and (
-        has_scope(principal.claims, f"node.{ak_id}:admin:all")
-        or "admin:all" in scope.split())
-
-
 # What a node of a given version can do (interface.md 9), as GET /info reports it and as
 # the routes enforce it: the emulator plays older nodes with --node-version.
 CAPABILITY_VERSIONS = (
@@ -81,7 +71,7 @@ CAPABILITY_VERSIONS = (
 
 
 def capabilities(version: str) -> list[dict[str, object]]:
-    from nodecli.emulator.events import version_tuple
+    from nodecli.node.info import version_tuple
 
     have = version_tuple(version)
     return [{"name": name, "value": have >= since} for name, since in CAPABILITY_VERSIONS]

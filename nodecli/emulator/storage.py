@@ -182,6 +182,17 @@ def node_user_matcher(state: NodeState, user: str) -> Callable[[str], bool]:
     return allowed
 
 
+def bearer_is_admin(principal: Principal, ak_id: str) -> bool:
+    """Whether a bearer token is its access key's admin (scope admin:all of that key)."""
+    from nodecli.token_inspection import has_scope
+
+    scope = principal.claims.get("scope")
+    scope = scope if isinstance(scope, str) else ""
+    return principal.access_key == ak_id and (
+        has_scope(principal.claims, f"node.{ak_id}:admin:all")
+        or "admin:all" in scope.split())
+
+
 def holds_permission(state: NodeState, principal: Principal, file_id: str) -> bool:
     """The token's user id or one of its group ids holds a permission on the file or a
     folder above it."""
@@ -213,9 +224,7 @@ def file_visible(state: NodeState, principal: Principal | None, node: FileNode) 
         return False
     if principal.kind == "access_key":
         return True
-    from nodecli.emulator.node import _bearer_is_admin
-
-    if principal.kind == "bearer" and _bearer_is_admin(principal, principal.access_key or ""):
+    if principal.kind == "bearer" and bearer_is_admin(principal, principal.access_key or ""):
         return True  # node.AK:admin:all administers the key and its storage
     if principal.kind == "bearer":
         # browsing: a folder on the way to something permitted is visible too
@@ -270,7 +279,7 @@ def event_filter(state: NodeState, principal: Principal | None,
 
 def key_logging(state: NodeState, ak_id: str | None) -> bool | None:
     """The access key's own activity_event_logging (None: not set, or before 3.8.0)."""
-    from nodecli.emulator.events import version_tuple
+    from nodecli.node.info import version_tuple
 
     if not ak_id or version_tuple(state.version) < PER_KEY_LOGGING:
         return None

@@ -1,0 +1,37 @@
+"""Operations of the collaboration service as text: the table columns, the one-line
+status of an operation, and why it stopped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodecli.render.table import Column
+from nodecli.render.text import sanitize
+
+OP_COLUMNS = [
+    Column("id", "id", whole=True),
+    Column("type", "type"),
+    Column("parent", "parent"),
+    Column("status", "status", whole=True),
+    Column("conflict_folder", "conflict folder"),
+    Column("user_id", "user"),
+    Column("created_at", "created", whole=True),
+    Column("updated_at", "updated", whole=True),
+]
+SUMMARY_COLUMNS = [
+    Column("operation", "operation"),
+    Column("choice", "choice"),
+    Column("final_status", "final status"),
+    Column("detail", "detail"),
+]
+
+
+def op_line(op: dict[str, Any]) -> str:
+    return (f"operation {sanitize(op.get('id'))} ({sanitize(op.get('type'))}): "
+            f"{sanitize(op.get('status'))}")
+
+
+def stop_reason_text(op: dict[str, Any]) -> str:
+    from nodecli.service.operations import stop_reason
+
+    return sanitize(stop_reason(op))
