@@ -74,3 +74,56 @@ def test_no_module_outgrows_its_room(path: Path) -> None:
     if limit is not None:
         lines = path.read_text(encoding="utf-8").count("\n")
         assert lines <= limit, f"{path.relative_to(PKG)}: {lines} lines (at most {limit})"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_circles() -> None:
+    """No module imports, directly or through others, a module that imports it back
+    (lazy imports inside functions count too: a circle is a knot in the map)."""
+    names = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        graph[name] = set()
+        for imported in _imports(path):
+            while imported and imported not in names:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and not name.startswith(imported + "."):
+                graph[name].add(imported)
+    # a package's __init__ re-exporting its own modules is its face, not a circle
+    for name in graph:
+        graph[name] = {m for m in graph[name] if not m.startswith(name + ".")}
+    circle = find_circle(graph)
+    assert circle is None, "import circle: " + " -> ".join(circle or [])
+
+
+def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One circle of ``graph`` (a path that ends where it starts), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_circle({"x": {"x2"}, "x2": {"y"}, "y": {"x2"}}) == ["x2", "y", "x2"]
