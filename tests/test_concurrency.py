@@ -110,7 +110,13 @@ def test_sigkill_during_back_to_back_writes(home):
                 expected_min += 1
             proc.send_signal(signal.SIGKILL)
         for proc in procs:
-            out, err = proc.communicate(timeout=60)
+            # Read the rest through the same text wrapper that readline() used: what it
+            # had buffered comes first (communicate() would read the pipe's fd directly
+            # and start mid-line, turning a half-read name into a "lost" one).
+            assert proc.stdout is not None and proc.stderr is not None
+            out = proc.stdout.read()
+            err = proc.stderr.read()
+            proc.wait(timeout=60)
             assert proc.returncode == -signal.SIGKILL, err
             acknowledged.update(out.split())
         cfg = store.load()  # parses: never half-written
