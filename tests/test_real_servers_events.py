@@ -153,6 +153,8 @@ def test_foreign_link_host_is_never_contacted(invoke, node_env, log, recorder):
     assert recorder.received == []
     assert r.stderr.count("names another host") == 1
     assert f"127.0.0.1:{recorder.port}" in r.stderr
+    # a warning, as events list gives it (not a hint)
+    assert "nodecli: warning: the node's Link" in r.stderr
     # the Link's query (token and the other parameters) was requested on the base URL
     assert [parse_qs(q).get("iteration_token") for q in log.queries][1:] == [
         ["100"], ["200"], ["250"]]

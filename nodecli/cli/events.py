@@ -245,6 +245,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
                 client, opts, state_dir=app.paths.state_dir, out=app.term.out,
                 checkpoint_file=ck_file, resume_name=resume_name, output_file=out_file,
                 status=status, notice=lambda text: app.term.info("hint: " + text),
+                warn=app.term.warn,
                 log=app.term.debug)
     except ev.TailInterrupted as exc:
         app.term.status.clear()

@@ -153,6 +153,7 @@ def _jitter(interval: float) -> float:
 def tail(client: Client, opts: TailOptions, sink: Sink, *,
          checkpoint: CheckpointFile | None = None, info: NodeInfo | None = None,
          status: Status | None = None, notice: Status | None = None,
+         warn: Status | None = None,
          stop: GracefulStop | None = None,
          sleep: Callable[[float], None] | None = None) -> TailState:
     """Print events from the start point to the present (and on, with ``follow``).
@@ -169,7 +170,7 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     st = TailState()
     try:
         return _tail(client, opts, sink, st, checkpoint=checkpoint, info=info, status=status,
-                     notice=notice, stop=stop or GracefulStop(), sleep=sleep)
+                     notice=notice, warn=warn, stop=stop or GracefulStop(), sleep=sleep)
     except KeyboardInterrupt:
         raise TailInterrupted(st) from None
 
@@ -184,7 +185,7 @@ class TailInterrupted(Interrupted):
 
 def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
           checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
-          notice: Status | None, stop: GracefulStop,
+          notice: Status | None, warn: Status | None, stop: GracefulStop,
           sleep: Callable[[float], None] | None) -> TailState:
     from nodecli.http_errors import backoff_delay
 
@@ -263,8 +264,9 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
         attempt = 0
         if page.foreign_host is not None and page.foreign_host not in told_hosts:
             told_hosts.add(page.foreign_host)
-            if notice:
-                notice(foreign_host_notice(page.foreign_host, client.endpoint.base_url))
+            if warn or notice:  # a warning, as 'events list' gives it
+                (warn or notice)(foreign_host_notice(page.foreign_host,  # type: ignore[misc]
+                                                     client.endpoint.base_url))
         if first:
             first = False
             if len(page) == 0 and not hinted and notice and not opts.flt.params():
@@ -359,7 +361,8 @@ def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str 
 def run_tail(client: Client, opts: TailOptions, *, state_dir: Path, out: IO[str],
              checkpoint_file: Path | None = None, resume_name: str | None = None,
              output_file: Path | None = None, status: Status | None = None,
-             notice: Status | None = None, log: Status | None = None) -> TailState:
+             notice: Status | None = None, warn: Status | None = None,
+             log: Status | None = None) -> TailState:
     """``events tail`` as a whole: where the position is kept, where events go, the
     version check, signals, then :func:`tail`; everything is released at the end.
 
@@ -385,7 +388,7 @@ def run_tail(client: Client, opts: TailOptions, *, state_dir: Path, out: IO[str]
         info = node_info(client, state_dir, log=log)
         stop.install()
         return tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
-                    notice=notice, stop=stop)
+                    notice=notice, warn=warn, stop=stop)
     finally:
         stop.restore()
         if isinstance(sink, FileSink):
