@@ -315,3 +315,16 @@ def test_split_attached(word, expected):
 
     got = split_attached(cli, click.Context(cli), word)
     assert (got if got is None else (got[0], got[1].name, got[2])) == expected
+
+
+def test_fifos_in_the_home_never_hang_a_tab(filled_home):
+    """A FIFO where the config or the emulator's key list should be: TAB answers (the
+    subprocess has a timeout) with what the other sources know."""
+    (filled_home / "config.toml").unlink()
+    os.mkfifo(filled_home / "config.toml")
+    emulator_dir = filled_home / "state" / "emulator"
+    emulator_dir.mkdir(parents=True, exist_ok=True)
+    (emulator_dir / "access_keys.json").unlink(missing_ok=True)
+    os.mkfifo(emulator_dir / "access_keys.json")
+    assert complete("nodecli -mu ", home=filled_home) == []
+    assert complete("nodecli access-key show ", home=filled_home) == ["AKlocal"]

@@ -84,7 +84,10 @@ def access_key_ids(paths: Paths, config: Any) -> set[str]:
 
         ids.update(d.name for d in paths.keys_dir.iterdir() if (d / PRIVATE_NAME).is_file())
     with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-        saved = json.loads((paths.state_dir / "emulator" / "access_keys.json").read_bytes())
+        from nodecli.fsutil import read_regular  # never blocks (a FIFO is refused)
+
+        raw = read_regular(paths.state_dir / "emulator" / "access_keys.json", 8 << 20)
+        saved = json.loads(raw)
         ids.update(ak["id"] for ak in saved["access_keys"] if isinstance(ak.get("id"), str))
     return ids
 
