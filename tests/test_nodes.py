@@ -16,12 +16,12 @@ from nodecli.errors import ConflictError, NotFoundError, UsageError
 from nodecli.node.access_keys import create_access_key, read_public_key_pem
 from nodecli.node.info import info_document
 from nodecli.node.transfers import load_transfer_spec
+from nodecli.profiles import set_default
 from nodecli.profiles.node import (
     ProfileSpec,
     add_profile,
     list_profiles,
     remove_profile,
-    set_default,
     show_profile,
     validate_profile,
 )
@@ -116,10 +116,10 @@ def test_profile_functions(home):
     with pytest.raises(ConflictError):
         add_profile(store, paths, ProfileSpec("a", "https://a2:9092"))
     assert [r["name"] for r in list_profiles(store.load())] == ["a", "b"]
-    set_default(store, "b")
+    set_default(store, "node", "b")
     assert show_profile(store.load(), paths, None)["name"] == "b"
     with pytest.raises(NotFoundError):
-        set_default(store, "zz")
+        set_default(store, "node", "zz")
     assert remove_profile(store, paths, "b") is True
     assert store.load().default_node is None
     with pytest.raises(UsageError, match="no default"):

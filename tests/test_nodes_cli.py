@@ -410,3 +410,24 @@ def test_401_hint_names_the_environment_as_source(invoke, emulator):
                env={"NODECLI_USER": "admin", "NODECLI_PASSWORD": "bad"})
     assert r.exit_code == 4, r
     assert "node user from the environment; secret from NODECLI_PASSWORD" in r.stderr
+
+
+@pytest.mark.parametrize("kind", ["node", "service"])
+@pytest.mark.parametrize("unset", ["--unset", "--clear"])
+def test_default_profile_behaves_the_same_for_nodes_and_services(invoke, tmp_path, kind, unset):
+    token = tmp_path / "tok"
+    token.write_text("opaque-token\n")
+    extra = ["--token-file", str(token)] if kind == "service" else ["--access-key", "ak"]
+    for name in ("a", "b"):
+        r = invoke(kind, "add", name, "--url", "https://h.example:9092", *extra)
+        assert r.exit_code == 0, r.stderr
+    assert invoke(kind, "default", "b").exit_code == 0
+    assert invoke(kind, "default").stdout == "b\n"
+    r = invoke(kind, "default", "zz")
+    assert r.exit_code == 5 and f"no {kind} profile 'zz' (profiles: a, b)" in r.stderr
+    assert invoke(kind, "default").stdout == "b\n"  # a refused change changed nothing
+    r = invoke(kind, "default", "a", unset)
+    assert r.exit_code == 2 and "not both" in r.stderr
+    assert invoke(kind, "default", unset).exit_code == 0
+    r = invoke(kind, "default")
+    assert r.stdout == "" and f"no default {kind} profile" in r.stderr

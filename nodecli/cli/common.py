@@ -132,3 +132,22 @@ def confirm(app: App, question: str, *, yes: bool, flag: str = "--yes",
     if not app.term.interactive:
         raise UsageError(f"confirmation needed and stdin is not a terminal: use {flag}")
     return click.confirm(question, default=default, err=True)
+
+
+def default_profile(app: App, kind: str, name: str | None, unset: bool) -> None:
+    """``node default`` / ``service default``: print, set or unset (one behaviour)."""
+    from nodecli.profiles import set_default
+
+    if name and unset:
+        raise UsageError("give NAME or --unset, not both")
+    if name is None and not unset:
+        cfg = app.store.load()
+        current = cfg.default_node if kind == "node" else cfg.default_service
+        if current:
+            app.term.data(current)
+        else:
+            app.term.info(f"no default {kind} profile")
+        return
+    set_default(app.store, kind, name)
+    app.term.success(f"default {kind} profile: {name}" if name else
+                     f"no default {kind} profile")

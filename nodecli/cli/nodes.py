@@ -7,7 +7,13 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import InputFile, output_option, pass_app, read_secret_stdin
+from nodecli.cli.common import (
+    InputFile,
+    default_profile,
+    output_option,
+    pass_app,
+    read_secret_stdin,
+)
 from nodecli.cli.complete import complete_access_keys, complete_users
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import (
@@ -200,33 +206,18 @@ def node_remove(app: App, name: str) -> None:
 
 @node.command("default", context_settings=CONTEXT)
 @click.argument("name", required=False, shell_complete=complete_node_profiles)
-@click.option("--clear", is_flag=True, help="Have no default profile.")
+@click.option("--unset", "--clear", "unset", is_flag=True, help="Have no default profile.")
 @pass_app
-def node_default(app: App, name: str | None, clear: bool) -> None:
+def node_default(app: App, name: str | None, unset: bool) -> None:
     """Set the default profile (without NAME: print it).
 
     \b
     Examples:
       nodecli node default prod
       nodecli node default          # print it
+      nodecli node default --unset
     """
-    from nodecli.profiles.node import set_default
-
-    if clear and name:
-        raise click.UsageError("give NAME or --clear, not both")
-    if clear:
-        set_default(app.store, None)
-        app.term.success("no default node profile")
-        return
-    if name is None:
-        current = app.store.load().default_node
-        if current is None:
-            app.term.info("no default node profile")
-            return
-        app.term.data(current)
-        return
-    set_default(app.store, name)
-    app.term.success(f"default node profile: {name}")
+    default_profile(app, "node", name, unset)
 
 
 def _cap_text(cap: dict[str, Any]) -> str:

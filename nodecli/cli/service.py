@@ -8,6 +8,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import (
     InputFile,
     confirm,
+    default_profile,
     get_secret,
     output_option,
     pass_app,
@@ -168,7 +169,7 @@ def service_remove(app: App, name: str, yes: bool) -> None:
 
 @service.command("default")
 @click.argument("name", required=False, shell_complete=complete_services)
-@click.option("--unset", is_flag=True, help="Forget the default profile.")
+@click.option("--unset", "--clear", "unset", is_flag=True, help="Have no default profile.")
 @pass_app
 def service_default(app: App, name: str | None, unset: bool) -> None:
     """Show or set the profile used when no --service / --url is given.
@@ -177,18 +178,6 @@ def service_default(app: App, name: str | None, unset: bool) -> None:
     Examples:
       nodecli service default prod
       nodecli service default          # print it
+      nodecli service default --unset
     """
-    from nodecli.profiles.service import set_default
-
-    if name and unset:
-        raise UsageError("give NAME or --unset, not both")
-    if not name and not unset:
-        current = app.store.load().default_service
-        if current:
-            app.term.data(current)
-        else:
-            app.term.info("no default service profile")
-        return
-    set_default(app.store, name)
-    app.term.success(f"default service profile: {name}" if name else
-                     "default service profile unset")
+    default_profile(app, "service", name, unset)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from nodecli.errors import NotFoundError, UsageError
 
@@ -32,9 +32,7 @@ def pick_profile(profiles: Mapping[str, P], name: str | None, *, url_given: bool
     if name:
         profile = profiles.get(name)
         if profile is None:
-            known = ", ".join(sorted(profiles)) or "none saved"
-            raise NotFoundError(f"no {kind} profile {name!r} (profiles: {known})",
-                                hint=f"add one with: nodecli {kind} add NAME --url URL ...")
+            raise unknown_profile(kind, name, profiles)
         return profile
     if not url_given and default:
         return profiles.get(default)
@@ -52,3 +50,24 @@ def read_token_file(path: str) -> str:
     if not token:
         raise UsageError(f"token file {p} is empty")
     return token
+
+
+def unknown_profile(kind: str, name: str, profiles: Mapping[str, Any]) -> NotFoundError:
+    """The one error for a profile name that is not saved (exit 5), naming the saved ones."""
+    known = ", ".join(sorted(profiles)) or "none saved"
+    return NotFoundError(f"no {kind} profile {name!r} (profiles: {known})",
+                         hint=f"add one with: nodecli {kind} add NAME --url URL ...")
+
+
+#: where each kind of profile and its default live in the config
+_TABLES = {"node": ("nodes", "default_node"), "service": ("services", "default_service")}
+
+
+def set_default(store: Any, kind: str, name: str | None) -> None:
+    """Make ``name`` the default ``kind`` profile (``node`` or ``service``); None: none."""
+    table, default = _TABLES[kind]
+    with store.edit() as cfg:
+        profiles = getattr(cfg, table)
+        if name is not None and name not in profiles:
+            raise unknown_profile(kind, name, profiles)
+        setattr(cfg, default, name)

@@ -27,10 +27,10 @@ from typing import Any
 
 from nodecli.config.model import Config, NodeProfile, check_name
 from nodecli.config.paths import Paths
-from nodecli.errors import ConflictError, NotFoundError, UsageError
+from nodecli.errors import ConflictError, UsageError
 from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
 from nodecli.node.access_keys import AK_ID_RE
-from nodecli.profiles import pick_profile, read_token_file
+from nodecli.profiles import pick_profile, read_token_file, unknown_profile
 
 ENV = {
     "node": "NODECLI_NODE",
@@ -246,26 +246,13 @@ def remove_profile(store: Any, paths: Paths, name: str) -> bool:
     was_default = False
     with store.edit() as cfg:
         if name not in cfg.nodes:
-            raise _unknown(cfg, name)
+            raise unknown_profile("node", name, cfg.nodes)
         del cfg.nodes[name]
         if cfg.default_node == name:
             cfg.default_node = None
             was_default = True
     delete_secret(paths, secret_key_for(name))
     return was_default
-
-
-def set_default(store: Any, name: str | None) -> None:
-    """Make ``name`` the default profile (None: no default)."""
-    with store.edit() as cfg:
-        if name is not None and name not in cfg.nodes:
-            raise _unknown(cfg, name)
-        cfg.default_node = name
-
-
-def _unknown(cfg: Config, name: str) -> NotFoundError:
-    known = ", ".join(sorted(cfg.nodes)) or "none saved"
-    return NotFoundError(f"no node profile {name!r} (profiles: {known})")
 
 
 def _auth_summary(p: NodeProfile) -> str:
@@ -301,7 +288,7 @@ def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
                              "give NAME or set one with 'nodecli node default NAME'")
     p = cfg.nodes.get(name)
     if p is None:
-        raise _unknown(cfg, name)
+        raise unknown_profile("node", name, cfg.nodes)
     value, backend = find_secret(paths, secret_key_for(name))
     preferred = open_secrets(paths)
     return {

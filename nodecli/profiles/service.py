@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodecli.config.model import Config, ServiceProfile
-from nodecli.errors import NotFoundError, UsageError
+from nodecli.errors import UsageError
 from nodecli.http import Auth, Endpoint
-from nodecli.profiles import pick_profile, read_token_file
+from nodecli.profiles import pick_profile, read_token_file, unknown_profile
 from nodecli.service.preflight import OPERATIONS_SCOPES, TokenInfo, describe_token
 
 ENV = {
@@ -237,19 +237,12 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
 def remove_profile(store: Any, secrets: Any, name: str) -> None:
     """Delete a profile, its stored token, and the default if it was the default."""
     with store.edit() as cfg:
-        if cfg.services.pop(name, None) is None:
-            raise NotFoundError(f"no service profile {name!r}")
+        if name not in cfg.services:
+            raise unknown_profile("service", name, cfg.services)
+        del cfg.services[name]
         if cfg.default_service == name:
             cfg.default_service = None
     secrets.delete(secret_key(name))
-
-
-def set_default(store: Any, name: str | None) -> None:
-    """Make ``name`` the default profile (None: no default)."""
-    with store.edit() as cfg:
-        if name is not None and name not in cfg.services:
-            raise NotFoundError(f"no service profile {name!r}")
-        cfg.default_service = name
 
 
 def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | None]:
@@ -295,7 +288,7 @@ def show_profile(cfg: Config, secrets: Any, name: str | None) -> dict[str, Any]:
         raise UsageError("no NAME given and no default service profile")
     prof = cfg.services.get(name)
     if prof is None:
-        raise NotFoundError(f"no service profile {name!r}")
+        raise unknown_profile("service", name, cfg.services)
     source, token = profile_token(prof, secrets)
     data: dict[str, Any] = {"name": name, **prof.to_dict(),
                             "default": name == cfg.default_service, "token": source}
