@@ -187,6 +187,8 @@ TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
               help="Append to FILE, exactly once across crashes (checkpoint FILE.checkpoint "
                    "unless --checkpoint/--resume).")
 @click.option("-o", "--output", "--format", "fmt", metavar="[pretty|plain|json|jsonl]",
+              shell_complete=lambda ctx, param, incomplete: [
+                  f for f in TAIL_FORMATS if f.startswith(incomplete)],
               help="Output format: pretty (terminal default), plain (piped default: "
                    "tab-separated), json, jsonl (the node's objects unchanged; default with "
                    "--to). Deprecated: '--output FILE' (not a format name) means '--to FILE'.")
