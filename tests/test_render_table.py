@@ -39,10 +39,13 @@ def _reference(rows, columns) -> str:
 @given(rows=st.lists(st.fixed_dictionaries({}, optional={"a": _value, "b": _value, "c": _value}),
                      max_size=6),
        justify=st.lists(st.sampled_from(["left", "right"]), min_size=3, max_size=3),
-       uniform=st.booleans())
+       uniform=st.sampled_from(["mixed", "strings", "lists"]))
 def test_plain_table_matches_cell_by_cell_rendering(rows, justify, uniform):
-    if uniform:  # the fast path: a column of plain strings
+    if uniform == "strings":  # the fast path: a column of plain strings
         rows = [{k: str(v) for k, v in r.items()} for r in rows]
+    elif uniform == "lists":  # the fast path: a column of lists of strings
+        rows = [{k: [str(x) for x in v] if isinstance(v, list) else [str(v)]
+                 for k, v in r.items()} for r in rows]
     columns = [Column(k, h, j) for k, h, j in zip("abc", ["A", "bee", "C c"], justify,
                                                    strict=True)]
     out = io.StringIO()

@@ -283,6 +283,7 @@ class Config(_Record):
 
 
 _USER_KEYS = frozenset({"transfer_user", "password", "acls"})
+_KNOWN_ACL_SET = frozenset(KNOWN_ACLS)
 _MISSING = object()
 
 
@@ -300,19 +301,23 @@ def _read_users_fast(table: dict[str, Any], cfg: Config) -> None:
     An entry the inline checks do not pass goes through the general reader, so every
     error message is the same."""
     xusers = cfg.transfer_users
-    known = KNOWN_ACLS
+    known = _KNOWN_ACL_SET
     valid_hash = is_valid_hash
     out: dict[str, NodeUser] = {}
     for name, data in table.items():
         xuser = data.get("transfer_user")
         password = data.get("password", _MISSING)
         acls = data.get("acls", _MISSING)
-        if (data.keys() <= _USER_KEYS and xuser.__class__ is str and xuser in xusers
+        acls_ok = acls is _MISSING
+        if acls.__class__ is list:
+            try:
+                acls_ok = known.issuperset(acls)  # only known names (so only strings)
+            except TypeError:  # an element that is a table or a list
+                acls_ok = False
+        if (acls_ok and data.keys() <= _USER_KEYS and xuser.__class__ is str
+                and xuser in xusers
                 and (password is _MISSING
-                     or (password.__class__ is str and valid_hash(password)))
-                and (acls is _MISSING
-                     or (acls.__class__ is list
-                         and all(a.__class__ is str and a in known for a in acls)))):
+                     or (password.__class__ is str and valid_hash(password)))):
             out[name] = NodeUser(name, xuser, None if password is _MISSING else password,
                                  [] if acls is _MISSING else list(acls))
             continue
