@@ -319,3 +319,167 @@ def test_model_records_compare_and_show_by_their_fields():
                                                          insecure=False)
     assert ServiceProfile("s", "https://s").paths == {}
     assert Outcome("done") == Outcome("done", [], None) != Outcome("done", ["w"])
+
+
+# -- exact messages, hints and the files they name --------------------------------------
+
+_HINT = "fix the file by hand, or run 'nodecli config restore' to bring back the backup"
+
+
+def test_parse_errors_name_the_source_and_hint_at_restore():
+    from nodecli.config.store import parse_config_bytes
+
+    with pytest.raises(ConfigError) as exc:
+        parse_config_bytes(b"version = \n", "here.toml")
+    assert exc.value.message.startswith("here.toml: invalid TOML: ")
+    assert exc.value.hint == _HINT
+    with pytest.raises(ConfigError) as exc:
+        parse_config_bytes(b"version = 99\n", "there.toml")
+    assert exc.value.message.startswith("there.toml: version: unsupported version 99")
+    assert exc.value.hint == _HINT
+    with pytest.raises(ConfigError) as exc:
+        parse_config_bytes(b"\xff", "bin.toml")
+    assert exc.value.message == "bin.toml: not UTF-8 text (byte 0)"
+
+
+def test_saving_an_invalid_model_names_the_config_file(store):
+    _add(store, "alice")
+    with pytest.raises(ConfigError) as exc, store.edit() as cfg:
+        cfg.users["bob"] = NodeUser("bob", "no-such-transfer-user")
+    assert exc.value.message.startswith(f"{store.path}: users -> bob -> transfer_user: ")
+
+
+def test_damaged_backup_is_named_when_restoring(store):
+    _add(store, "alice")
+    store.paths.backup_file.write_text("version = \n")
+    with pytest.raises(ConfigError) as exc:
+        store.restore_backup()
+    assert exc.value.message.startswith(f"{store.paths.backup_file}: invalid TOML")
+
+
+def test_restore_without_backup_message(store):
+    with pytest.raises(NotFoundError) as exc:
+        store.restore_backup()
+    assert exc.value.message == f"no backup to restore: {store.paths.backup_file} does not exist"
+
+
+def test_symlink_refusal_message_and_hint(store, tmp_path):
+    target = tmp_path / "elsewhere.toml"
+    target.write_text("")
+    store.paths.config_dir.mkdir(parents=True)
+    store.path.symlink_to(target)
+    with pytest.raises(ConfigError) as exc, store.edit() as cfg:
+        cfg.transfer_users["t"] = TransferUser("t")
+    assert exc.value.message == (f"{store.path}: is a symbolic link; nodecli does not write "
+                                 "through links")
+    assert exc.value.hint == ("replace the link with the file: cp --remove-destination "
+                              f"\"$(readlink -f {store.path})\" {store.path}")
+
+
+def test_written_file_starts_with_the_header(store):
+    _add(store, "alice")
+    assert store.path.read_text().startswith(
+        "# nodecli configuration. Edit with care: 'nodecli config check' validates it.\n"
+        "# Passwords are salted scrypt hashes; profile secrets are not stored here.\n")
+
+
+def test_stale_temps_of_killed_writers_are_removed_on_the_next_write(store):
+    _add(store, "alice")
+    stale = store.paths.config_dir / ".config.toml.999.0123abcd.tmp"
+    stale.write_bytes(b"half a config")
+    os.utime(stale, (0, 0))
+    _add(store, "bob")
+    assert not stale.exists()
+
+
+# -- the parse cache: used when its source matches the file, ignored otherwise ------------
+
+
+def test_cache_holds_the_exact_source_and_the_parsed_data(store):
+    import json
+
+    _add(store, "alice")
+    raw = store.path.read_bytes()
+    blob = store.cache_path.read_bytes()
+    cached = json.loads(blob)
+    assert cached == {"source": raw.decode("utf-8"),
+                      "data": __import__("tomllib").loads(raw.decode("utf-8"))}
+    assert stat.S_IMODE(store.cache_path.stat().st_mode) == 0o600
+    store.cache_path.unlink()
+    store.load()  # a load without a cache writes it again
+    assert json.loads(store.cache_path.read_bytes()) == cached
+
+
+def test_cache_is_used_only_while_its_source_matches_the_file(store):
+    import json
+
+    _add(store, "alice")
+    cached = json.loads(store.cache_path.read_bytes())
+    # a cache with the file's exact text is trusted for the parse (still validated)
+    cached["data"]["users"]["carol"] = dict(cached["data"]["users"]["alice"])
+    store.cache_path.write_text(json.dumps(cached))
+    assert set(store.load().users) == {"alice", "carol"}
+    # the same data beside other text is ignored: the file is the truth
+    cached["source"] += "\n"
+    store.cache_path.write_text(json.dumps(cached))
+    assert set(store.load().users) == {"alice"}
+    # a cache that is not ours is ignored, never an error
+    for junk in ("[]", '{"source": 1}', '{"data": {}}', "{", '{"source": "x", "data": []}'):
+        store.cache_path.write_text(junk)
+        assert set(store.load().users) == {"alice"}
+
+
+def test_cache_keeps_non_ascii_text_readable(store):
+    import json
+
+    with store.edit() as cfg:
+        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////données/*"])
+    blob = store.cache_path.read_bytes()
+    assert "données".encode() in blob
+    assert json.loads(blob)["data"]["transfer_users"]["aspera"]["restrictions"] == [
+        "file:////données/*"]
+
+
+# -- the users fast path, case by case ------------------------------------------------------
+
+_T = {"restrictions": ["s3://*"]}
+
+
+@pytest.mark.parametrize("users", [
+    {"alice": {"transfer_user": "t", "acls": ["admin", "internal"]},
+     "mail.x@y.org": {"transfer_user": "t"}},
+    {"bob": {"transfer_user": 'a"b'}},
+    {"bob": {"transfer_user": "é"}},
+    {"bob": {"acls": ["a", 1]}},
+    {"bob": {"acls": ["a", 'b"c']}},
+    {"bob": {"acls": []}},
+    {"bob": "not a table"},
+    {'a"b': {"transfer_user": "t"}},
+    {"bob": {"x y": "t"}},
+    {"bob": {"n": 1}},
+])
+def test_users_fast_path_cases_write_what_tomli_w_writes(users):
+    import tomli_w
+
+    from nodecli.config.store import _dump_toml
+
+    data = {"version": 1, "transfer_users": {"t": _T}, "users": users, "nodes": {}}
+    assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
+
+
+def test_plain_users_never_go_through_the_generic_writer():
+    import tomli_w
+
+    from nodecli.config.store import _dump_toml
+
+    given: list[dict] = []
+
+    def spy(data):
+        given.append(data)
+        return tomli_w.dumps(data)
+
+    users = {f"u{i}": {"transfer_user": "t", "acls": ["admin", "internal"]} for i in range(3)}
+    users["mail.x@y.org"] = {"transfer_user": "t", "password": "$scrypt$x"}
+    data = {"version": 1, "transfer_users": {"t": _T}, "users": users}
+    assert _dump_toml(data, spy) == tomli_w.dumps(data)
+    assert given and all("users" not in d for d in given)
