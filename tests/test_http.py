@@ -7,7 +7,7 @@ import pytest
 from nodecli.errors import AuthError, NotFoundError, RemoteError
 from nodecli.http import Auth, Endpoint, open_client
 from nodecli.http_errors import parse_retry_after
-from nodecli.links import next_link
+from nodecli.links import LinkError, iter_link_header, next_link
 
 
 def _client(emulator, auth: Auth | None = None, **kw):
@@ -150,3 +150,101 @@ def test_retry_after_http_date_relative_to_the_given_now():
     # "-0000" means no time zone known (RFC 5322): not usable, not guessed
     assert parse_retry_after("Wed, 21 Oct 2099 07:28:00 -0000", now=ts) is None
     assert format_datetime(parsedate_to_datetime(when)) == "Wed, 21 Oct 2099 07:28:00 +0000"
+
+
+# -- the Link parser, case by case (RFC 8288 section 3; lenient with garbage) --------------
+
+
+@pytest.mark.parametrize(("value", "links"), [
+    ("<a>", [("a", {})]),
+    (' ,\t<a> ; rel = "next" ; title="x\\"y\\\\z"',
+     [("a", {"rel": "next", "title": 'x"y\\z'})]),
+    ("<a>;rel=next;rel=prev", [("a", {"rel": "next"})]),  # the first occurrence counts
+    ("<a>; REL=Next; Title*=UTF-8''x", [("a", {"rel": "Next", "title*": "UTF-8''x"})]),
+    ("junk, <b>; rel=next", [("b", {"rel": "next"})]),
+    ("junk <b>; rel=next", []),
+    ('<a>; rel="x, y", <b>; rel=next', [("a", {"rel": "x, y"}), ("b", {"rel": "next"})]),
+    ("<a>; flag; rel=next", [("a", {"flag": "", "rel": "next"})]),
+    ('<a>; rel="unterminated', [("a", {"rel": "unterminated"})]),
+    ("<a; rel=next", []),
+    ("< spaced >; rel=next", [("spaced", {"rel": "next"})]),
+    ("<a>; rel=next junk; x=1, <b>", [("a", {"rel": "next"}), ("b", {})]),
+    ("<a>; =bad; rel=next", [("a", {})]),
+    ('<a>;rel="";x', [("a", {"rel": "", "x": ""})]),
+    ("<a>,<b>,,<c>", [("a", {}), ("b", {}), ("c", {})]),
+    ("<a>; rel=next\t;\tx=y", [("a", {"rel": "next", "x": "y"})]),
+    ("<a>; rel=a;b, <c>", [("a", {"rel": "a", "b": ""}), ("c", {})]),
+    ('<a>; x="\\"', [("a", {"x": '"'})]),
+    ('<a>; x="1"; y=2', [("a", {"x": "1", "y": "2"})]),
+    ("<a>; x=", [("a", {"x": ""})]),
+    ("<a>;x =  y ,<b>", [("a", {"x": "y"}), ("b", {})]),
+    ("", []),
+    (None, []),
+    ("<a>" + " " * (64 * 1024 - 3), [("a", {})]),  # exactly the size limit
+    ("<a>" + " " * (64 * 1024 - 2), []),           # one more: ignored entirely
+])
+def test_iter_link_header_cases(value, links):
+    assert list(iter_link_header(value)) == links
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("<ftp://x/e>; rel=next", "'ftp://x/e': not an http or https URL with a host"),
+    ("<https://h:0/e>; rel=next", "'https://h:0/e': port 0"),
+    ("<https://h:99999/e>; rel=next", "'https://h:99999/e': Port out of range 0-65535"),
+    ("<https://[::1/e>; rel=next", "'https://[::1/e': Invalid IPv6 URL"),
+    ("<http:e>; rel=next", "'http:e': not an http or https URL with a host"),
+    ("<" + "x" * 200 + ":/>; rel=next", f"{'x' * 120!r}: not an http or https URL with a host"),
+])
+def test_unusable_next_link_is_a_link_error(value, problem):
+    with pytest.raises(LinkError) as exc:
+        next_link(value, "https://node:9092/events?count=10")
+    assert str(exc.value) == problem
+
+
+@pytest.mark.parametrize(("value", "url"), [
+    ("<http://other:1/e>; rel=next", "http://other:1/e"),          # another host is fine
+    ("<//other/e>; rel=next", "https://other/e"),
+    ("<>; rel=next, </b>; rel=next", "https://node:9092/b"),         # an empty target skipped
+    ("</a>; rel=prev, </b>; rel=next", "https://node:9092/b"),
+    ("</a>; rel=next, </b>; rel=next", "https://node:9092/a"),       # the first one
+    ("</a>; rel=\"first\tnext\"", "https://node:9092/a"),
+    ("</a>; rel=\"  next  \"", "https://node:9092/a"),
+    ("</a>; rel=next; rel=prev", "https://node:9092/a"),
+    ("</a>; rel=prev; rel=next", None),
+    ("</a>; title=next", None),
+])
+def test_next_link_choice(value, url):
+    assert next_link(value, "https://node:9092/events?count=10") == url
+
+
+# -- redaction ----------------------------------------------------------------------------
+
+
+def test_auth_secrets_are_the_password_and_the_token():
+    assert Auth("basic", "u", "pw").secrets() == ["pw"]
+    assert Auth("bearer", token="tok", access_key="ak").secrets() == ["tok"]
+    assert Auth("oauth", token="tok").secrets() == ["tok"]
+    assert Auth("basic", "u", "").secrets() == [] and Auth().secrets() == []
+
+
+def test_every_secret_redacted_from_messages_and_log_lines(emulator):
+    client, logs = _client(emulator, Auth("basic", "admin", "admin-pass"))
+    client.add_secret("")  # nothing to redact: text stays as it is
+    client.add_secret("body-secret")
+    assert client.redact("plain text") == "plain text"
+    assert client.redact("admin-pass, body-secret and admin-pass again") == \
+        "***, *** and *** again"
+    with pytest.raises(NotFoundError) as exc:
+        client.json("GET", "/no/such/path?k=body-secret&p=admin-pass")
+    assert "body-secret" not in str(exc.value) and "admin-pass" not in str(exc.value)
+    assert "k=***&p=***" in str(exc.value)
+    client.log("sent body-secret with admin-pass")
+    assert logs[-1] == "sent *** with ***"
+    assert all("body-secret" not in line and "admin-pass" not in line for line in logs)
+    assert any("k=***" in line for line in logs)
+
+
+def test_no_log_callable_means_no_logging(emulator):
+    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass")))
+    client.log("nothing happens")  # and nothing fails
+    assert client.json("GET", "/info")["transfer_user"] == "xfer"
