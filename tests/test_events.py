@@ -509,3 +509,112 @@ def test_get_event_id_boundaries(client, eid, ok):
     else:
         with pytest.raises(UsageError, match="event id"):
             ev.get_event(client, eid)
+
+
+# -- parse_events / parse_page / is_caught_up, case by case ----------------------------------
+
+
+@pytest.mark.parametrize(("body", "items"), [
+    (b"[]", []),
+    (b" [ ] ", []),
+    (b"[\n]\n", []),
+    (b'[{"id":1}]', [({"id": 1}, '{"id":1}')]),
+    # the original text is kept (spacing and all) unless it spans lines
+    (b'[ {"id": "a" } , {"id":2,\n"x":"\xc3\xa9"} ]',
+     [({"id": "a"}, '{"id": "a" }'), ({"id": 2, "x": "é"}, '{"id":2,"x":"é"}')]),
+    (b'[{"id":1}\r\n,\t{"id":2}]', [({"id": 1}, '{"id":1}'), ({"id": 2}, '{"id":2}')]),
+    (b'[{"id":"x","d":"a\\rb"}]', [({"id": "x", "d": "a\rb"}, '{"id":"x","d":"a\\rb"}')]),
+    (b'[{"id":1,\r"x":1}]', [({"id": 1, "x": 1}, '{"id":1,"x":1}')]),
+    (b'[{"id":0}]', [({"id": 0}, '{"id":0}')]),
+])
+def test_parse_events_accepts(body, items):
+    from nodecli.node.events.pages import parse_events
+
+    assert parse_events(body, "U") == items
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b"", "U: the events page is empty (0 bytes)"),
+    (b"  ", "U: the events page is empty (2 bytes)"),
+    (b"{}", "U: the events page is not a JSON array (2 bytes)"),
+    (b'[{"id":1},]', "U: the events page is not valid JSON (at character 10)"),
+    (b'[{"id":1}', "U: the events page is not valid JSON (at character 9)"),
+    (b'[{"id":1} {"id":2}]', "U: the events page is not valid JSON (at character 10)"),
+    (b'[{"id":1}] x', "U: the events page has data after the array"),
+    (b"[1]", "U: item 1 of the events page is not an object"),
+    (b'[{"id":1},"a"]', "U: item 2 of the events page is not an object"),
+    (b'[{"id":true}]', "U: item 1 of the events page has no id"),
+    (b'[{"id":""}]', "U: item 1 of the events page has no id"),
+    (b'[{"id":1.5}]', "U: item 1 of the events page has no id"),
+    (b'[{"x":1}]', "U: item 1 of the events page has no id"),
+    (b'[{"id":1},{"id":[]}]', "U: item 2 of the events page has no id"),
+    (b"\xff", "U: the events page is not UTF-8 text"),
+])
+def test_parse_events_refuses_with_exact_message(body, message):
+    from nodecli.node.events.pages import MalformedPage, parse_events
+
+    with pytest.raises(MalformedPage) as exc:
+        parse_events(body, "U")
+    assert str(exc.value) == message
+
+
+def test_parse_events_without_url_has_no_prefix():
+    from nodecli.node.events.pages import MalformedPage, parse_events
+
+    with pytest.raises(MalformedPage) as exc:
+        parse_events(b"{}")
+    assert str(exc.value) == "the events page is not a JSON array (2 bytes)"
+
+
+_PAGE_URL = "http://node:9092/events?count=2"
+
+
+@pytest.mark.parametrize(("link", "next_url", "token", "problem", "foreign"), [
+    (None, None, None, 'the node sent no Link rel="next" header', None),
+    ("</events?iteration_token=5>; rel=next", "http://node:9092/events?iteration_token=5",
+     "5", None, None),
+    ("<http://inner:9092/events?iteration_token=5&count=2>; rel=next",
+     "http://node:9092/events?iteration_token=5&count=2", "5", None, "inner:9092"),
+    ("<http://inner/other>; rel=next", None, None,
+     'the Link rel="next" target has no iteration_token', "inner"),
+    ("</events?iteration_token=>; rel=next", None, None,
+     'the Link rel="next" target has no iteration_token', None),
+    ("</events?iteration_token=1&iteration_token=7>; rel=next",
+     "http://node:9092/events?iteration_token=1&iteration_token=7", "7", None, None),
+    ("<ftp://x/>; rel=next", None, None,
+     "the Link rel=\"next\" header is not a usable URL ('ftp://x/': not an http or https URL "
+     "with a host)", None),
+    ("</events?x=1>; rel=next", None, None,
+     'the Link rel="next" target has no iteration_token', None),
+    ("<http://NODE:9092/events?iteration_token=3>; rel=next",
+     "http://NODE:9092/events?iteration_token=3", "3", None, None),
+])
+def test_parse_page_link_cases(link, next_url, token, problem, foreign):
+    from nodecli.node.events.pages import parse_page
+
+    page = parse_page(b'[{"id":1}]', link, _PAGE_URL, "http://node:9092/")
+    assert (page.next_url, page.next_token, page.link_problem, page.foreign_host) == (
+        next_url, token, problem, foreign)
+    assert page.url == _PAGE_URL and page.events == [{"id": 1}] and len(page) == 1
+
+
+def test_foreign_next_link_without_query_goes_to_the_events_path():
+    from nodecli.node.events.pages import parse_page
+
+    page = parse_page(b"[]", "<http://inner/events>; rel=next", _PAGE_URL, "http://node:9092")
+    assert page.next_url is None and page.foreign_host == "inner"
+
+
+@pytest.mark.parametrize(("n", "next_token", "used", "caught_up"), [
+    (0, None, None, True),
+    (0, "5", "4", True),
+    (1, "5", "5", True),       # the Link names the very token the page was asked for
+    (1, "5", "4", False),
+    (1, None, None, False),    # the first page: no token was used
+    (1, "5", None, False),
+])
+def test_is_caught_up(n, next_token, used, caught_up):
+    from nodecli.node.events.pages import Page, is_caught_up
+
+    page = Page([({"id": i}, "{}") for i in range(n)], None, next_token, "u")
+    assert is_caught_up(page, used) is caught_up
