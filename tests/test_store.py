@@ -483,3 +483,13 @@ def test_plain_users_never_go_through_the_generic_writer():
     data = {"version": 1, "transfer_users": {"t": _T}, "users": users}
     assert _dump_toml(data, spy) == tomli_w.dumps(data)
     assert given and all("users" not in d for d in given)
+
+
+@pytest.mark.parametrize("data", [{"version": 1}, {"version": 1, "users": {}},
+                                  {"users": {"a": {"transfer_user": "t"}}, "z": 1}])
+def test_documents_without_plain_users_tables_are_written_by_tomli_w(data):
+    import tomli_w
+
+    from nodecli.config.store import _dump_toml
+
+    assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
