@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from urllib.parse import parse_qs
 
@@ -618,3 +619,237 @@ def test_is_caught_up(n, next_token, used, caught_up):
 
     page = Page([({"id": i}, "{}") for i in range(n)], None, next_token, "u")
     assert is_caught_up(page, used) is caught_up
+
+
+# -- checkpoints: exact round trip, exact refusals, the lock ---------------------------------
+
+
+def _ck(tmp_path, node="n1", flt=None):
+    return ev.CheckpointFile(tmp_path / "cp" / "ck.json", node=node,
+                             flt=flt or ev.EventFilter(type="transfer.started"))
+
+
+def test_checkpoint_round_trip_is_exact_and_private(tmp_path):
+    import stat as stat_
+
+    ck = _ck(tmp_path)
+    ck.path.parent.mkdir()
+    ck.save(ev.Checkpoint("tok-9", skip=["a", "b"], last_ids=["z"],
+                          output={"path": "o", "size": 3}))
+    data = json.loads(ck.path.read_bytes())
+    assert {k: v for k, v in data.items() if k != "saved_at"} == {
+        "version": 1, "node": "n1", "filter": {"type": "transfer.started", "type_glob": None},
+        "iteration_token": "tok-9", "after_time": None, "skip_ids": ["a", "b"],
+        "last_ids": ["z"], "output": {"path": "o", "size": 3}}
+    assert ck.path.read_bytes().endswith(b"}\n")
+    assert stat_.S_IMODE(ck.path.stat().st_mode) == 0o600
+    assert ck.load() == ev.Checkpoint("tok-9", None, ["a", "b"], ["z"], "n1",
+                                      {"type": "transfer.started", "type_glob": None},
+                                      {"path": "o", "size": 3})
+
+
+def test_checkpoint_before_the_first_page_keeps_the_start_time(tmp_path):
+    ck = _ck(tmp_path)
+    ck.path.parent.mkdir()
+    ck.save(ev.Checkpoint("", after_time="2030-01-02T03:04:05Z"))
+    assert json.loads(ck.path.read_bytes())["iteration_token"] is None
+    cp = ck.load()
+    assert (cp.token, cp.after_time, cp.skip, cp.output) == ("", "2030-01-02T03:04:05Z", [], None)
+    # with a token, a stale after_time is not returned
+    ck.path.write_text(json.dumps({"version": 1, "iteration_token": "t",
+                                   "after_time": "2030-01-02T03:04:05Z"}))
+    assert ck.load().after_time is None
+    assert _ck(tmp_path).load() is not None  # no node or filter recorded: any will do
+
+
+@pytest.mark.parametrize(("content", "kind", "message"), [
+    ("{", "config", "checkpoint {p} is damaged (not JSON)"),
+    ("[]", "config", "checkpoint {p} is damaged or of an unknown version"),
+    ('{"version": 2, "iteration_token": "t"}', "config",
+     "checkpoint {p} is damaged or of an unknown version"),
+    ('{"version": 1, "iteration_token": ""}', "config",
+     "checkpoint {p} is damaged or of an unknown version"),
+    ('{"version": 1, "iteration_token": 5}', "config",
+     "checkpoint {p} is damaged or of an unknown version"),
+    ('{"version": 1, "after_time": 5}', "config",
+     "checkpoint {p} is damaged or of an unknown version"),
+    ('{"version": 1, "iteration_token": "t", "skip_ids": "a"}', "config",
+     "checkpoint {p} is damaged"),
+    ('{"version": 1, "iteration_token": "t", "last_ids": {"a": 1}}', "config",
+     "checkpoint {p} is damaged"),
+    ('{"version": 1, "after_time": "yesterday-ish"}', "config",
+     "checkpoint {p} is damaged (after_time)"),
+    ('{"version": 1, "iteration_token": "t", "node": "other"}', "usage",
+     "checkpoint {p} belongs to node other, not n1"),
+    ('{"version": 1, "iteration_token": "t", "filter": {"type": "file.created"}}', "usage",
+     'checkpoint {p} was saved with another filter ({{"type": "file.created"}})'),
+])
+def test_checkpoint_refusals_are_exact_and_change_nothing(tmp_path, content, kind, message):
+    from nodecli.errors import ConfigError
+
+    ck = _ck(tmp_path)
+    ck.path.parent.mkdir()
+    ck.path.write_text(content)
+    with pytest.raises(ConfigError if kind == "config" else UsageError) as exc:
+        ck.load()
+    assert exc.value.message == message.format(p=ck.path)
+    if kind == "config":
+        assert exc.value.hint == f"nothing was changed; to start over, delete {ck.path}"
+    assert ck.path.read_text() == content
+
+
+def test_missing_checkpoint_is_none_and_unreadable_is_an_error(tmp_path):
+    from nodecli.errors import ConfigError
+
+    ck = _ck(tmp_path)
+    assert ck.load() is None
+    ck.path.parent.mkdir()
+    ck.path.mkdir()
+    with pytest.raises(ConfigError) as exc:
+        ck.load()
+    assert exc.value.message.startswith(f"cannot read checkpoint {ck.path}: ")
+
+
+def test_checkpoint_lock_is_exclusive_until_released(tmp_path):
+    from nodecli.errors import ConflictError
+
+    a, b = _ck(tmp_path), _ck(tmp_path)
+    a.lock()
+    try:
+        with pytest.raises(ConflictError) as exc:
+            b.lock()
+        assert exc.value.message == f"checkpoint {a.path} is in use by another 'events tail'"
+    finally:
+        a.unlock()
+    a.unlock()  # twice is harmless
+    b.lock()
+    b.unlock()
+    assert (tmp_path / "cp" / ".ck.json.lock").exists()
+
+
+def test_resume_path_names(tmp_path):
+    client = open_client(Endpoint("http://node.example:9092", Auth("basic", "admin", "pw")))
+    key = ev.node_key(client)
+    import hashlib
+
+    digest = hashlib.sha256(b"http://node.example:9092|admin").hexdigest()[:10]
+    assert key == f"node.example_9092-{digest}"
+    flt = ev.EventFilter(type_glob="file.*")
+    assert ev.resume_path(tmp_path, client, "a" * 64, flt) == \
+        tmp_path / "checkpoints" / key / f"{'a' * 64}@glob-file.ANY.json"
+    for bad in ("a" * 65, "", ".hidden", "a/b", "a b"):
+        with pytest.raises(UsageError) as exc:
+            ev.resume_path(tmp_path, client, bad, flt)
+        assert exc.value.message == (f"invalid checkpoint name {bad[:40]!r}: letters, digits, "
+                                     "'.', '_' and '-' (at most 64)")
+    long_type = ev.EventFilter(type="a." + "b" * 90)
+    got = ev.resume_path(tmp_path, client, "n", long_type).name
+    assert got == "n@f-" + hashlib.sha256(long_type.key().encode()).hexdigest()[:16] + ".json"
+    labelled = open_client(Endpoint("http://x:1", Auth("bearer", token="t", access_key="ak"),
+                                    label="my prod/node"))
+    assert ev.node_key(labelled).startswith("my_prod_node-")
+
+
+# -- sinks -----------------------------------------------------------------------------------
+
+
+def test_stream_sink_flushes_every_write():
+    class Stream:
+        def __init__(self):
+            self.parts, self.flushed = [], []
+
+        def write(self, text):
+            self.parts.append(text)
+
+        def flush(self):
+            self.flushed.append("".join(self.parts))
+
+    s = Stream()
+    sink = ev.StreamSink(s)
+    sink.write("a\n")
+    sink.write("b\n")
+    assert s.flushed == ["a\n", "a\nb\n"] and sink.position() is None
+
+
+def test_file_sink_appends_and_reports_its_position(tmp_path):
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"id":"0"}\n')
+    sink = ev.FileSink(path, "jsonl")
+    try:
+        sink.write('{"id":"é"}\n')
+        pos = sink.position()
+        st = path.stat()
+        assert pos == {"path": str(path), "size": st.st_size, "dev": st.st_dev,
+                       "ino": st.st_ino}
+        assert path.read_bytes() == '{"id":"0"}\n{"id":"é"}\n'.encode()
+    finally:
+        sink.close()
+    sink.close()  # twice is harmless
+
+
+def test_file_sink_refusals(tmp_path):
+    from nodecli.errors import ConflictError
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError) as exc:
+        ev.FileSink(fifo, "jsonl")
+    assert exc.value.message.startswith(f"cannot open {fifo} for appending: ") or \
+        exc.value.message.startswith(f"{fifo} is not a regular file")
+    target = tmp_path / "t"
+    target.write_text("")
+    os.symlink(target, tmp_path / "link")
+    with pytest.raises(UsageError):
+        ev.FileSink(tmp_path / "link", "jsonl")
+    a = ev.FileSink(target, "jsonl")
+    try:
+        with pytest.raises(ConflictError) as exc:
+            ev.FileSink(target, "jsonl")
+        assert exc.value.message == f"{target} is being written by another 'events tail'"
+    finally:
+        a.close()
+    with pytest.raises(UsageError) as exc:
+        ev.FileSink(tmp_path, "jsonl")
+    assert exc.value.message.startswith(f"cannot open {tmp_path} for appending: ")
+
+
+@pytest.mark.parametrize(("fmt", "after", "ids", "kept"), [
+    ("jsonl", b'{"id":"1"}\n{"id":2}\n{"id":"3"', ["1", "2"], b'{"id":"1"}\n{"id":2}\n'),
+    ("jsonl", b'{"id":"1"}\nnot json\n{"id":"2"}\n', ["1"], b'{"id":"1"}\n'),
+    ("jsonl", b'{"x":"1"}\n', [], b""),
+    ("jsonl", b'[1]\n', [], b""),
+    ("jsonl", b'{"id":"1"}\r\n\xff\n', ["1"], b'{"id":"1"}\r\n'),
+    ("text", b"t\t7\ta\tb\tc\nt\t8\ta\tb\n", ["7"], b"t\t7\ta\tb\tc\n"),
+    ("text", b"t\t\ta\tb\tc\n", [], b""),
+    ("jsonl", b"", [], b""),
+])
+def test_file_sink_recovery_cases(tmp_path, fmt, after, ids, kept):
+    path = tmp_path / "out"
+    head = b'{"id":"0"}\n'
+    path.write_bytes(head)
+    sink = ev.FileSink(path, fmt)
+    try:
+        cp = ev.Checkpoint("0", output=sink.position())
+        with open(path, "ab") as fh:
+            fh.write(after)
+        assert sink.recover(cp) == ids
+    finally:
+        sink.close()
+    assert path.read_bytes() == head + kept
+
+
+def test_file_sink_recovery_leaves_other_files_alone(tmp_path):
+    path = tmp_path / "out"
+    path.write_bytes(b'{"id":"0"}\n{"id":"1"')
+    sink = ev.FileSink(path, "jsonl")
+    try:
+        pos = sink.position()
+        for output in (None, {}, {**pos, "ino": pos["ino"] + 1}, {**pos, "dev": -1},
+                       {**pos, "size": pos["size"] + 1}, {**pos, "size": -1},
+                       {**pos, "size": "3"}, {**pos, "size": pos["size"]}):
+            cp = ev.Checkpoint("0", output=output)
+            assert sink.recover(cp) == []
+        assert sink.recover(None) == []
+    finally:
+        sink.close()
+    assert path.read_bytes() == b'{"id":"0"}\n{"id":"1"'
