@@ -487,3 +487,169 @@ def test_good_claims_have_no_problems_and_verify(small_key) -> None:
     with pytest.raises(TokenError, match="1024-bit") as info:  # wrong length, said in bits
         verify(token, public_pem_bytes(generate_private_key(2048)), now=NOW)
     assert info.value.reason == "bad signature"
+
+
+# -- exact messages of the decoder, and its boundaries ----------------------------------------
+
+_BIG = "A" * (tokens.MAX_TOKEN_CHARS + 4)
+
+
+@pytest.mark.parametrize(("token", "message"), [
+    ("", "empty"),
+    ("Bearer ", "empty"),
+    ("Authorization: Bearer  ", "empty"),
+    ("!!!!", "token is not base64: character '!' at offset 0"),
+    ("eJw-", "token is not base64: character '-' at offset 3 (URL-safe base64 is not used by "
+             "tokens)"),
+    ("eJw_", "token is not base64: character '_' at offset 3 (URL-safe base64 is not used by "
+             "tokens)"),
+    ("eJw", "token is not valid base64 (wrong length or padding)"),
+    ("QQ=", "token is not valid base64 (wrong length or padding)"),
+    ("QR==", "token is not canonical base64"),
+    ("QQ==QQ==", "token is not valid base64 (wrong length or padding)"),
+    ("QUJD\nREVG", "token contains whitespace at offset 4 (a token is one line: remove the "
+                   "line breaks)"),
+    ("QUJD\tREVG", "token contains whitespace at offset 4 (a token is one line: remove the "
+                   "line breaks)"),
+    ("QU\x01D", "token is not base64: character '\\\\x01' at offset 2"),
+    ("QUJD\x7f", "token is not base64: character '\\\\x7f' at offset 4"),
+    ("QUJD~", "token is not base64: character '~' at offset 4"),
+    ("QUJDé", "token is not base64: non-ASCII character at offset 4"),
+    (base64.b64encode(b"plain text, not zlib").decode(),
+     "not zlib data (Error -3 while decompressing data: incorrect header check)"),
+    (base64.b64encode(zlib.compress(b"x" * 100)[:-6]).decode(), "zlib data is truncated"),
+    (base64.b64encode(zlib.compress(b"{}") + b"junk").decode(),
+     "data after the end of the zlib stream"),
+    (_wrap(b'{"a":1}'), "no ==SIGNATURE== delimiter"),
+    (_wrap(b"\n==SIGNATURE==\n" + SIG), "empty payload"),
+    (_wrap(b'{"a":1}\n==SIGNATURE==\n'), "empty signature"),
+    (_wrap(b'{"a":1}\n==SIGNATURE==\nAAA*'), "signature is not base64: character '*' at "
+                                             "offset 3"),
+    (_wrap(b'{"a":1}\n==SIGNATURE==\n' + b"A" * 4000), "signature is too long"),
+    (_wrap(b'\xff\xfe{}\n==SIGNATURE==\n' + SIG), "payload is not UTF-8 (byte 0)"),
+    (_wrap(b'[1,2]\n==SIGNATURE==\n' + SIG), "payload is an array, not an object"),
+    (_wrap(b'"s"\n==SIGNATURE==\n' + SIG), "payload is a string, not an object"),
+    (_wrap(b'null\n==SIGNATURE==\n' + SIG), "payload is null, not an object"),
+    (_wrap(b'{"a":NaN}\n==SIGNATURE==\n' + SIG), "payload is not JSON (NaN is not JSON)"),
+    (_wrap(b'{"a":1,"a":2}\n==SIGNATURE==\n' + SIG),
+     "payload is not JSON (duplicate key 'a')"),
+    (_wrap(b'{"a":"\\ud800"}\n==SIGNATURE==\n' + SIG),
+     "payload holds invalid text or nests too deeply"),
+    (_wrap(b'\xef\xbb\xbf{}\n==SIGNATURE==\n' + SIG), "payload starts with a byte-order mark"),
+    (_wrap(b'{"a":' + b"[" * 32 + b"]" * 32 + b"}\n==SIGNATURE==\n" + SIG),
+     "payload nests deeper than 32 levels"),
+    (_wrap(b'{"a":' * 33 + b"1" + b"}" * 33 + b"\n==SIGNATURE==\n" + SIG),
+     "payload nests deeper than 32 levels"),
+    (_BIG, f"longer than {tokens.MAX_TOKEN_CHARS} characters"),
+    ("é" * 10, "token is not base64: non-ASCII character at offset 0"),
+    (b"\xff\xfe", "contains bytes that are not base64 text"),
+    (b"A" * (tokens.MAX_TOKEN_CHARS + 65), f"longer than {tokens.MAX_TOKEN_CHARS} characters"),
+    (12, "not text"),
+])
+def test_decoder_messages_are_exact(token, message) -> None:
+    with pytest.raises(TokenError) as exc:
+        decode_unverified(token)
+    assert str(exc.value) == f"invalid token: {message}"
+    assert exc.value.reason == "malformed"
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"a":' + b"[" * 31 + b"]" * 31 + b"}",               # 32 levels: the limit
+    b'{"a":' * 32 + b"1" + b"}" * 32,
+    b'{"a":"' + b"[" * 40 + b'"}',                         # brackets in a string do not nest
+    b'{"a":"\\"' + b"[" * 40 + b'"}',                      # nor after an escaped quote
+    b'{"a":"\\\\"}',
+])
+def test_decoder_accepts_nesting_up_to_the_limit(payload: bytes) -> None:
+    got = decode_unverified(_wrap(payload + b"\n==SIGNATURE==\n" + SIG))
+    assert got.claims == json.loads(payload) and got.payload == payload
+
+
+def test_token_text_limits_are_inclusive() -> None:
+    # exactly MAX_TOKEN_CHARS after removing the prefix and whitespace: read as base64
+    body = "A" * tokens.MAX_TOKEN_CHARS
+    with pytest.raises(TokenError) as exc:
+        decode_unverified("Bearer " + body + "\n")
+    assert "longer than" not in str(exc.value)
+    with pytest.raises(TokenError) as exc:
+        decode_unverified(body + "AAAA")
+    assert str(exc.value) == f"invalid token: longer than {tokens.MAX_TOKEN_CHARS} characters"
+    assert tokens.clean_token_text(b"  Bearer\tQUJD \n") == "QUJD"
+    assert tokens.clean_token_text("authorization: BEARER QUJD") == "QUJD"
+    assert tokens.clean_token_text("bearerQUJD") == "bearerQUJD"  # a prefix needs a space
+
+
+def test_inflate_bound_is_exact() -> None:
+    data = zlib.compress(b"x" * 1000)
+    assert inflate_bounded(data, 1000) == b"x" * 1000
+    with pytest.raises(TokenError) as exc:
+        inflate_bounded(data, 999)
+    assert str(exc.value) == "invalid token: inflates to more than 999 bytes (compression bomb?)"
+
+
+def test_signature_length_bound_is_exact() -> None:
+    limit = (tokens.MAX_SIGNATURE_BYTES * 4) // 3 + 4
+    ok = base64.b64encode(b"\x01" * ((limit // 4) * 3))
+    assert len(ok) <= limit
+    assert tokens.split_envelope(b"{}" + tokens.DELIMITER + ok)[1] == b"\x01" * ((limit // 4) * 3)
+    too_long = b"A" * (limit + 1)
+    with pytest.raises(TokenError, match="signature is too long"):
+        tokens.split_envelope(b"{}" + tokens.DELIMITER + too_long)
+
+
+def test_wrap_signature_lines_and_envelope_layout() -> None:
+    sig = bytes(range(256)) * 2
+    wrapped = tokens.wrap_signature(sig)
+    lines = wrapped.split(b"\n")
+    assert all(len(line) == 60 for line in lines[:-1]) and 0 < len(lines[-1]) <= 60
+    assert b"".join(lines) == base64.b64encode(sig)
+    assert tokens.wrap_signature(sig, 76).split(b"\n")[0] == base64.b64encode(sig)[:76]
+    inner = zlib.decompress(base64.b64decode(tokens.encode_token(b'{"a":1}', sig)))
+    assert inner == b'{"a":1}' + tokens.DELIMITER + wrapped + b"\n"
+
+
+def test_verify_messages_are_exact(small_key, golden_key, golden_pub) -> None:
+    token = create_token(golden_key, "AK", "u", None, "admin", NOW + timedelta(minutes=5))
+    with pytest.raises(TokenError) as exc:
+        verify(token, golden_pub, now=NOW + timedelta(minutes=10))
+    assert str(exc.value) == "token expired at 2030-06-15T12:05:00Z (5m ago)"
+    # a negative leeway counts as none; a float leeway is honoured to the second
+    with pytest.raises(TokenError, match="expired"):
+        verify(token, golden_pub, now=NOW + timedelta(minutes=5), leeway=-30)
+    assert verify(token, golden_pub, now=NOW + timedelta(minutes=5, seconds=1), leeway=1.5)
+    with pytest.raises(TokenError, match="expired"):
+        verify(token, golden_pub, now=NOW + timedelta(minutes=5, seconds=2), leeway=1.5)
+    assert verify(token, golden_pub, now=NOW + timedelta(minutes=5, seconds=59))  # default 60
+    with pytest.raises(TokenError):
+        verify(token, golden_pub, now=NOW + timedelta(minutes=6))
+    with pytest.raises(TokenError) as exc:
+        verify(token, public_pem_bytes(small_key), now=NOW)
+    assert str(exc.value) == ("token invalid: bad signature (2048-bit signature, 1024-bit key: "
+                              "signed with another key)")
+    other = generate_private_key(2048)
+    with pytest.raises(TokenError) as exc:
+        verify(token, public_pem_bytes(other), now=NOW)
+    assert str(exc.value) == ("token invalid: bad signature (not signed by the matching "
+                              "private key, or altered)")
+    assert exc.value.reason == "bad signature"
+
+
+@pytest.mark.parametrize(("claims", "message"), [
+    ({}, "invalid token: no expires_at claim"),
+    ({"expires_at": None}, "invalid token: no expires_at claim"),
+    ({"expires_at": True}, "invalid token: expires_at is not a time"),
+    ({"expires_at": [1]}, "invalid token: expires_at is not a time"),
+    ({"expires_at": 1e300}, "invalid token: expires_at is out of range"),
+    ({"expires_at": "x" * 50}, f"invalid token: expires_at {'x' * 40!r} is not an ISO 8601 "
+                               "time"),
+])
+def test_token_expiry_refusals(claims, message) -> None:
+    with pytest.raises(TokenError) as exc:
+        token_expiry(claims)
+    assert str(exc.value) == message
+
+
+def test_token_expiry_forms() -> None:
+    assert token_expiry({"expires_at": "2030-06-15T12:00:00Z"}) == NOW
+    assert token_expiry({"expires_at": NOW.timestamp()}) == NOW
+    assert token_expiry({"expires_at": 0}) == datetime(1970, 1, 1, tzinfo=UTC)
