@@ -178,6 +178,14 @@ def test_retry_after_http_date_relative_to_the_given_now():
     ('<a>; x="1"; y=2', [("a", {"x": "1", "y": "2"})]),
     ("<a>; x=", [("a", {"x": ""})]),
     ("<a>;x =  y ,<b>", [("a", {"x": "y"}), ("b", {})]),
+    ("<a>, ", [("a", {})]),                       # trailing separators
+    ("<a>,", [("a", {})]),
+    ("XX<a>; rel=next", []),                       # garbage without a comma: nothing
+    ("junk, <b>, <c>", [("b", {}), ("c", {})]),    # garbage skipped to the NEXT comma
+    ("junk,<b>", [("b", {})]),
+    ("<a>X; rel=next", [("a", {})]),               # parameters start with ";" only
+    ("<a>; rel=Xy", [("a", {"rel": "Xy"})]),
+    ('<a>; x="ab\\', [("a", {"x": "ab\\"})]),    # a backslash as the last character
     ("", []),
     (None, []),
     ("<a>" + " " * (64 * 1024 - 3), [("a", {})]),  # exactly the size limit
