@@ -784,18 +784,43 @@ def test_file_sink_appends_and_reports_its_position(tmp_path):
         assert path.read_bytes() == '{"id":"0"}\n{"id":"é"}\n'.encode()
     finally:
         sink.close()
-    sink.close()  # twice is harmless
+    sink.close()  # twice is harmless, and closes nothing else
+    for fd in (0, 1, 2):
+        os.fstat(fd)
+
+
+def test_file_sink_creates_the_file_0644_under_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        ev.FileSink(tmp_path / "new.jsonl", "jsonl").close()
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.jsonl").stat().st_mode & 0o777 == 0o644
 
 
 def test_file_sink_refusals(tmp_path):
+    import threading
+
     from nodecli.errors import ConflictError
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    with pytest.raises(UsageError) as exc:
-        ev.FileSink(fifo, "jsonl")
-    assert exc.value.message.startswith(f"cannot open {fifo} for appending: ") or \
-        exc.value.message.startswith(f"{fifo} is not a regular file")
+    rescued = []
+
+    def rescue() -> None:  # only runs if opening blocked (no O_NONBLOCK): unblock, then fail
+        rescued.append(True)
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(10.0, rescue)
+    timer.start()
+    try:
+        with pytest.raises(UsageError) as exc:
+            ev.FileSink(fifo, "jsonl")
+    finally:
+        timer.cancel()
+    assert rescued == []
+    # no reader: opening a FIFO for writing without blocking fails at once (ENXIO)
+    assert exc.value.message == f"cannot open {fifo} for appending: No such device or address"
     target = tmp_path / "t"
     target.write_text("")
     os.symlink(target, tmp_path / "link")
@@ -822,6 +847,8 @@ def test_file_sink_refusals(tmp_path):
     ("text", b"t\t7\ta\tb\tc\nt\t8\ta\tb\n", ["7"], b"t\t7\ta\tb\tc\n"),
     ("text", b"t\t\ta\tb\tc\n", [], b""),
     ("jsonl", b"", [], b""),
+    ("jsonl", b'{"id":"1"}X\n', [], b""),
+    ("text", b"t\t7\ta\tb\t\n", ["7"], b"t\t7\ta\tb\t\n"),  # an empty last field
 ])
 def test_file_sink_recovery_cases(tmp_path, fmt, after, ids, kept):
     path = tmp_path / "out"
@@ -853,3 +880,30 @@ def test_file_sink_recovery_leaves_other_files_alone(tmp_path):
     finally:
         sink.close()
     assert path.read_bytes() == b'{"id":"0"}\n{"id":"1"'
+
+
+def test_file_sink_recovery_from_an_empty_checkpointed_file(tmp_path):
+    path = tmp_path / "out"
+    path.write_bytes(b"")
+    sink = ev.FileSink(path, "jsonl")
+    try:
+        cp = ev.Checkpoint("0", output=sink.position())
+        with open(path, "ab") as fh:
+            fh.write(b'{"id":"0"}\n{"id":"1"')
+        assert sink.recover(cp) == ["0"]
+    finally:
+        sink.close()
+    assert path.read_bytes() == b'{"id":"0"}\n'
+
+
+def test_file_sink_recovery_ignores_another_file_with_a_valid_size(tmp_path):
+    path = tmp_path / "out"
+    path.write_bytes(b'{"id":"0"}\n{"id":"1"')
+    sink = ev.FileSink(path, "jsonl")
+    try:
+        pos = sink.position()
+        for other in ({**pos, "ino": pos["ino"] + 1}, {**pos, "dev": pos["dev"] + 1}):
+            assert sink.recover(ev.Checkpoint("0", output={**other, "size": 11})) == []
+    finally:
+        sink.close()
+    assert path.read_bytes() == b'{"id":"0"}\n{"id":"1"'  # a rotated file is left alone

@@ -636,6 +636,7 @@ def test_verify_messages_are_exact(small_key, golden_key, golden_pub) -> None:
 
 @pytest.mark.parametrize(("claims", "message"), [
     ({}, "invalid token: no expires_at claim"),
+    ([], "invalid token: no expires_at claim"),
     ({"expires_at": None}, "invalid token: no expires_at claim"),
     ({"expires_at": True}, "invalid token: expires_at is not a time"),
     ({"expires_at": [1]}, "invalid token: expires_at is not a time"),
