@@ -907,3 +907,11 @@ def test_file_sink_recovery_ignores_another_file_with_a_valid_size(tmp_path):
     finally:
         sink.close()
     assert path.read_bytes() == b'{"id":"0"}\n{"id":"1"'  # a rotated file is left alone
+
+
+def test_parse_page_names_the_page_url_in_body_errors():
+    from nodecli.node.events.pages import MalformedPage, parse_page
+
+    with pytest.raises(MalformedPage) as exc:
+        parse_page(b"{}", None, _PAGE_URL, "http://node:9092")
+    assert str(exc.value) == f"{_PAGE_URL}: the events page is not a JSON array (2 bytes)"
