@@ -654,3 +654,27 @@ def test_token_expiry_forms() -> None:
     assert token_expiry({"expires_at": "2030-06-15T12:00:00Z"}) == NOW
     assert token_expiry({"expires_at": NOW.timestamp()}) == NOW
     assert token_expiry({"expires_at": 0}) == datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_surrounding_whitespace_counts_only_up_to_64_characters(kind) -> None:
+    limit = tokens.MAX_TOKEN_CHARS
+
+    def message(text: str) -> str:
+        with pytest.raises(TokenError) as exc:
+            decode_unverified(text if kind is str else text.encode())
+        return str(exc.value)
+
+    too_long = f"invalid token: longer than {limit} characters"
+    # the text itself is at the limit: read (and refused as not zlib), never "too long"
+    assert message("A" * limit).startswith("invalid token: not zlib data")
+    assert message(" " * 64 + "A" * limit).startswith("invalid token: not zlib data")
+    assert message(" " * 65 + "A" * limit) == too_long
+
+
+def test_signature_text_at_the_length_limit_is_read() -> None:
+    limit = (tokens.MAX_SIGNATURE_BYTES * 4) // 3 + 4
+    with pytest.raises(TokenError) as exc:
+        tokens.split_envelope(b"{}" + tokens.DELIMITER + b"A" * limit)
+    assert str(exc.value) == "invalid token: signature is not valid base64 (wrong length or " \
+                             "padding)"
