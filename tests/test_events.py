@@ -698,16 +698,14 @@ def test_checkpoint_refusals_are_exact_and_change_nothing(tmp_path, content, kin
     assert ck.path.read_text() == content
 
 
-def test_missing_checkpoint_is_none_and_unreadable_is_an_error(tmp_path):
-    from nodecli.errors import ConfigError
-
+def test_missing_checkpoint_is_none_and_a_folder_is_refused(tmp_path):
     ck = _ck(tmp_path)
     assert ck.load() is None
     ck.path.parent.mkdir()
     ck.path.mkdir()
-    with pytest.raises(ConfigError) as exc:
+    with pytest.raises(UsageError) as exc:
         ck.load()
-    assert exc.value.message.startswith(f"cannot read checkpoint {ck.path}: ")
+    assert exc.value.message == f"checkpoint {ck.path} is a folder, not a regular file"
 
 
 def test_checkpoint_lock_is_exclusive_until_released(tmp_path):
@@ -820,7 +818,9 @@ def test_file_sink_refusals(tmp_path):
         timer.cancel()
     assert rescued == []
     # no reader: opening a FIFO for writing without blocking fails at once (ENXIO)
-    assert exc.value.message == f"cannot open {fifo} for appending: No such device or address"
+    assert exc.value.message == (f"{fifo} is not a regular file: the output file must be a "
+                                 "plain file (its checkpoint counts on its size); pipe stdout "
+                                 "instead")
     target = tmp_path / "t"
     target.write_text("")
     os.symlink(target, tmp_path / "link")
