@@ -527,6 +527,7 @@ def test_get_event_id_boundaries(client, eid, ok):
     (b'[{"id":"x","d":"a\\rb"}]', [({"id": "x", "d": "a\rb"}, '{"id":"x","d":"a\\rb"}')]),
     (b'[{"id":1,\r"x":1}]', [({"id": 1, "x": 1}, '{"id":1,"x":1}')]),
     (b'[{"id":0}]', [({"id": 0}, '{"id":0}')]),
+    (b'[{"id":1},{"id":2}]', [({"id": 1}, '{"id":1}'), ({"id": 2}, '{"id":2}')]),
 ])
 def test_parse_events_accepts(body, items):
     from nodecli.node.events.pages import parse_events
@@ -542,6 +543,8 @@ def test_parse_events_accepts(body, items):
     (b'[{"id":1}', "U: the events page is not valid JSON (at character 9)"),
     (b'[{"id":1} {"id":2}]', "U: the events page is not valid JSON (at character 10)"),
     (b'[{"id":1}] x', "U: the events page has data after the array"),
+    (b'[{"id":1}]x', "U: the events page has data after the array"),
+    (b"[]x", "U: the events page has data after the array"),
     (b"[1]", "U: item 1 of the events page is not an object"),
     (b'[{"id":1},"a"]', "U: item 2 of the events page is not an object"),
     (b'[{"id":true}]', "U: item 1 of the events page has no id"),
@@ -712,6 +715,7 @@ def test_checkpoint_lock_is_exclusive_until_released(tmp_path):
     from nodecli.errors import ConflictError
 
     a, b = _ck(tmp_path), _ck(tmp_path)
+    a.unlock()  # never locked: nothing to release
     a.lock()
     try:
         with pytest.raises(ConflictError) as exc:
@@ -915,3 +919,17 @@ def test_parse_page_names_the_page_url_in_body_errors():
     with pytest.raises(MalformedPage) as exc:
         parse_page(b"{}", None, _PAGE_URL, "http://node:9092")
     assert str(exc.value) == f"{_PAGE_URL}: the events page is not a JSON array (2 bytes)"
+
+
+def test_checkpoint_larger_than_1_mib_is_refused_as_damaged(tmp_path):
+    from nodecli.errors import ConfigError
+
+    ck = _ck(tmp_path)
+    ck.path.parent.mkdir()
+    head = '{"version": 1, "iteration_token": "t", "skip_ids": ["'
+    tail = '"]}'
+    ck.path.write_text(head + "x" * (1024 * 1024 + 10 - len(head) - len(tail)) + tail)
+    assert ck.path.stat().st_size == 1024 * 1024 + 10
+    with pytest.raises(ConfigError) as exc:
+        ck.load()
+    assert exc.value.message == f"checkpoint {ck.path} is damaged (not JSON)"

@@ -178,6 +178,7 @@ def test_retry_after_http_date_relative_to_the_given_now():
     ('<a>; x="1"; y=2', [("a", {"x": "1", "y": "2"})]),
     ("<a>; x=", [("a", {"x": ""})]),
     ("<a>;x =  y ,<b>", [("a", {"x": "y"}), ("b", {})]),
+    ("<a>; rel=next <c>, <b>", [("a", {"rel": "next"}), ("b", {})]),  # junk up to ","
     ("<a>, ", [("a", {})]),                       # trailing separators
     ("<a>,", [("a", {})]),
     ("XX<a>; rel=next", []),                       # garbage without a comma: nothing
