@@ -99,6 +99,8 @@ def test_verify_cost_parameter_boundaries(ln: int, r: int, p: int, digest: str,
 def test_is_valid_hash_parameter_boundaries(params: str, valid: bool) -> None:
     phc = GOLDEN[0][3].replace("ln=15,r=8,p=1", params)
     assert passwords.is_valid_hash(phc) is valid
+    # a final newline (which "$" allows) skips the one-regex fast path: same answer
+    assert passwords.is_valid_hash(phc + "\n") is valid
 
 
 def test_empty_password_or_hash_never_verifies() -> None:
