@@ -4,7 +4,6 @@ backoff between retries."""
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import re
@@ -63,6 +62,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     value = value.strip()
     if re.fullmatch(r"\d{1,10}", value):
         return min(float(value), MAX_RETRY_AFTER)
+    import email.utils  # only for an HTTP-date (rare): not on every start
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):

@@ -15,6 +15,7 @@ from nodecli.emulator.server import Reply
 from nodecli.errors import NodecliError, UsageError
 from nodecli.http import Auth, Endpoint, open_client
 from nodecli.node import events as ev
+from nodecli.node.events.tail import tail as run_tail_loop
 from nodecli.node.info import NodeInfo
 from nodecli.render import events as rev
 
@@ -291,7 +292,7 @@ def test_follow_treats_malformed_pages_and_5xx_as_transient(client, emulator, lo
             return None
 
     opts = ev.TailOptions(follow=True, token="0", fmt="jsonl", max_events=5, interval=0.01)
-    state = ev.tail(client, opts, Sink(), status=statuses.append, sleep=lambda s: None)
+    state = run_tail_loop(client, opts, Sink(), status=statuses.append, sleep=lambda s: None)
     emulator.faults.path_prefix = "/"
     assert jsonl_ids("".join(out)) == ["1", "2", "3", "4", "5"]
     assert state.stopped_by == "max-events"

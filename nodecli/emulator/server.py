@@ -144,6 +144,8 @@ class Faults:
         with self.lock:
             self.queue.clear()
             self.fail_rate = self.reset_rate = self.slow_rate = 0.0
+            self.path_prefix = "/"  # a test that narrowed the faults must not leave it so
+            self.slow_seconds = 2.0
 
     def next_fault(self, path: str) -> str | None:
         if not path.startswith(self.path_prefix):

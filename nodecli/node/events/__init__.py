@@ -8,41 +8,58 @@
 
 Turning events into text lives in :mod:`nodecli.render.events`; the node's version and
 settings (GET /info) in :mod:`nodecli.node.info`. The names used by the command layer
-are re-exported here.
+are re-exported here, each imported on first use.
 """
 
-from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile, node_key, resume_path
-from nodecli.node.events.pages import (
-    DEFAULT_PAGE_SIZE,
-    MAX_COUNT,
-    EventFilter,
-    ListResult,
-    MalformedPage,
-    Page,
-    event_id,
-    event_types,
-    fetch_page,
-    foreign_host_notice,
-    get_event,
-    iter_pages,
-    list_events,
-    parse_events,
-    parse_page,
-    validate_page_size,
-    validate_token,
-)
-from nodecli.node.events.sinks import FileSink, Sink, StreamSink
-from nodecli.node.events.tail import (
-    DEFAULT_SINCE,
-    GracefulStop,
-    TailInterrupted,
-    TailOptions,
-    TailState,
-    check_destinations,
-    raw_lines,
-    run_tail,
-    tail,
-)
+import importlib
+from typing import Any
+
+# name -> submodule: imported on first use, so ``events list`` loads pages.py alone
+# (not the tail, its signals and checkpoints)
+_WHERE = {
+    "Checkpoint": "checkpoint",
+    "CheckpointFile": "checkpoint",
+    "DEFAULT_PAGE_SIZE": "pages",
+    "DEFAULT_SINCE": "tail",
+    "EventFilter": "pages",
+    "FileSink": "sinks",
+    "GracefulStop": "tail",
+    "ListResult": "pages",
+    "MAX_COUNT": "pages",
+    "MalformedPage": "pages",
+    "Page": "pages",
+    "Sink": "sinks",
+    "StreamSink": "sinks",
+    "TailInterrupted": "tail",
+    "TailOptions": "tail",
+    "TailState": "tail",
+    "check_destinations": "tail",
+    "event_id": "pages",
+    "event_types": "pages",
+    "fetch_page": "pages",
+    "foreign_host_notice": "pages",
+    "get_event": "pages",
+    "iter_pages": "pages",
+    "list_events": "pages",
+    "node_key": "checkpoint",
+    "parse_events": "pages",
+    "parse_page": "pages",
+    "raw_lines": "tail",
+    "resume_path": "checkpoint",
+    "run_tail": "tail",
+    "validate_page_size": "pages",
+    "validate_token": "pages",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: later uses are plain attribute reads
+    return value
+
 
 __all__ = [
     "DEFAULT_PAGE_SIZE", "DEFAULT_SINCE", "MAX_COUNT", "Checkpoint", "CheckpointFile",
@@ -50,5 +67,5 @@ __all__ = [
     "StreamSink", "TailInterrupted", "TailOptions", "TailState", "check_destinations",
     "event_id", "event_types", "fetch_page", "foreign_host_notice", "get_event",
     "iter_pages", "list_events", "node_key", "parse_events", "parse_page", "raw_lines",
-    "resume_path", "run_tail", "tail", "validate_page_size", "validate_token",
+    "resume_path", "run_tail", "validate_page_size", "validate_token",
 ]
