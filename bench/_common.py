@@ -33,3 +33,17 @@ def time_process(cmd: list[str], env: dict[str, str]) -> float:
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     return time.perf_counter() - start
+
+
+def write_users_config(home: Path, n_users: int, password_hash: str) -> None:
+    """A config.toml with ``n_users`` node users sharing one hash, written directly (not
+    by thousands of CLI calls)."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lines = ["version = 1", "", "[transfer_users.aspera]", 'restrictions = ["file:////data/*"]',
+             ""]
+    for i in range(n_users):
+        lines += [f"[users.user{i:05d}]", 'transfer_user = "aspera"',
+                  f'password = "{password_hash}"', 'acls = ["admin"]', ""]
+    path = home / "config.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    path.chmod(0o600)

@@ -30,24 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import child_env  # also puts the checkout on sys.path
+from _common import child_env, write_users_config  # also puts the checkout on sys.path
 
 # What the installed `nodecli` console script runs.
 CONSOLE_SCRIPT = "import sys\nfrom nodecli.cli.main import main\nsys.exit(main())\n"
 HEAVY = ("httpx2", "httpx", "httpcore", "cryptography", "rich", "filelock", "platformdirs",
          "tomli_w", "ssl")
-
-
-def write_config(home: Path, n_users: int, password_hash: str) -> None:
-    home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    lines = ["version = 1", "", "[transfer_users.aspera]", 'restrictions = ["file:////data/*"]',
-             ""]
-    for i in range(n_users):
-        lines += [f"[users.user{i:05d}]", 'transfer_user = "aspera"',
-                  f'password = "{password_hash}"', 'acls = ["admin"]', ""]
-    path = home / "config.toml"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    path.chmod(0o600)
 
 
 def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -106,8 +94,8 @@ def main() -> int:
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="nodecli-bench-") as tmp:
         small, large = Path(tmp) / "small", Path(tmp) / "large"
-        write_config(small, 10, password_hash)
-        write_config(large, 10_000, password_hash)
+        write_users_config(small, 10, password_hash)
+        write_users_config(large, 10_000, password_hash)
         script = Path(tmp) / "nodecli"
         script.write_text(CONSOLE_SCRIPT)
         env_small, env_large = child_env(small, NODECLI_PASSWORD="bench-password"), \

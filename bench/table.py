@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import ROOT, child_env  # also puts the checkout on sys.path
+from _common import ROOT, child_env, write_users_config  # also puts the checkout on sys.path
 
 BENCH = Path(__file__).resolve().parent
 FLOORS = BENCH / "floors"
@@ -128,18 +128,6 @@ class Table:
                   f"{note}")
 
 
-def write_users(home: Path, n_users: int, password_hash: str) -> None:
-    home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    lines = ["version = 1", "", "[transfer_users.aspera]", 'restrictions = ["file:////data/*"]',
-             ""]
-    for i in range(n_users):
-        lines += [f"[users.user{i:05d}]", 'transfer_user = "aspera"',
-                  f'password = "{password_hash}"', 'acls = ["admin"]', ""]
-    path = home / "config.toml"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    path.chmod(0o600)
-
-
 def start_emulator(tmp: Path) -> tuple[subprocess.Popen[str], str]:
     node = subprocess.Popen([sys.executable, str(BENCH / "events.py"), "--serve",
                              str(tmp / "node")],
@@ -182,8 +170,8 @@ def main() -> int:
         nodecli = [py, str(script)]
         phc = hash_password(PASSWORD)
         small, large = tmp / "small", tmp / "large"
-        write_users(small, 10, phc)
-        write_users(large, 10_000, phc)
+        write_users_config(small, 10, phc)
+        write_users_config(large, 10_000, phc)
         env_small = child_env(small, NODECLI_PASSWORD=PASSWORD)
         env_large = child_env(large, NODECLI_PASSWORD=PASSWORD)
 
