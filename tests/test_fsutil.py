@@ -344,3 +344,44 @@ def test_failed_replace_cleans_up_and_closes_only_its_own_descriptor(tmp_path: P
     os.fstat(2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
     assert (target / "inside").read_bytes() == b"keep"
+
+
+def test_kinds_of_non_regular_files():
+    import errno
+    import stat as st
+
+    assert fsutil._kind(st.S_IFDIR) == "a folder"
+    assert fsutil._kind(st.S_IFIFO) == "a named pipe (FIFO)"
+    assert fsutil._kind(st.S_IFSOCK) == "a socket"
+    assert fsutil._kind(st.S_IFCHR) == "a device"
+    assert fsutil._kind(st.S_IFBLK) == "a device"
+    assert fsutil._kind(st.S_IFLNK) == "not a regular file"
+    err = fsutil.NotRegularFile(Path("/x"), "a socket")
+    assert (err.errno, err.strerror, err.filename, err.kind) == (
+        errno.EINVAL, "is a socket, not a regular file", "/x", "a socket")
+
+
+def test_interrupted_write_leaves_no_temp_and_is_not_rewrapped(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch):
+    target = tmp_path / "config.toml"
+    target.write_bytes(b"old")
+
+    def interrupted(fd: int, data) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(target, b"new")
+    monkeypatch.undo()
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
+
+
+def test_a_temp_exactly_max_age_old_is_kept(tmp_path: Path):
+    now = 1_000_000.0
+    p = tmp_path / ".config.toml.41.0123abcd.tmp"
+    p.write_bytes(b"")
+    os.utime(p, (now - 300.0, now - 300.0))
+    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"], now=now, max_age=300.0) == []
+    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"], now=now + 0.5,
+                                     max_age=300.0) == [p]
