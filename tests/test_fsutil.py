@@ -385,3 +385,24 @@ def test_a_temp_exactly_max_age_old_is_kept(tmp_path: Path):
     assert fsutil.remove_stale_temps(tmp_path, ["config.toml"], now=now, max_age=300.0) == []
     assert fsutil.remove_stale_temps(tmp_path, ["config.toml"], now=now + 0.5,
                                      max_age=300.0) == [p]
+
+
+def test_require_regular_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    f = tmp_path / "ca.pem"
+    f.write_bytes(b"x")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert fsutil.require_regular("~/ca.pem") == f
+    with pytest.raises(NotFoundError) as nf:
+        fsutil.require_regular(tmp_path / "none")
+    assert nf.value.message == f"file {tmp_path / 'none'}: no such file"
+    with pytest.raises(NotFoundError) as nf:
+        fsutil.require_regular(f / "below", "CA file")
+    assert nf.value.message == f"CA file {f / 'below'}: no such file"
+    with pytest.raises(UsageError) as err:
+        fsutil.require_regular(tmp_path, "CA file")
+    assert err.value.message == f"CA file {tmp_path} is a folder, not a file"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError) as err:
+        fsutil.require_regular(fifo)
+    assert err.value.message == f"file {fifo} is a named pipe (FIFO), not a regular file"
