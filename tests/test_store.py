@@ -493,3 +493,54 @@ def test_documents_without_plain_users_tables_are_written_by_tomli_w(data):
     from nodecli.config.store import _dump_toml
 
     assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
+
+
+def test_invalid_model_is_reported_with_the_file_name_with_or_without_the_cache(store):
+    import json
+
+    store.paths.config_dir.mkdir(parents=True)
+    store.path.write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
+    with pytest.raises(ConfigError) as exc:
+        store.load()
+    assert exc.value.message.startswith(f"{store.path}: users -> alice -> transfer_user: ")
+    # a cache that matches the file is still validated, and named after the file
+    store.path.write_text('version = 1\n[transfer_users.t]\n[users.a]\ntransfer_user = "t"\n')
+    store.load()
+    cached = json.loads(store.cache_path.read_bytes())
+    cached["data"]["users"]["a"]["transfer_user"] = "gone"
+    store.cache_path.write_text(json.dumps(cached))
+    with pytest.raises(ConfigError) as exc:
+        store.load()
+    assert exc.value.message.startswith(f"{store.path}: users -> a -> transfer_user: ")
+
+
+def test_replace_all_writes_the_config_and_keeps_the_old_one(store):
+    _add(store, "alice")
+    before = store.path.read_bytes()
+    cfg = store.load()
+    cfg.users.pop("alice")
+    store.replace_all(cfg)
+    assert set(store.load().users) == set()
+    assert store.paths.backup_file.read_bytes() == before
+
+
+def test_backup_link_temp_name_is_one_the_stale_cleanup_knows(store, monkeypatch):
+    from nodecli.fsutil import remove_stale_temps
+
+    _add(store, "alice")
+    real_link = os.link
+    names: list[str] = []
+
+    def spy(src, dst, **kw):
+        names.append(os.path.basename(dst))
+        return real_link(src, dst, **kw)
+
+    monkeypatch.setattr(os, "link", spy)
+    _add(store, "bob")
+    monkeypatch.undo()
+    assert len(names) == 1
+    left = store.paths.config_dir / names[0]
+    left.write_bytes(b"")  # as a writer killed between link and rename would leave it
+    os.utime(left, (0, 0))
+    assert remove_stale_temps(store.paths.config_dir,
+                              [store.path.name, store.paths.backup_file.name]) == [left]
