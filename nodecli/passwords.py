@@ -19,6 +19,11 @@ DEFAULT_P = 1
 SALT_BYTES = 16
 HASH_BYTES = 32
 MAX_PASSWORD_BYTES = 4096
+# The parameters a stored hash may have: what verify_password computes (anything more is
+# refused before it costs gigabytes), so a hash that validates is one that can verify.
+MAX_LOG_N = 20
+MAX_R = 32
+MAX_P = 16
 
 _PHC = re.compile(
     r"^\$scrypt\$ln=(?P<ln>\d{1,2}),r=(?P<r>\d{1,2}),p=(?P<p>\d{1,2})"
@@ -29,7 +34,7 @@ _PHC = re.compile(
 # The common case of a valid hash, ranges included, in one match (ASCII digits only);
 # anything else is judged by _PHC and the range checks in is_valid_hash.
 _VALID_PLAIN = re.compile(
-    r"\$scrypt\$ln=(?:0?[1-9]|1[0-9]|20),r=(?:0?[1-9]|[1-9][0-9]),p=(?:0?[1-9]|[1-9][0-9])"
+    r"\$scrypt\$ln=(?:0?[1-9]|1[0-9]|20),r=(?:0?[1-9]|[12][0-9]|3[0-2]),p=(?:0?[1-9]|1[0-6])"
     r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}"
 )
 
@@ -84,7 +89,11 @@ def is_valid_hash(phc: str) -> bool:
     if _VALID_PLAIN.fullmatch(phc) is not None:
         return True
     m = _PHC.match(phc)
-    return bool(m) and 1 <= int(m["ln"]) <= 20 and int(m["r"]) >= 1 and int(m["p"]) >= 1
+    return bool(m) and _in_range(int(m["ln"]), int(m["r"]), int(m["p"]))
+
+
+def _in_range(ln: int, r: int, p: int) -> bool:
+    return 1 <= ln <= MAX_LOG_N and 1 <= r <= MAX_R and 1 <= p <= MAX_P
 
 
 def verify_password(password: str, phc: str | None) -> bool:
@@ -95,7 +104,7 @@ def verify_password(password: str, phc: str | None) -> bool:
     if not m:
         return False
     ln, r, p = int(m["ln"]), int(m["r"]), int(m["p"])
-    if not (1 <= ln <= 20 and 1 <= r <= 32 and 1 <= p <= 16):
+    if not _in_range(ln, r, p):
         return False
     try:
         salt, expected = _unb64(m["salt"]), _unb64(m["hash"])

@@ -95,6 +95,9 @@ def test_verify_cost_parameter_boundaries(ln: int, r: int, p: int, digest: str,
     ("ln=0,r=8,p=1", False), ("ln=1,r=8,p=1", True), ("ln=20,r=8,p=1", True),
     ("ln=21,r=8,p=1", False), ("ln=15,r=0,p=1", False), ("ln=15,r=1,p=1", True),
     ("ln=15,r=8,p=0", False), ("ln=15,r=8,p=1", True),
+    # the bounds verify_password keeps: a hash that validates is one that can verify
+    ("ln=15,r=32,p=1", True), ("ln=15,r=33,p=1", False), ("ln=15,r=99,p=1", False),
+    ("ln=15,r=8,p=16", True), ("ln=15,r=8,p=17", False), ("ln=15,r=8,p=99", False),
 ])
 def test_is_valid_hash_parameter_boundaries(params: str, valid: bool) -> None:
     phc = GOLDEN[0][3].replace("ln=15,r=8,p=1", params)
