@@ -79,4 +79,6 @@ def shorten(value: object, limit: int = 200) -> str:
     server's or a user's string inside a message. Making it safe for a terminal is the
     writer's job (``cli.app.Terminal``), not the caller's."""
     text = "" if value is None else str(value)
+    if "\n" in text or "\r" in text:  # a quoted string never adds a line to a message
+        text = text.replace("\r", "?").replace("\n", "?")
     return text if len(text) <= limit else text[: limit - 1] + "…"

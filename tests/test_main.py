@@ -94,3 +94,26 @@ def test_profile_listings_stay_local_and_light(home, tmp_path):
     first, _, rest = proc.stdout.partition("\n")
     assert first == "[0, 0] []", proc.stdout + proc.stderr
     assert f"file {token_file}" in rest  # the token's source is still reported
+
+
+def test_a_quoted_string_stays_on_one_line_and_is_bounded():
+    from nodecli.errors import shorten
+
+    assert shorten("a\nnodecli: error: fake\r\nline") == "a?nodecli: error: fake??line"
+    assert shorten("x" * 10, 5) == "xxxx…"
+    assert shorten(None) == "" and shorten(42) == "42"
+
+
+def test_every_message_line_is_safe_for_a_terminal(capsys):
+    """The writer strips escape sequences and controls from every line of a message
+    (the domain no longer sanitises: this is the one place)."""
+    from nodecli.cli.app import Terminal
+
+    term = Terminal(verbosity=0, no_color=True)
+    term.warn("server said \x1b[31mred\x1b[0m\x07 and \x9b2J")
+    term.info("two\nlines\x1b]0;title\x07")
+    term.error("one\nline only")
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\x9b" not in err
+    assert err.splitlines() == ["nodecli: warning: server said red? and ?2J", "two",
+                                "lines", "nodecli: error: one?line only"]
