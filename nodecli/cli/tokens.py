@@ -54,6 +54,16 @@ def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
     return info.private_path
 
 
+def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path:
+    """The private key file the options name; without them, the access key's own."""
+    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
+    if key_path:
+        return Path(key_path).expanduser()
+    if key_dir:
+        return Path(key_dir).expanduser() / PRIVATE_NAME
+    return app.paths.keys_dir / access_key / PRIVATE_NAME
+
+
 def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> Path:
     """The private key to sign with, creating a pair when asked to (see README)."""
     yes = bool(opts.get("yes"))
@@ -61,8 +71,7 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
     if key_dir and key_path:
         raise UsageError("give --key-file-dir or --key-file-path, not both")
     if key_path or key_dir:
-        path = (Path(key_path).expanduser() if key_path
-                else Path(key_dir).expanduser() / PRIVATE_NAME)
+        path = _chosen_key_path(app, opts, access_key)
         if path.exists() or path.is_symlink():
             return path
         if yes:
@@ -75,7 +84,7 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
             raise _cancelled()
         return _generate(app, path, bits, access_key)
 
-    default = app.paths.keys_dir / access_key / PRIVATE_NAME
+    default = _chosen_key_path(app, opts, access_key)
     if default.exists():
         app.term.info(f"using key {default}")
         return default
@@ -136,12 +145,7 @@ def _password_given(opts: dict[str, Any]) -> bool:
 def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path | None:
     """The key file :func:`resolve_key_path` will name when it exists already (then no
     question is asked and nothing is created), else None."""
-    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
-    if key_path or key_dir:
-        path = (Path(key_path).expanduser() if key_path
-                else Path(key_dir).expanduser() / PRIVATE_NAME)
-    else:
-        path = app.paths.keys_dir / access_key / PRIVATE_NAME
+    path = _chosen_key_path(app, opts, access_key)
     return path if path.exists() else None
 
 
