@@ -152,6 +152,19 @@ def complete_dirs(ctx: click.Context, param: click.Parameter,
 _CLUSTER = re.compile(r"-[A-Za-z0-9]{2,}")
 
 
+def _short_options(command: click.Command, ctx: click.Context,
+                   word: str) -> dict[str, click.Option] | None:
+    """``-x`` spelling -> option of ``command``; None when ``word`` is itself one of its
+    option spellings (then it is no cluster)."""
+    shorts: dict[str, click.Option] = {}
+    for param in command.get_params(ctx):
+        if isinstance(param, click.Option):
+            if word in param.opts or word in param.secondary_opts:
+                return None
+            shorts.update({o: param for o in param.opts if len(o) == 2 and o[0] == "-"})
+    return shorts
+
+
 def split_cluster(command: click.Command, ctx: click.Context, arg: str) -> list[str] | None:
     """``-mu`` -> ``["-m", "-u"]`` when the cluster ends with an option awaiting its value.
 
@@ -160,14 +173,9 @@ def split_cluster(command: click.Command, ctx: click.Context, arg: str) -> list[
     """
     if not _CLUSTER.fullmatch(arg):
         return None
-    shorts: dict[str, click.Option] = {}
-    for param in command.get_params(ctx):
-        if isinstance(param, click.Option):
-            if arg in param.opts or arg in param.secondary_opts:
-                return None
-            for opt in param.opts:
-                if len(opt) == 2 and opt[0] == "-":
-                    shorts[opt] = param
+    shorts = _short_options(command, ctx, arg)
+    if shorts is None:
+        return None
     letters = [f"-{ch}" for ch in arg[1:]]
     for i, opt in enumerate(letters):
         param = shorts.get(opt)
@@ -187,12 +195,9 @@ def split_attached(command: click.Command, ctx: click.Context,
     """
     if len(word) < 3 or word[0] != "-" or word[1] == "-":
         return None
-    shorts: dict[str, click.Option] = {}
-    for param in command.get_params(ctx):
-        if isinstance(param, click.Option):
-            if word in param.opts or word in param.secondary_opts:
-                return None
-            shorts.update({o: param for o in param.opts if len(o) == 2 and o[0] == "-"})
+    shorts = _short_options(command, ctx, word)
+    if shorts is None:
+        return None
     for i, ch in enumerate(word[1:], start=1):
         param = shorts.get(f"-{ch}")
         if param is None:
