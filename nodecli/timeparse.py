@@ -207,3 +207,10 @@ def describe_delta(seconds: float) -> str:
     if minutes:
         return f"{minutes}m {secs}s" if secs else f"{minutes}m"
     return f"{secs}s"
+
+
+def describe_left(seconds: float) -> str:
+    """Time left before an expiry, in words: ``59m 12s left`` or ``expired 3m ago``."""
+    if seconds <= 0:
+        return f"expired {describe_delta(seconds)} ago"
+    return f"{describe_delta(seconds)} left"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from nodecli.timeparse import describe_delta, format_utc, utc_now
+from nodecli.timeparse import describe_left, format_utc, utc_now
 from nodecli.tokens import TokenError, claim_problems, decode_unverified, token_expiry
 
 _NODE_SCOPE = re.compile(r"node\.(?P<ak>[^:\s]+):(?P<role>[^:\s]+):(?P<res>[^:\s]+)")
@@ -76,9 +76,7 @@ class Inspection:
         left = self.seconds_left
         if left is None:
             return "unknown (no valid expires_at)"
-        if left <= 0:
-            return f"expired {describe_delta(left)} ago"
-        return f"{describe_delta(left)} left"
+        return describe_left(left)
 
 
 def parse_scope(scope: str | Iterable[str] | None) -> list[Scope]:

@@ -164,3 +164,12 @@ def test_hostile_bytes_decoded_leniently(raw: bytes) -> None:
     text = raw.decode("utf-8", "surrogateescape")
     with pytest.raises(TimeParseError):
         parse_expiry(text + "\x00", NOW)
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(3552, "59m 12s left"), (1, "1s left"),
+                                               (0, "expired 0s ago"),
+                                               (-180, "expired 3m ago")])
+def test_describe_left(seconds, text):
+    from nodecli.timeparse import describe_left
+
+    assert describe_left(seconds) == text

@@ -128,15 +128,14 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
         app.term.json(data)
         return
     from nodecli.service.preflight import OPAQUE
-    from nodecli.timeparse import describe_delta
+    from nodecli.timeparse import describe_left
 
     info = dict(data.pop("token_info", None) or {})
     if info.get("opaque"):
         info = {"contents": OPAQUE}
     left = info.pop("seconds_left", None)
     if isinstance(left, (int, float)) and info.get("expires_at"):
-        ago = f"expired {describe_delta(left)} ago" if left < 0 else f"{describe_delta(left)} left"
-        info["expires_at"] = f"{info['expires_at']} ({ago})"
+        info["expires_at"] = f"{info['expires_at']} ({describe_left(left)})"
     paths = data.pop("paths", None) or {}
     if paths:
         data["paths"] = [f"{k}={v}" for k, v in sorted(paths.items())]
