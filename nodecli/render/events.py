@@ -8,7 +8,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from nodecli.errors import shorten
 from nodecli.node.events.pages import event_types
+from nodecli.render.text import iso_time, sanitize
 
 if TYPE_CHECKING:
     pass
@@ -19,10 +21,7 @@ MAX_FIELD = 200  # characters of one server string shown in a summary
 
 def clean(value: Any, limit: int = MAX_FIELD) -> str:
     """Server text made safe for a terminal (controls stripped) and cut to ``limit``."""
-    from nodecli.render import sanitize
-
-    text = sanitize("" if value is None else value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(sanitize("" if value is None else value), limit)
 
 
 def _int(value: Any) -> int | None:
@@ -129,8 +128,6 @@ def plain_line(event: dict[str, Any]) -> str:
 
 def pretty_parts(event: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """(time, most specific type, user, summary, family), terminal-safe, padded."""
-    from nodecli.render.text import iso_time
-
     t = iso_time(clean(event.get("time"), 40))
     types = event_types(event)
     return (f"{t:20}", f"{clean(main_type(types), 40):24}",
