@@ -200,6 +200,7 @@ def open_secrets(paths: Paths) -> SecretBackend:
 
 
 def secret_key(kind: str, name: str) -> str:
+    """Where the secret of a ``node`` or ``service`` profile is filed: ``kind:name``."""
     return f"{kind}:{name}"
 
 

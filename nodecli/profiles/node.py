@@ -31,6 +31,7 @@ from nodecli.errors import ConflictError, UsageError
 from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
 from nodecli.node.access_keys import AK_ID_RE
 from nodecli.profiles import pick_profile, read_token_file, unknown_profile
+from nodecli.secrets import secret_key
 
 ENV = {
     "node": "NODECLI_NODE",
@@ -156,7 +157,7 @@ def resolve_node(
     if not secret:
         secret, source = env.get(ENV["password"]), f"from {ENV['password']}"
     if not secret and profile and secret_lookup and login == (profile.access_key or profile.user):
-        secret = secret_lookup(f"node:{profile.name}")
+        secret = secret_lookup(secret_key("node", profile.name))
         source = f"stored with profile {profile.name!r}"
     note = f"{kind} from the {origin}; secret {source}" if secret else f"{kind} from the {origin}"
     auth = Auth("basic", login, secret or None, access_key=access_key or None,
@@ -207,10 +208,6 @@ def validate_profile(spec: NodeProfile) -> NodeProfile:
     )
 
 
-def secret_key_for(name: str) -> str:
-    return f"node:{name}"
-
-
 def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None = None, *,
                 replace: bool = False, make_default: bool = False) -> dict[str, Any]:
     """Save a node profile (and its secret in the secret store); return its summary.
@@ -231,7 +228,7 @@ def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None 
         if make_default or not cfg.default_node:
             cfg.default_node = profile.name
     # outside the config lock: the file backend takes the same lock
-    key = secret_key_for(profile.name)
+    key = secret_key("node", profile.name)
     if secret:
         store_secret(paths, key, secret)
     elif replace:
@@ -251,7 +248,7 @@ def remove_profile(store: Any, paths: Paths, name: str) -> bool:
         if cfg.default_node == name:
             cfg.default_node = None
             was_default = True
-    delete_secret(paths, secret_key_for(name))
+    delete_secret(paths, secret_key("node", name))
     return was_default
 
 
@@ -289,7 +286,7 @@ def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
     p = cfg.nodes.get(name)
     if p is None:
         raise unknown_profile("node", name, cfg.nodes)
-    value, backend = find_secret(paths, secret_key_for(name))
+    value, backend = find_secret(paths, secret_key("node", name))
     preferred = open_secrets(paths)
     return {
         "name": p.name, "default": p.name == cfg.default_node, "url": p.url,

@@ -30,6 +30,7 @@ from nodecli.config.model import Config, ServiceProfile
 from nodecli.errors import UsageError
 from nodecli.http import Auth, Endpoint
 from nodecli.profiles import pick_profile, read_token_file, unknown_profile
+from nodecli.secrets import secret_key
 from nodecli.service.preflight import OPERATIONS_SCOPES, TokenInfo, describe_token
 
 ENV = {
@@ -134,15 +135,10 @@ def resolve_service(
         token = read_token_file(profile.token_file)
         source = f"token file {profile.token_file} of profile {profile.name!r}"
     elif profile and secret_lookup:
-        token = secret_lookup(secret_key(profile.name))
+        token = secret_lookup(secret_key("service", profile.name))
         source = f"stored token of profile {profile.name!r}"
     target = ServiceTarget(base, profile, None, "", paths)
     return target.with_token(token, source) if token else target
-
-
-def secret_key(name: str) -> str:
-    """Key of a profile's stored token in :mod:`nodecli.secrets`."""
-    return f"service:{name}"
 
 
 @dataclass
@@ -221,7 +217,7 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
     profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure,
                              paths=dict(paths or {}))
     if path is None:
-        secrets.set(secret_key(name), token)
+        secrets.set(secret_key("service", name), token)
     with store.edit() as cfg:
         if name in cfg.services and not force:
             raise ConflictError(f"service profile {name!r} already exists",
@@ -230,7 +226,8 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
         if make_default or not cfg.default_service:
             cfg.default_service = name
     if path is not None:
-        secrets.delete(secret_key(name))  # a token stored by an earlier 'add' is obsolete
+        # a token stored by an earlier 'add' is obsolete
+        secrets.delete(secret_key("service", name))
     return SavedProfile(profile, info, path is None, warnings)
 
 
@@ -242,7 +239,7 @@ def remove_profile(store: Any, secrets: Any, name: str) -> None:
         del cfg.services[name]
         if cfg.default_service == name:
             cfg.default_service = None
-    secrets.delete(secret_key(name))
+    secrets.delete(secret_key("service", name))
 
 
 def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | None]:
@@ -252,7 +249,7 @@ def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | Non
             return f"file {profile.token_file}", read_token_file(profile.token_file)
         except UsageError as exc:
             return f"file {profile.token_file} ({exc.message})", None
-    token = secrets.get(secret_key(profile.name))
+    token = secrets.get(secret_key("service", profile.name))
     return ("stored" if token else "none"), token
 
 
