@@ -163,3 +163,21 @@ def test_damaged_emulator_state_is_explained(invoke, home):
     r = invoke("emulator", "serve", "--port", "0", "--no-tls")
     assert r.exit_code == 3
     assert "access_keys.json" in r.stderr and "remove the file" in r.stderr
+
+
+def test_faults_clear_restores_every_default():
+    """A test that narrows or slows the faults leaves nothing behind for the next one."""
+    from nodecli.emulator.server import Faults
+
+    faults = Faults()
+    faults.fail_rate = faults.reset_rate = faults.slow_rate = 0.5
+    faults.slow_seconds = 0.01
+    faults.path_prefix = "/events"
+    faults.push("503", "reset")
+    faults.clear()
+    fresh = Faults()
+    assert (faults.fail_rate, faults.reset_rate, faults.slow_rate, faults.slow_seconds,
+            faults.path_prefix, faults.queue) == (
+        fresh.fail_rate, fresh.reset_rate, fresh.slow_rate, fresh.slow_seconds,
+        fresh.path_prefix, [])
+    assert faults.next_fault("/info") is None

@@ -21,7 +21,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -141,11 +141,13 @@ class Faults:
             self.queue.extend(kinds)
 
     def clear(self) -> None:
+        """Back to no faults: every setting to its default (a test that narrowed or
+        slowed the faults must not leave them so for the next one) and the queue empty."""
         with self.lock:
             self.queue.clear()
-            self.fail_rate = self.reset_rate = self.slow_rate = 0.0
-            self.path_prefix = "/"  # a test that narrowed the faults must not leave it so
-            self.slow_seconds = 2.0
+            for f in fields(self):
+                if f.name not in ("queue", "lock"):
+                    setattr(self, f.name, f.default)
 
     def next_fault(self, path: str) -> str | None:
         if not path.startswith(self.path_prefix):
