@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from nodecli.errors import NodecliError, NotFoundError, RemoteError, UsageError
 from nodecli.fsutil import read_limited
+from nodecli.node import listed
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -73,12 +74,8 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
     page = 1
     for _ in range(MAX_PAGES):
         resp = client.request("GET", target, params=params)
-        data = resp.json() if resp.body else []
-        if isinstance(data, dict):  # some nodes wrap lists
-            data = data.get("access_keys") or data.get("items") or []
-        if not isinstance(data, list):
-            raise RemoteError("GET /access_keys did not answer with a list")
-        fresh = [k for k in data if isinstance(k, dict) and str(k.get("id")) not in seen]
+        data = listed(resp.json() if resp.body else [], "access_keys", "GET /access_keys")
+        fresh = [k for k in data if str(k.get("id")) not in seen]
         for k in fresh:
             seen.add(str(k.get("id")))
         keys.extend(fresh)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from nodecli.errors import NotFoundError, RemoteError, UsageError, shorten
+from nodecli.node import listed
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -77,11 +78,7 @@ def root_file_id(client: Client) -> str:
 
 def entries(client: Client, folder_id: str) -> list[dict[str, Any]]:
     data = client.json("GET", f"/files/{quote(folder_id, safe='')}/files")
-    if isinstance(data, dict):
-        data = data.get("files") or data.get("items") or []
-    if not isinstance(data, list):
-        raise RemoteError(f"GET /files/{folder_id}/files did not answer with a list")
-    return [e for e in data if isinstance(e, dict)]
+    return listed(data, "files", f"GET /files/{folder_id}/files")
 
 
 def resolve_path(client: Client, path: str) -> str:
@@ -120,12 +117,8 @@ def list_permissions(client: Client, file_id: str, inherited: bool = True) -> li
     params = [("file_id", file_id)]
     if not inherited:
         params.append(("inherited", "false"))
-    data = client.json("GET", "/permissions", params=params)
-    if isinstance(data, dict):
-        data = data.get("permissions") or data.get("items") or []
-    if not isinstance(data, list):
-        raise RemoteError("GET /permissions did not answer with a list")
-    return [p for p in data if isinstance(p, dict)]
+    return listed(client.json("GET", "/permissions", params=params), "permissions",
+                  "GET /permissions")
 
 
 def grant(client: Client, file_id: str, access_type: str, access_id: str,
