@@ -21,7 +21,8 @@ character is the delimiter: ``|file:////data/mnt1/*|s3://mys3/bucket/*``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from nodecli.record import FrozenRecord
 
 OBJECT_SCHEMES = (
     "s3", "azu", "azure-files", "adl", "swift", "oss", "gs", "google-gcs", "hdfs",
@@ -48,12 +49,19 @@ class RestrictionError(ValueError):
     """One restriction (or list) is malformed; the message names it and the fix."""
 
 
-@dataclass(frozen=True)
-class Restriction:
+class Restriction(FrozenRecord):
+    """One parsed restriction. ``storage`` is "local", "local-windows", an object scheme,
+    "udp", "tcp" or "stream"; ``pattern`` the glob without the leading "!"."""
+
+    _FIELDS = ("raw", "negated", "storage", "pattern")
+    __slots__ = ("negated", "pattern", "raw", "storage")
     raw: str
     negated: bool
-    storage: str  # "local", "local-windows", an object scheme, "udp", "tcp" or "stream"
-    pattern: str  # the glob without the leading "!"
+    storage: str
+    pattern: str
+
+    def __init__(self, raw: str, negated: bool, storage: str, pattern: str) -> None:
+        self._set(raw=raw, negated=negated, storage=storage, pattern=pattern)
 
     @property
     def accepts(self) -> bool:

@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import IO, Any
 
@@ -146,17 +145,23 @@ class LiveStatus:
                 return
 
 
-@dataclass
 class Terminal:
     """The one writer. Data goes to stdout; everything else to stderr, gated by -v/-q.
 
     verbosity: -1 quiet (errors only), 0 normal, 1 verbose (-v), 2 debug (-vv).
+    ``_stdout``/``_stderr`` replace the process's streams (tests).
+    (A plain class: ``@dataclass`` generated code at every start of every command.)
     """
 
-    verbosity: int = 0
-    no_color: bool = False
-    _stdout: IO[str] | None = field(default=None, repr=False)
-    _stderr: IO[str] | None = field(default=None, repr=False)
+    def __init__(self, verbosity: int = 0, no_color: bool = False,
+                 _stdout: IO[str] | None = None, _stderr: IO[str] | None = None) -> None:
+        self.verbosity = verbosity
+        self.no_color = no_color
+        self._stdout = _stdout
+        self._stderr = _stderr
+
+    def __repr__(self) -> str:
+        return f"Terminal(verbosity={self.verbosity!r}, no_color={self.no_color!r})"
 
     @property
     def out(self) -> IO[str]:
@@ -300,10 +305,15 @@ class Terminal:
             self._msg("debug: ", text, "dim")
 
 
-@dataclass
 class App:
-    paths: Paths
-    term: Terminal
+    """What every command gets: the resolved paths and the terminal writer."""
+
+    def __init__(self, paths: Paths, term: Terminal) -> None:
+        self.paths = paths
+        self.term = term
+
+    def __repr__(self) -> str:
+        return f"App(paths={self.paths!r}, term={self.term!r})"
 
     @cached_property
     def store(self) -> Any:

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from nodecli.passwords import is_valid_hash
+from nodecli.record import Record as _Record
 
 CONFIG_VERSION = 1
 
@@ -48,27 +49,6 @@ def check_name(name: object, kind: str = "name") -> str:
             "(not starting with . + - @)"
         )
     return name
-
-
-class _Record:
-    """Equality and repr by the fields named in ``_FIELDS``, like a dataclass's.
-
-    The model classes are written out rather than made by ``@dataclass``, whose code
-    generation cost ~0.5 ms per class at every start of every command."""
-
-    _FIELDS: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
 
 
 class TransferUser(_Record):

@@ -10,23 +10,31 @@ a rich table on a colour terminal. Every cell is sanitised for the terminal.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 
+from nodecli.record import FrozenRecord
 from nodecli.render.text import UNSAFE, sanitize
 
 FORMATS = ("table", "json", "csv")
 STREAM_FORMATS = ("table", "json", "jsonl", "csv")
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(FrozenRecord):
+    """One column of a table: the row key, its heading, and how it is laid out.
+
+    ``whole`` keeps the cells on one line on a terminal too narrow for the table (ids,
+    times, statuses); the other columns wrap to make room."""
+
+    _FIELDS = ("key", "heading", "justify", "whole")
+    __slots__ = ("heading", "justify", "key", "whole")
     key: str
     heading: str
-    justify: str = "left"
-    # kept on one line on a terminal too narrow for the table (ids, times, statuses);
-    # the other columns wrap to make room
-    whole: bool = False
+    justify: str
+    whole: bool
+
+    def __init__(self, key: str, heading: str, justify: str = "left",
+                 whole: bool = False) -> None:
+        self._set(key=key, heading=heading, justify=justify, whole=whole)
 
 
 #: what a table or a field list shows for a missing or empty value (csv leaves it empty)
