@@ -15,8 +15,13 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+StrPath = str | os.PathLike[str]
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -26,8 +31,8 @@ STALE_TEMP_AGE = 300.0  # seconds: a temp file of ours this old was left by a ki
 class NotRegularFile(OSError):
     """A path that must be a regular file is a FIFO, device, socket or folder."""
 
-    def __init__(self, path: Path, kind: str) -> None:
-        super().__init__(errno.EINVAL, f"is {kind}, not a regular file", str(path))
+    def __init__(self, path: StrPath, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"is {kind}, not a regular file", os.fspath(path))
         self.kind = kind
 
 
@@ -43,7 +48,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | os.PathLike[str]) -> int:
+def open_regular(path: StrPath) -> int:
     """A read-only descriptor of ``path`` if it is a regular file; never blocks.
 
     O_NONBLOCK makes opening a FIFO return at once (it would otherwise wait for a
@@ -55,7 +60,7 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(Path(path), _kind(mode))
+            raise NotRegularFile(path, _kind(mode))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
     except BaseException:
@@ -64,14 +69,14 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
-def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+def read_regular(path: StrPath, limit: int | None = None) -> bytes:
     """The bytes of a regular file (at most ``limit`` + 1 of them); see open_regular."""
     with os.fdopen(open_regular(path), "rb") as fh:
         return fh.read() if limit is None else fh.read(limit + 1)
 
 
-def remove_stale_temps(folder: Path, names: Iterable[str], *,
-                       max_age: float = STALE_TEMP_AGE, now: float | None = None) -> list[Path]:
+def remove_stale_temps(folder: StrPath, names: Iterable[str], *,
+                       max_age: float = STALE_TEMP_AGE, now: float | None = None) -> list[str]:
     """Remove temporary files of :func:`atomic_write` for ``names`` in ``folder`` that a
     killed writer left behind (older than ``max_age`` seconds). Call under the lock that
     serialises the writers of those files. Returns what was removed."""
@@ -92,21 +97,22 @@ def remove_stale_temps(folder: Path, names: Iterable[str], *,
             st = entry.stat(follow_symlinks=False)
             if stat.S_ISREG(st.st_mode) and now - st.st_mtime > max_age:
                 os.unlink(entry.path)
-                removed.append(Path(entry.path))
+                removed.append(entry.path)
         except OSError:
             continue
     return removed
 
 
-def ensure_private_dir(path: Path) -> Path:
+def ensure_private_dir(path: StrPath) -> StrPath:
     """Create ``path`` (and missing parents) as 0700 folders; leave existing ones alone."""
-    missing: list[Path] = []
-    p = path
-    while not p.exists():
+    missing: list[str] = []
+    p = os.fspath(path)
+    while not os.path.exists(p):
         missing.append(p)
-        if p.parent == p:
+        parent = os.path.dirname(p)
+        if parent == p or not parent:
             break
-        p = p.parent
+        p = parent
     for d in reversed(missing):
         try:
             os.mkdir(d, PRIVATE_DIR)
@@ -116,7 +122,7 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_dir(path: StrPath) -> None:
     """Make a rename inside ``path`` durable (no-op where folders cannot be opened)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -137,7 +143,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def create_exclusive(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+def create_exclusive(path: StrPath, data: bytes, mode: int = PRIVATE_FILE) -> None:
     """Create a new file holding ``data``; fail if anything (even a symlink) is there.
 
     Used for private keys: O_EXCL plus O_NOFOLLOW means no race, no overwrite and no
@@ -155,10 +161,21 @@ def create_exclusive(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
             os.unlink(path)
         raise
     os.close(fd)
-    fsync_dir(path.parent)
+    fsync_dir(_parent(path))
 
 
-def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE, *,
+def temp_name(path: StrPath) -> str:
+    """A fresh temporary name beside ``path``, of the form :func:`remove_stale_temps`
+    recognises: ``.<name>.<pid>.<8 hex digits>.tmp``."""
+    folder, name = os.path.split(os.fspath(path))
+    return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
+def _parent(path: StrPath) -> str:
+    return os.path.dirname(os.fspath(path)) or "."
+
+
+def atomic_write(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
                  durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
@@ -166,10 +183,10 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE, *,
     one, never a mix. The temporary file is created with ``mode`` from the start.
     ``durable=False`` skips the fsyncs, for caches that are checked before use.
     """
-    path = Path(path)
-    if path.is_symlink():
+    path = os.fspath(path)
+    if os.path.islink(path):
         raise OSError(f"refusing to write through symbolic link {path}")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    tmp = temp_name(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, mode)
     try:
@@ -187,40 +204,88 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE, *,
             os.unlink(tmp)
         if isinstance(exc, OSError) and not exc.filename:
             # disk full, quota, I/O error: say which file could not be written
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+            raise OSError(exc.errno, exc.strerror or str(exc), path) from None
         raise
     if durable:
-        fsync_dir(path.parent)
+        fsync_dir(_parent(path))
+
+
+def try_lock(lock_path: StrPath, timeout: float) -> Callable[[], None] | None:
+    """Take the exclusive inter-process lock on ``lock_path`` (a separate lock file,
+    created 0600, never through a symbolic link) within ``timeout`` seconds (0: one try).
+
+    Returns the function that releases it, or None when another process held it all
+    along. The lock is ``flock(2)``'s: the kernel drops it when its holder exits, however
+    it exits, so a lock file left behind is never a stale lock. (Done here rather than by
+    the filelock package, whose import cost every writing command ~15 ms.)"""
+    try:
+        import fcntl
+    except ImportError:  # no flock(2): the portable implementation
+        return _try_portable_lock(lock_path, timeout)
+    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(lock_path, flags, PRIVATE_FILE)
+    try:
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    os.close(fd)
+                    return None
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.05)
+    except BaseException:
+        os.close(fd)
+        raise
+
+    def release() -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    return release
+
+
+def _try_portable_lock(lock_path: StrPath, timeout: float) -> Callable[[], None] | None:
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(os.fspath(lock_path), timeout=timeout, mode=PRIVATE_FILE)
+    try:
+        lock.acquire()
+    except Timeout:
+        return None
+    return lock.release
 
 
 @contextlib.contextmanager
 def file_lock(
-    lock_path: Path, *, timeout: float = 30.0, what: str = "the config"
+    lock_path: StrPath, *, timeout: float = 30.0, what: str = "the config"
 ) -> Iterator[None]:
-    """Hold an exclusive inter-process lock on ``lock_path`` (a separate ``.lock`` file).
-
-    ``filelock`` is imported here, not at module import, to keep read-only commands fast.
-    """
-    from filelock import FileLock, Timeout
-
+    """Hold the exclusive inter-process lock on ``lock_path`` (see :func:`try_lock`);
+    NodecliError naming it when another nodecli keeps it for ``timeout`` seconds."""
     from nodecli.errors import NodecliError
 
-    ensure_private_dir(lock_path.parent)
-    lock = FileLock(str(lock_path), timeout=timeout, mode=PRIVATE_FILE)
-    try:
-        lock.acquire()
-    except Timeout:
+    ensure_private_dir(_parent(lock_path))
+    release = try_lock(lock_path, timeout)
+    if release is None:
         raise NodecliError(
             f"could not lock {what} within {timeout:.0f} s: another nodecli is writing",
-            hint=f"if no other nodecli runs, remove the stale lock file {lock_path}",
-        ) from None
+            hint=f"the lock is released when that process ends; 'fuser {lock_path}' "
+                 "shows it",
+        )
     try:
         yield
     finally:
-        lock.release()
+        release()
 
 
-def require_regular(path: str | os.PathLike[str], what: str = "file") -> Path:
+def require_regular(path: StrPath, what: str = "file") -> Path:
     """``path`` (``~`` expanded) if it names an existing regular file; nothing is opened.
 
     The same rules as :func:`read_limited`, checked up front (when the option is parsed,
@@ -228,6 +293,8 @@ def require_regular(path: str | os.PathLike[str], what: str = "file") -> Path:
     folder, FIFO, device or socket is UsageError (exit 2) at once (``stat`` never blocks
     where opening a FIFO would wait for a writer).
     """
+    from pathlib import Path
+
     from nodecli.errors import NotFoundError, UsageError
 
     p = Path(path).expanduser()
@@ -244,12 +311,14 @@ def require_regular(path: str | os.PathLike[str], what: str = "file") -> Path:
     return p
 
 
-def read_limited(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
+def read_limited(path: StrPath, limit: int, what: str = "file") -> bytes:
     """Read a file the user named, refusing anything larger than ``limit`` bytes.
 
     Every failure is one clear line: a missing file is NotFoundError (exit 5), an
     unreadable or oversized one UsageError (exit 2). Never reads more than limit + 1.
     """
+    from pathlib import Path
+
     from nodecli.errors import NotFoundError, UsageError
 
     p = Path(path).expanduser()

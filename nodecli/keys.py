@@ -136,7 +136,7 @@ def _refuse_existing(path: Path, force: bool) -> None:
 
 
 def write_key_pair(private_path: Path, key: RSAPrivateKey, *, force: bool = False,
-                   state_dir: Path | None = None) -> KeyPairInfo:
+                   state_dir: str | Path | None = None) -> KeyPairInfo:
     """Write ``key`` as PKCS#8 PEM (0600, O_EXCL, no link) plus its public PEM beside it."""
     private_path = Path(private_path)
     public_path = public_path_for(private_path)
@@ -158,7 +158,7 @@ def write_key_pair(private_path: Path, key: RSAPrivateKey, *, force: bool = Fals
 
 
 def generate_key_pair(private_path: Path, bits: int = DEFAULT_BITS, *, force: bool = False,
-                      state_dir: Path | None = None) -> KeyPairInfo:
+                      state_dir: str | Path | None = None) -> KeyPairInfo:
     """Generate an RSA key and write the pair; refuses before the slow part if it cannot write."""
     check_bits(bits)
     private_path = Path(private_path)
@@ -215,19 +215,19 @@ def _check_rsa(key: Any, path: Path | str, kind: str) -> None:
                            f"{MIN_BITS} to {MAX_BITS}")
 
 
-def _state_dir(state_dir: Path | None) -> Path:
+def _state_dir(state_dir: str | Path | None) -> Path:
     if state_dir is not None:
         return Path(state_dir)
     from nodecli.config.paths import resolve_paths
 
-    return resolve_paths().state_dir
+    return Path(resolve_paths().state_dir)
 
 
-def _validated_path(state_dir: Path | None) -> Path:
+def _validated_path(state_dir: str | Path | None) -> Path:
     return _state_dir(state_dir) / VALIDATED_FILE
 
 
-def _validated_hashes(state_dir: Path | None) -> list[str]:
+def _validated_hashes(state_dir: str | Path | None) -> list[str]:
     try:
         from nodecli.fsutil import read_regular
 
@@ -240,7 +240,7 @@ def _validated_hashes(state_dir: Path | None) -> list[str]:
     return [h for h in hashes if isinstance(h, str) and len(h) == 64]
 
 
-def _remember_validated(file_hash: str, state_dir: Path | None) -> None:
+def _remember_validated(file_hash: str, state_dir: str | Path | None) -> None:
     """Record that the key file with this SHA-256 was validated (best effort)."""
     with contextlib.suppress(OSError):
         hashes = [h for h in _validated_hashes(state_dir) if h != file_hash]
@@ -272,7 +272,7 @@ def pem_private_key_loader() -> Any:
         return load_pem_private_key
 
 
-def load_private_key(path: Path | str, *, state_dir: Path | None = None,
+def load_private_key(path: Path | str, *, state_dir: str | Path | None = None,
                      known_only: bool = False) -> RSAPrivateKey:
     """Load an RSA private key (PKCS#8 or PKCS#1 PEM, unencrypted) from ``path``.
 

@@ -52,7 +52,7 @@ class FileBackend:
 
     @property
     def path(self) -> Path:
-        return self.paths.secrets_file
+        return Path(self.paths.secrets_file)
 
     def _load(self) -> dict[str, str]:
         import tomllib

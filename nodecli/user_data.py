@@ -20,12 +20,14 @@ Single node users and transfer users are :mod:`nodecli.users`.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodecli.config.model import Config, ModelError
 from nodecli.errors import ConfigError, ConflictError, UsageError
 from nodecli.users import Outcome, unconfigured_warning
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXPORT_FORMAT = "nodecli-user-data"
 EXPORT_VERSION = 1
@@ -115,6 +117,8 @@ def export_user_data(store: Any, destination: Path | None, *, overwrite: bool = 
 
     ``destination`` None returns the bytes in ``Outcome.data`` (for stdout).
     """
+    from pathlib import Path
+
     from nodecli.fsutil import atomic_write
 
     cfg = store.load()

@@ -6,6 +6,7 @@ import io
 import json
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -103,12 +104,12 @@ def test_password_from_environment(invoke, home):
 ])
 def test_errors_one_line_right_code_nothing_changed(invoke, home, args, code, text):
     assert invoke("-au", "usr1", "-x", "aspera", "-p", "pw").exit_code == 0
-    before = _store(home).path.read_bytes()
+    before = Path(_store(home).path).read_bytes()
     r = invoke(*args)
     assert r.exit_code == code, r
     assert text in r.stderr
     assert "Traceback" not in r.stderr
-    assert _store(home).path.read_bytes() == before
+    assert Path(_store(home).path).read_bytes() == before
 
 
 def test_backup_is_private_and_importable(invoke, home, tmp_path):
@@ -133,7 +134,7 @@ def test_reload_validates(invoke, home):
     assert r.exit_code == 0
     assert "reload:" in r.stderr and "1 node user(s)" in r.stderr
     assert "neither restriction nor docroot" in r.stderr
-    path = _store(home).path
+    path = Path(_store(home).path)
     path.write_text(path.read_text() + "\n[oops\n")
     r = invoke("--reload")
     assert r.exit_code == 3 and str(path) in r.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -61,7 +62,7 @@ def test_check_ok_missing_and_damaged(invoke, home):
     _populate(invoke)
     r = invoke("config", "check")
     assert r.exit_code == 0 and "ok: 2 node user(s), 2 transfer user(s)" in r.stderr
-    path = _store(home).path
+    path = Path(_store(home).path)
     path.write_text(path.read_text().replace('transfer_user = "legacy"', 'transfer_user = 7'))
     damaged = path.read_bytes()
     r = invoke("config", "check")
@@ -72,7 +73,7 @@ def test_check_ok_missing_and_damaged(invoke, home):
     r = invoke("config", "check")
     assert r.exit_code == 3 and "line 2" in r.stderr
     path.write_bytes(damaged)
-    assert _store(home).path.read_bytes() == damaged
+    assert Path(_store(home).path).read_bytes() == damaged
 
 
 def test_restore_brings_back_previous_version(invoke, home):
@@ -129,7 +130,7 @@ def test_import_keeps_profiles(invoke, home, tmp_path):
 
 def test_bad_import_files_exit_3_and_change_nothing(invoke, home, tmp_path):
     _populate(invoke)
-    before = _store(home).path.read_bytes()
+    before = Path(_store(home).path).read_bytes()
     cases = {
         "notjson": b"{nope",
         "other": b'{"format": "something", "version": 1}',
@@ -152,7 +153,7 @@ def test_bad_import_files_exit_3_and_change_nothing(invoke, home, tmp_path):
         assert str(f) in r.stderr
         assert "Traceback" not in r.stderr
     assert invoke("config", "import", str(tmp_path / "missing")).exit_code == 5
-    assert _store(home).path.read_bytes() == before
+    assert Path(_store(home).path).read_bytes() == before
 
 
 # -- round trips ---------------------------------------------------------------------------
@@ -222,22 +223,23 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
     _populate(invoke)
     store = _store(home)
     assert invoke("user", "list").exit_code == 0
-    assert stat.S_IMODE(store.cache_path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(store.cache_path).stat().st_mode) == 0o600
     # a hand edit is seen at once (the cache holds the bytes it was made from)
-    text = store.path.read_text()
-    store.path.write_text(text.replace('acls = [\n    "admin",\n]', 'acls = ["internal"]'))
+    text = Path(store.path).read_text()
+    Path(store.path).write_text(text.replace('acls = [\n    "admin",\n]', 'acls = ["internal"]'))
     assert json.loads(invoke("user", "list", "-o", "json").stdout)[0]["acls"] == ["internal"]
     # a damaged file is reported even though a cache of the good version exists
-    store.path.write_text(text + "\n[oops\n")
+    Path(store.path).write_text(text + "\n[oops\n")
     assert invoke("user", "list").exit_code == 3
     # a garbage cache is ignored
-    store.path.write_text(text)
+    Path(store.path).write_text(text)
     for garbage in (b"\x00\xff", b'{"source": 1}', b"[]", b""):
-        store.cache_path.write_bytes(garbage)
+        Path(store.cache_path).write_bytes(garbage)
         r = invoke("user", "list", "-o", "json")
         assert r.exit_code == 0 and json.loads(r.stdout)[0]["acls"] == ["admin"]
     # a forged cache that does not match the file is ignored too
-    store.cache_path.write_text(json.dumps({"source": "version = 1\n", "data": {"version": 1}}))
+    forged = {"source": "version = 1\n", "data": {"version": 1}}
+    Path(store.cache_path).write_text(json.dumps(forged))
     assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2
 
 
@@ -249,6 +251,6 @@ def test_store_save_load_identity_with_and_without_parse_cache(home, cfg):
     with store.locked():
         store.save_unlocked(cfg)
     assert store.load() == cfg  # through the cache written by save
-    store.cache_path.unlink()
+    Path(store.cache_path).unlink()
     assert store.load() == cfg  # through the TOML parser
     assert store.load() == cfg  # through the cache written by that load

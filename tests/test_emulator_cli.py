@@ -144,7 +144,7 @@ def test_access_keys_and_verification_keys_survive_restart(tmp_path):
         first.state.access_keys["keep"].token_verification_key = "PEM"
     first.state.save_access_keys()
     first.server_close()
-    saved = paths.state_dir / "emulator" / "access_keys.json"
+    saved = Path(paths.state_dir) / "emulator" / "access_keys.json"
     assert oct(os.stat(saved).st_mode & 0o777) == "0o600"
     assert "s3" not in saved.read_text().replace(secret_digest("s3"), "")
 

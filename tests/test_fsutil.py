@@ -198,7 +198,7 @@ def test_remove_stale_temps_removes_only_old_temps_of_the_named_files(tmp_path: 
     link = tmp_path / ".config.toml.44.0123abcd.tmp"
     os.symlink(tmp_path / "a-0.txt", link)
     removed = fsutil.remove_stale_temps(tmp_path, ["config.toml", "config.toml.bak"], now=now)
-    assert sorted(removed) == sorted(stale)
+    assert sorted(removed) == sorted(map(str, stale))
     assert not any(p.exists() for p in stale)
     assert all(p.exists() for p in kept) and link.is_symlink()
     assert fsutil.remove_stale_temps(tmp_path, [], now=now) == []
@@ -213,7 +213,7 @@ def test_remove_stale_temps_uses_the_clock_when_not_given(tmp_path: Path):
     os.utime(p, (time.time() - 3600, time.time() - 3600))
     q = tmp_path / ".config.toml.42.0123abcd.tmp"
     q.write_bytes(b"")
-    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"]) == [p]
+    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"]) == [str(p)]
     assert q.exists()
 
 
@@ -236,7 +236,7 @@ def test_temp_name_of_atomic_write_is_recognised_as_stale(tmp_path: Path,
     left = tmp_path / seen[0]
     left.write_bytes(b"partial")  # as a SIGKILLed writer would leave it
     os.utime(left, (0, 0))
-    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"]) == [left]
+    assert fsutil.remove_stale_temps(tmp_path, ["config.toml"]) == [str(left)]
     assert target.read_bytes() == b"new"
 
 
@@ -384,7 +384,7 @@ def test_a_temp_exactly_max_age_old_is_kept(tmp_path: Path):
     os.utime(p, (now - 300.0, now - 300.0))
     assert fsutil.remove_stale_temps(tmp_path, ["config.toml"], now=now, max_age=300.0) == []
     assert fsutil.remove_stale_temps(tmp_path, ["config.toml"], now=now + 0.5,
-                                     max_age=300.0) == [p]
+                                     max_age=300.0) == [str(p)]
 
 
 def test_require_regular_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

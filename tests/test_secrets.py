@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import keyring
 import pytest
@@ -83,7 +84,7 @@ def test_file_readable_by_others_is_refused(paths):
 
 
 def test_damaged_file_is_a_config_error(paths):
-    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    Path(paths.config_dir).mkdir(parents=True, exist_ok=True)
     fd = os.open(paths.secrets_file, os.O_WRONLY | os.O_CREAT, 0o600)
     os.write(fd, b"[secrets\n")
     os.close(fd)
@@ -98,7 +99,7 @@ def test_keyring_used_when_it_works(paths, memory_keyring):
     assert used.name == "keyring"
     service = keyring_service(paths)
     assert memory_keyring.items == {(service, "node:k"): "pw-k"}
-    assert not paths.secrets_file.exists()
+    assert not Path(paths.secrets_file).exists()
     value, where = find_secret(paths, "node:k")
     assert value == "pw-k" and where.name == "keyring"
     delete_secret(paths, "node:k")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -26,7 +27,7 @@ def _add(store: ConfigStore, name: str) -> None:
 
 def test_absent_file_is_empty_config(store):
     assert store.load() == Config()
-    assert not store.path.exists()
+    assert not Path(store.path).exists()
 
 
 def test_edit_writes_private_files_and_folders_whatever_the_umask(store):
@@ -35,15 +36,15 @@ def test_edit_writes_private_files_and_folders_whatever_the_umask(store):
         _add(store, "alice")
     finally:
         os.umask(old)
-    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(store.paths.config_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(store.path).stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(store.paths.config_dir).stat().st_mode) == 0o700
     assert store.load().users["alice"].transfer_user == "aspera"
 
 
 def test_previous_version_kept_as_bak_and_restorable(store):
     _add(store, "alice")
     _add(store, "bob")
-    assert stat.S_IMODE(store.paths.backup_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(store.paths.backup_file).stat().st_mode) == 0o600
     assert set(ConfigStore(store.paths).load().users) == {"alice", "bob"}
     restored = store.restore_backup()
     assert set(restored.users) == {"alice"}
@@ -57,23 +58,23 @@ def test_restore_without_backup_is_not_found(store):
 
 def test_failed_edit_writes_nothing(store):
     _add(store, "alice")
-    before = store.path.read_bytes()
+    before = Path(store.path).read_bytes()
     with pytest.raises(RuntimeError), store.edit() as cfg:
         cfg.users.clear()
         raise RuntimeError("boom")
-    assert store.path.read_bytes() == before
+    assert Path(store.path).read_bytes() == before
 
 
 def test_damaged_file_is_reported_with_line_and_never_overwritten(store):
     _add(store, "alice")
-    store.path.write_text('version = 1\n[users.alice\ntransfer_user = "x"\n')
-    damaged = store.path.read_bytes()
+    Path(store.path).write_text('version = 1\n[users.alice\ntransfer_user = "x"\n')
+    damaged = Path(store.path).read_bytes()
     with pytest.raises(ConfigError) as exc:
         store.load()
     assert "line 2" in str(exc.value) and str(store.path) in str(exc.value)
     with pytest.raises(ConfigError), store.edit():
         pass
-    assert store.path.read_bytes() == damaged
+    assert Path(store.path).read_bytes() == damaged
 
 
 @pytest.mark.parametrize(
@@ -94,8 +95,8 @@ def test_damaged_file_is_reported_with_line_and_never_overwritten(store):
     ],
 )
 def test_invalid_content_names_the_field(store, toml, where):
-    store.paths.config_dir.mkdir(parents=True)
-    store.path.write_text(toml)
+    Path(store.paths.config_dir).mkdir(parents=True)
+    Path(store.path).write_text(toml)
     with pytest.raises(ConfigError) as exc:
         store.load()
     assert where in str(exc.value)
@@ -104,23 +105,23 @@ def test_invalid_content_names_the_field(store, toml, where):
 def test_writing_through_a_symlink_is_refused(store, tmp_path):
     target = tmp_path / "elsewhere.toml"
     target.write_text("")
-    store.paths.config_dir.mkdir(parents=True)
-    store.path.symlink_to(target)
+    Path(store.paths.config_dir).mkdir(parents=True)
+    Path(store.path).symlink_to(target)
     with pytest.raises(ConfigError, match="symbolic link"), store.edit() as cfg:
         cfg.transfer_users["t"] = TransferUser("t")
     assert target.read_text() == ""
-    assert not store.paths.backup_file.exists()  # refused before anything was written
+    assert not Path(store.paths.backup_file).exists()  # refused before anything was written
 
 
 def test_restore_swaps_current_and_backup(store):
     _add(store, "alice")
     _add(store, "bob")
-    before = store.path.read_bytes()
+    before = Path(store.path).read_bytes()
     store.restore_backup()
     # the version that was current is now the backup: a second restore undoes the first
-    assert store.paths.backup_file.read_bytes() == before
+    assert Path(store.paths.backup_file).read_bytes() == before
     assert set(store.restore_backup().users) == {"alice", "bob"}
-    assert store.path.read_bytes() == before
+    assert Path(store.path).read_bytes() == before
 
 
 def test_config_size_limit_boundary(store):
@@ -176,22 +177,22 @@ def test_large_user_table_round_trips_through_the_store(store):
 
 def test_backup_is_the_previous_file_under_a_second_name(store):
     _add(store, "alice")
-    first = store.path.read_bytes()
-    first_inode = store.path.stat().st_ino
+    first = Path(store.path).read_bytes()
+    first_inode = Path(store.path).stat().st_ino
     _add(store, "bob")
-    bak = store.paths.backup_file
+    bak = Path(store.paths.backup_file)
     assert bak.read_bytes() == first
-    assert bak.stat().st_ino == first_inode != store.path.stat().st_ino
+    assert bak.stat().st_ino == first_inode != Path(store.path).stat().st_ino
     assert stat.S_IMODE(bak.stat().st_mode) == 0o600
-    assert not [p.name for p in store.paths.config_dir.iterdir() if p.name.endswith(".tmp")]
+    assert not [p.name for p in Path(store.paths.config_dir).iterdir() if p.name.endswith(".tmp")]
 
 
 def test_backup_is_a_copy_when_the_config_has_other_names(store, tmp_path):
     _add(store, "alice")
-    other = store.paths.config_dir / "mine.toml"
+    other = Path(store.paths.config_dir) / "mine.toml"
     os.link(store.path, other)  # the user's own second name for the file
     _add(store, "bob")
-    bak = store.paths.backup_file
+    bak = Path(store.paths.backup_file)
     assert bak.read_bytes() == other.read_bytes()
     assert bak.stat().st_ino != other.stat().st_ino  # editing mine.toml leaves .bak alone
     assert other.stat().st_nlink == 1
@@ -245,7 +246,9 @@ def test_password_hash_shape_check_has_one_answer(ln, r, p, width, salt, digest,
     phc = (f"$scrypt$ln={width.format(ln)},r={width.format(r)},p={width.format(p)}"
            f"${salt}${digest}{tail}")
     m = _PHC.match(phc)
-    general = bool(m) and 1 <= int(m["ln"]) <= 20 and int(m["r"]) >= 1 and int(m["p"]) >= 1
+    # the bounds verify_password computes within (ln <= 20, r <= 32, p <= 16)
+    general = (bool(m) and 1 <= int(m["ln"]) <= 20 and 1 <= int(m["r"]) <= 32
+               and 1 <= int(m["p"]) <= 16)
     assert is_valid_hash(phc) == general
 
 
@@ -351,7 +354,7 @@ def test_saving_an_invalid_model_names_the_config_file(store):
 
 def test_damaged_backup_is_named_when_restoring(store):
     _add(store, "alice")
-    store.paths.backup_file.write_text("version = \n")
+    Path(store.paths.backup_file).write_text("version = \n")
     with pytest.raises(ConfigError) as exc:
         store.restore_backup()
     assert exc.value.message.startswith(f"{store.paths.backup_file}: invalid TOML")
@@ -366,8 +369,8 @@ def test_restore_without_backup_message(store):
 def test_symlink_refusal_message_and_hint(store, tmp_path):
     target = tmp_path / "elsewhere.toml"
     target.write_text("")
-    store.paths.config_dir.mkdir(parents=True)
-    store.path.symlink_to(target)
+    Path(store.paths.config_dir).mkdir(parents=True)
+    Path(store.path).symlink_to(target)
     with pytest.raises(ConfigError) as exc, store.edit() as cfg:
         cfg.transfer_users["t"] = TransferUser("t")
     assert exc.value.message == (f"{store.path}: is a symbolic link; nodecli does not write "
@@ -378,14 +381,14 @@ def test_symlink_refusal_message_and_hint(store, tmp_path):
 
 def test_written_file_starts_with_the_header(store):
     _add(store, "alice")
-    assert store.path.read_text().startswith(
+    assert Path(store.path).read_text().startswith(
         "# nodecli configuration. Edit with care: 'nodecli config check' validates it.\n"
         "# Passwords are salted scrypt hashes; profile secrets are not stored here.\n")
 
 
 def test_stale_temps_of_killed_writers_are_removed_on_the_next_write(store):
     _add(store, "alice")
-    stale = store.paths.config_dir / ".config.toml.999.0123abcd.tmp"
+    stale = Path(store.paths.config_dir) / ".config.toml.999.0123abcd.tmp"
     stale.write_bytes(b"half a config")
     os.utime(stale, (0, 0))
     _add(store, "bob")
@@ -399,33 +402,33 @@ def test_cache_holds_the_exact_source_and_the_parsed_data(store):
     import json
 
     _add(store, "alice")
-    raw = store.path.read_bytes()
-    blob = store.cache_path.read_bytes()
+    raw = Path(store.path).read_bytes()
+    blob = Path(store.cache_path).read_bytes()
     cached = json.loads(blob)
     assert cached == {"source": raw.decode("utf-8"),
                       "data": __import__("tomllib").loads(raw.decode("utf-8"))}
-    assert stat.S_IMODE(store.cache_path.stat().st_mode) == 0o600
-    store.cache_path.unlink()
+    assert stat.S_IMODE(Path(store.cache_path).stat().st_mode) == 0o600
+    Path(store.cache_path).unlink()
     store.load()  # a load without a cache writes it again
-    assert json.loads(store.cache_path.read_bytes()) == cached
+    assert json.loads(Path(store.cache_path).read_bytes()) == cached
 
 
 def test_cache_is_used_only_while_its_source_matches_the_file(store):
     import json
 
     _add(store, "alice")
-    cached = json.loads(store.cache_path.read_bytes())
+    cached = json.loads(Path(store.cache_path).read_bytes())
     # a cache with the file's exact text is trusted for the parse (still validated)
     cached["data"]["users"]["carol"] = dict(cached["data"]["users"]["alice"])
-    store.cache_path.write_text(json.dumps(cached))
+    Path(store.cache_path).write_text(json.dumps(cached))
     assert set(store.load().users) == {"alice", "carol"}
     # the same data beside other text is ignored: the file is the truth
     cached["source"] += "\n"
-    store.cache_path.write_text(json.dumps(cached))
+    Path(store.cache_path).write_text(json.dumps(cached))
     assert set(store.load().users) == {"alice"}
     # a cache that is not ours is ignored, never an error
     for junk in ("[]", '{"source": 1}', '{"data": {}}', "{", '{"source": "x", "data": []}'):
-        store.cache_path.write_text(junk)
+        Path(store.cache_path).write_text(junk)
         assert set(store.load().users) == {"alice"}
 
 
@@ -434,7 +437,7 @@ def test_cache_keeps_non_ascii_text_readable(store):
 
     with store.edit() as cfg:
         cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////données/*"])
-    blob = store.cache_path.read_bytes()
+    blob = Path(store.cache_path).read_bytes()
     assert "données".encode() in blob
     assert json.loads(blob)["data"]["transfer_users"]["aspera"]["restrictions"] == [
         "file:////données/*"]
@@ -498,17 +501,17 @@ def test_documents_without_plain_users_tables_are_written_by_tomli_w(data):
 def test_invalid_model_is_reported_with_the_file_name_with_or_without_the_cache(store):
     import json
 
-    store.paths.config_dir.mkdir(parents=True)
-    store.path.write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
+    Path(store.paths.config_dir).mkdir(parents=True)
+    Path(store.path).write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
     with pytest.raises(ConfigError) as exc:
         store.load()
     assert exc.value.message.startswith(f"{store.path}: users -> alice -> transfer_user: ")
     # a cache that matches the file is still validated, and named after the file
-    store.path.write_text('version = 1\n[transfer_users.t]\n[users.a]\ntransfer_user = "t"\n')
+    Path(store.path).write_text('version = 1\n[transfer_users.t]\n[users.a]\ntransfer_user = "t"\n')
     store.load()
-    cached = json.loads(store.cache_path.read_bytes())
+    cached = json.loads(Path(store.cache_path).read_bytes())
     cached["data"]["users"]["a"]["transfer_user"] = "gone"
-    store.cache_path.write_text(json.dumps(cached))
+    Path(store.cache_path).write_text(json.dumps(cached))
     with pytest.raises(ConfigError) as exc:
         store.load()
     assert exc.value.message.startswith(f"{store.path}: users -> a -> transfer_user: ")
@@ -516,12 +519,12 @@ def test_invalid_model_is_reported_with_the_file_name_with_or_without_the_cache(
 
 def test_replace_all_writes_the_config_and_keeps_the_old_one(store):
     _add(store, "alice")
-    before = store.path.read_bytes()
+    before = Path(store.path).read_bytes()
     cfg = store.load()
     cfg.users.pop("alice")
     store.replace_all(cfg)
     assert set(store.load().users) == set()
-    assert store.paths.backup_file.read_bytes() == before
+    assert Path(store.paths.backup_file).read_bytes() == before
 
 
 def test_backup_link_temp_name_is_one_the_stale_cleanup_knows(store, monkeypatch):
@@ -539,8 +542,8 @@ def test_backup_link_temp_name_is_one_the_stale_cleanup_knows(store, monkeypatch
     _add(store, "bob")
     monkeypatch.undo()
     assert len(names) == 1
-    left = store.paths.config_dir / names[0]
+    left = Path(store.paths.config_dir) / names[0]
     left.write_bytes(b"")  # as a writer killed between link and rename would leave it
     os.utime(left, (0, 0))
-    assert remove_stale_temps(store.paths.config_dir,
-                              [store.path.name, store.paths.backup_file.name]) == [left]
+    names = [Path(store.path).name, Path(store.paths.backup_file).name]
+    assert remove_stale_temps(store.paths.config_dir, names) == [str(left)]

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,13 +70,13 @@ def test_list_empty_config(invoke):
 
 
 def test_add_existing_user_is_a_conflict_and_changes_nothing(with_users, home):
-    before = _store(home).path.read_bytes()
+    before = Path(_store(home).path).read_bytes()
     r = with_users("user", "add", "usr1", "--xuser", "aspera", "--password-stdin",
                    input="other\n")
     assert r.exit_code == 1
     assert r.stderr.startswith("nodecli: error: node user 'usr1' already exists")
     assert "Traceback" not in r.stderr
-    assert _store(home).path.read_bytes() == before
+    assert Path(_store(home).path).read_bytes() == before
 
 
 @pytest.mark.parametrize("args", [
@@ -85,11 +86,11 @@ def test_add_existing_user_is_a_conflict_and_changes_nothing(with_users, home):
     ("user", "acl", "ghost", "--add", "admin"),
 ])
 def test_missing_user_is_not_found(with_users, home, args):
-    before = _store(home).path.read_bytes()
+    before = Path(_store(home).path).read_bytes()
     r = with_users(*args, input="pw\n")
     assert r.exit_code == 5, r
     assert r.stderr == "nodecli: error: no node user 'ghost'\n"
-    assert _store(home).path.read_bytes() == before
+    assert Path(_store(home).path).read_bytes() == before
 
 
 @pytest.mark.parametrize("name", [
@@ -97,7 +98,7 @@ def test_missing_user_is_not_found(with_users, home, args):
     "ünï", "semi;colon", "quote'd", "new\nline",
 ])
 def test_hostile_names_are_refused_without_change(with_users, home, name):
-    before = _store(home).path.read_bytes()
+    before = Path(_store(home).path).read_bytes()
     r = with_users("user", "add", "--xuser", "aspera", "--password-stdin", "--", name,
                    input="pw\n")
     assert r.exit_code == 2, r
@@ -107,7 +108,7 @@ def test_hostile_names_are_refused_without_change(with_users, home, name):
     assert r2.exit_code == 2, r2
     r3 = with_users("user", "add", "ok", "--xuser", name, "--password-stdin", input="pw\n")
     assert r3.exit_code == 2, r3
-    assert _store(home).path.read_bytes() == before
+    assert Path(_store(home).path).read_bytes() == before
 
 
 def test_name_starting_with_dash_is_refused(with_users):
@@ -121,14 +122,14 @@ def test_no_password_source_without_terminal_is_usage_error(invoke, home):
     r = invoke("user", "add", "usr1", "--xuser", "aspera")
     assert r.exit_code == 2
     assert "--password-stdin" in r.stderr and "NODECLI_PASSWORD" in r.stderr
-    assert not _store(home).path.exists()
+    assert not Path(_store(home).path).exists()
 
 
 @pytest.mark.parametrize("pw", ["", "bad\x07bell"])
 def test_bad_password_refused(invoke, home, pw):
     r = invoke("user", "add", "usr1", "--xuser", "aspera", "-p", pw)
     assert r.exit_code == 2, r
-    assert not _store(home).path.exists()
+    assert not Path(_store(home).path).exists()
 
 
 def test_unknown_transfer_user_is_recorded_with_warning(invoke, home):
@@ -173,16 +174,16 @@ def test_acl_set_add_del_and_show(with_users, home):
 
 
 def test_acl_errors(with_users, home):
-    before = _store(home).path.read_bytes()
+    before = Path(_store(home).path).read_bytes()
     r = with_users("user", "acl", "usr2", "--set", "root")
     assert r.exit_code == 2 and "unknown ACL 'root'" in r.stderr
     r = with_users("user", "acl", "usr2", "--set", "admin", "--add", "internal")
     assert r.exit_code == 2
-    assert _store(home).path.read_bytes() == before
+    assert Path(_store(home).path).read_bytes() == before
 
 
 def test_damaged_config_exit_3_names_file_and_line_and_changes_nothing(with_users, home):
-    path = _store(home).path
+    path = Path(_store(home).path)
     path.write_text(path.read_text().replace("[users.usr2]", "[users.usr2"))
     damaged = path.read_bytes()
     for args in (("user", "list"), ("user", "add", "usr3", "--xuser", "aspera",
@@ -205,9 +206,9 @@ def test_files_and_folders_private_whatever_the_umask(run_cli, home):
     finally:
         os.umask(old)
     paths = resolve_paths(home)
-    assert stat.S_IMODE(paths.config_file.stat().st_mode) == 0o600
-    assert stat.S_IMODE(paths.backup_file.stat().st_mode) == 0o600
-    assert stat.S_IMODE(paths.config_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(Path(paths.config_file).stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(paths.backup_file).stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(paths.config_dir).stat().st_mode) == 0o700
 
 
 def test_interactive_prompt_with_confirmation_in_a_pty(home):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ def _cfg(home):
 
 
 def _raw(home) -> bytes:
-    return ConfigStore(resolve_paths(home)).path.read_bytes()
+    return Path(ConfigStore(resolve_paths(home)).path).read_bytes()
 
 
 def test_add_with_several_restrictions_and_list_json(invoke, home):

@@ -14,7 +14,6 @@ Behaviour follows the node's classic administration tool:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
@@ -169,6 +168,8 @@ def run_classic(app: App, actions: Sequence[str], opts: dict[str, Any]) -> None:
                                   Column("transfer_user", "transfer_user"),
                                   Column("acls", "acls")], fmt)
     elif "backup" in actions:
+        from pathlib import Path
+
         report(app, user_data.export_user_data(app.store,
                                                   Path(opts["backup"]).expanduser()))
     elif "reload" in actions:

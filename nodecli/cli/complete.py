@@ -29,10 +29,8 @@ before the value.
 from __future__ import annotations
 
 import contextlib
-import json
-import re
+import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -82,24 +80,30 @@ def access_key_ids(paths: Paths, config: Any) -> set[str]:
     with contextlib.suppress(OSError):
         from nodecli.keys import PRIVATE_NAME
 
-        ids.update(d.name for d in paths.keys_dir.iterdir() if (d / PRIVATE_NAME).is_file())
+        with os.scandir(paths.keys_dir) as entries:
+            ids.update(d.name for d in entries
+                       if os.path.isfile(os.path.join(d.path, PRIVATE_NAME)))
     with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        import json
+
         from nodecli.fsutil import read_regular  # never blocks (a FIFO is refused)
 
-        raw = read_regular(paths.state_dir / "emulator" / "access_keys.json", 8 << 20)
+        raw = read_regular(os.path.join(paths.state_dir, "emulator", "access_keys.json"),
+                           8 << 20)
         saved = json.loads(raw)
         ids.update(ak["id"] for ak in saved["access_keys"] if isinstance(ak.get("id"), str))
     return ids
 
 
-def checkpoint_names(state_dir: Path) -> set[str]:
+def checkpoint_names(state_dir: str | os.PathLike[str]) -> set[str]:
     """Names given to ``events tail --resume NAME`` (``state/checkpoints/<node>/NAME@F.json``)."""
     names: set[str] = set()
     with contextlib.suppress(OSError):
-        for node_dir in (state_dir / "checkpoints").iterdir():
+        for node_dir in os.listdir(os.path.join(state_dir, "checkpoints")):
             with contextlib.suppress(OSError):
-                names.update(f.name.split("@", 1)[0] for f in node_dir.iterdir()
-                             if f.name.endswith(".json") and "@" in f.name)
+                names.update(name.split("@", 1)[0] for name in
+                             os.listdir(os.path.join(state_dir, "checkpoints", node_dir))
+                             if name.endswith(".json") and "@" in name)
     return names
 
 
@@ -149,9 +153,6 @@ def complete_dirs(ctx: click.Context, param: click.Parameter,
 
 # -- classic short-flag clusters ----------------------------------------------------------
 
-_CLUSTER = re.compile(r"-[A-Za-z0-9]{2,}")
-
-
 def _short_options(command: click.Command, ctx: click.Context,
                    word: str) -> dict[str, click.Option] | None:
     """``-x`` spelling -> option of ``command``; None when ``word`` is itself one of its
@@ -171,7 +172,9 @@ def split_cluster(command: click.Command, ctx: click.Context, arg: str) -> list[
     None when ``arg`` is not such a cluster: an option of that exact spelling, an unknown
     letter, or a value option before the end (``-uabc``: ``abc`` is the value).
     """
-    if not _CLUSTER.fullmatch(arg):
+    letters_only = arg[1:]  # a cluster is "-" and two or more ASCII letters or digits
+    if not (arg[:1] == "-" and len(letters_only) >= 2 and letters_only.isascii()
+            and letters_only.isalnum()):
         return None
     shorts = _short_options(command, ctx, arg)
     if shorts is None:

@@ -61,7 +61,7 @@ def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path:
         return Path(key_path).expanduser()
     if key_dir:
         return Path(key_dir).expanduser() / PRIVATE_NAME
-    return app.paths.keys_dir / access_key / PRIVATE_NAME
+    return Path(app.paths.keys_dir, access_key, PRIVATE_NAME)
 
 
 def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> Path:

@@ -16,59 +16,84 @@ config and secrets, user data folder for keys, user state folder for state.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
+
+from nodecli.record import FrozenRecord
 
 APP_NAME = "nodecli"
 HOME_ENV = "NODECLI_HOME"
 
 
-@dataclass(frozen=True)
-class Paths:
-    config_dir: Path
-    data_dir: Path
-    state_dir: Path
+class Paths(FrozenRecord):
+    """The three folders, as absolute path strings (``str``, so commands that only read
+    the config never import pathlib), and the files nodecli keeps in them."""
+
+    _FIELDS = ("config_dir", "data_dir", "state_dir")
+    __slots__ = _FIELDS
+    config_dir: str
+    data_dir: str
+    state_dir: str
+
+    def __init__(self, config_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str],
+                 state_dir: str | os.PathLike[str]) -> None:
+        self._set(config_dir=os.fspath(config_dir), data_dir=os.fspath(data_dir),
+                  state_dir=os.fspath(state_dir))
 
     @property
-    def config_file(self) -> Path:
-        return self.config_dir / "config.toml"
+    def config_file(self) -> str:
+        return os.path.join(self.config_dir, "config.toml")
 
     @property
-    def backup_file(self) -> Path:
-        return self.config_dir / "config.toml.bak"
+    def backup_file(self) -> str:
+        return os.path.join(self.config_dir, "config.toml.bak")
 
     @property
-    def lock_file(self) -> Path:
-        return self.config_dir / ".config.lock"
+    def lock_file(self) -> str:
+        return os.path.join(self.config_dir, ".config.lock")
 
     @property
-    def secrets_file(self) -> Path:
-        return self.config_dir / "secrets.toml"
+    def secrets_file(self) -> str:
+        return os.path.join(self.config_dir, "secrets.toml")
 
     @property
-    def keys_dir(self) -> Path:
-        return self.data_dir / "keys"
+    def keys_dir(self) -> str:
+        return os.path.join(self.data_dir, "keys")
 
     def as_dict(self) -> dict[str, str]:
         return {
-            "config": str(self.config_file),
-            "backup": str(self.backup_file),
-            "secrets": str(self.secrets_file),
-            "keys": str(self.keys_dir),
-            "state": str(self.state_dir),
+            "config": self.config_file,
+            "backup": self.backup_file,
+            "secrets": self.secrets_file,
+            "keys": self.keys_dir,
+            "state": self.state_dir,
         }
+
+
+def absolute(path: str) -> str:
+    """``str(Path(path).expanduser().absolute())`` without importing pathlib: ``~``
+    expanded, relative to the working folder, repeated ``/`` and ``.`` parts dropped and
+    ``..`` kept (dropping it with the part before would be wrong where that part is a
+    symbolic link)."""
+    p = os.path.expanduser(path)
+    if os.name != "posix":
+        from pathlib import Path
+
+        return str(Path(p).absolute())
+    if not p.startswith("/"):
+        p = os.path.join(os.getcwd(), p)
+    root = "//" if p.startswith("//") and not p.startswith("///") else "/"
+    return root + "/".join(part for part in p.split("/") if part not in ("", "."))
 
 
 def resolve_paths(home: str | os.PathLike[str] | None = None) -> Paths:
     """``home`` (from ``--home``) beats ``$NODECLI_HOME`` beats the platform folders."""
-    chosen = home if home else os.environ.get(HOME_ENV)
+    chosen = os.fspath(home) if home else os.environ.get(HOME_ENV)
     if chosen:
-        root = Path(chosen).expanduser().absolute()
-        return Paths(config_dir=root, data_dir=root, state_dir=root / "state")
+        root = absolute(chosen)
+        return Paths(config_dir=root, data_dir=root, state_dir=os.path.join(root, "state"))
     import platformdirs  # only when no home is set
 
     return Paths(
-        config_dir=platformdirs.user_config_path(APP_NAME),
-        data_dir=platformdirs.user_data_path(APP_NAME),
-        state_dir=platformdirs.user_state_path(APP_NAME),
+        config_dir=platformdirs.user_config_dir(APP_NAME),
+        data_dir=platformdirs.user_data_dir(APP_NAME),
+        state_dir=platformdirs.user_state_dir(APP_NAME),
     )

@@ -13,26 +13,32 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from nodecli.config.model import Config, ModelError
 from nodecli.config.paths import Paths
 from nodecli.errors import ConfigError, NotFoundError
-from nodecli.fsutil import atomic_write, ensure_private_dir, file_lock, remove_stale_temps
+from nodecli.fsutil import (
+    atomic_write,
+    ensure_private_dir,
+    file_lock,
+    remove_stale_temps,
+    temp_name,
+)
 
 # A config larger than this is certainly not ours (10,000 users take ~1.5 MB).
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
 
 
-def parse_config_bytes(raw: bytes, source: Path | str) -> Config:
+def parse_config_bytes(raw: bytes, source: str) -> Config:
     """Parse and validate TOML bytes; every failure becomes one ConfigError line."""
     return validate_config_data(parse_toml_bytes(raw, source), source)
 
 
-def parse_toml_bytes(raw: bytes, source: Path | str) -> dict[str, Any]:
+def parse_toml_bytes(raw: bytes, source: str) -> dict[str, Any]:
     """TOML bytes to plain data (no model validation); ConfigError naming file and line."""
     import tomllib
 
@@ -54,7 +60,7 @@ def parse_toml_bytes(raw: bytes, source: Path | str) -> dict[str, Any]:
     return data
 
 
-def validate_config_data(data: dict[str, Any], source: Path | str) -> Config:
+def validate_config_data(data: dict[str, Any], source: str) -> Config:
     try:
         return Config.from_dict(data)
     except ModelError as exc:
@@ -159,10 +165,10 @@ class ConfigStore:
         self.paths = paths
 
     @property
-    def path(self) -> Path:
+    def path(self) -> str:
         return self.paths.config_file
 
-    def _read_bytes(self, path: Path) -> bytes | None:
+    def _read_bytes(self, path: str) -> bytes | None:
         from nodecli.fsutil import NotRegularFile, read_regular
 
         try:
@@ -179,8 +185,8 @@ class ConfigStore:
             raise ConfigError(f"{path}: permission denied") from None
 
     @property
-    def cache_path(self) -> Path:
-        return self.paths.state_dir / "config.cache"
+    def cache_path(self) -> str:
+        return os.path.join(self.paths.state_dir, "config.cache")
 
     def load(self) -> Config:
         """The current configuration; an absent file is an empty configuration.
@@ -228,7 +234,7 @@ class ConfigStore:
             pass  # no cache this time: the next load parses the TOML again
 
     def exists(self) -> bool:
-        return self.path.exists()
+        return os.path.exists(self.path)
 
     def save_unlocked(self, cfg: Config, plain: dict[str, Any] | None = None, *,
                       validated: dict[str, Any] | None = None) -> None:
@@ -246,12 +252,13 @@ class ConfigStore:
         data = _dump_plain(plain)
         ensure_private_dir(self.paths.config_dir)
         for target in (self.path, self.paths.backup_file):
-            if target.is_symlink():  # refused before anything is written: nothing changes
+            if os.path.islink(target):  # refused before anything is written: nothing changes
                 raise ConfigError(f"{target}: is a symbolic link; nodecli does not write "
                                   "through links", hint=f"replace the link with the file: "
                                   f"cp --remove-destination \"$(readlink -f {target})\" "
                                   f"{target}")
-        remove_stale_temps(self.paths.config_dir, (self.path.name, self.paths.backup_file.name))
+        remove_stale_temps(self.paths.config_dir, (os.path.basename(self.path),
+                                                   os.path.basename(self.paths.backup_file)))
         old = self._read_bytes(self.path)
         if old is not None and old != data:
             self._keep_as_backup(old)
@@ -265,10 +272,8 @@ class ConfigStore:
         (a hard link, renamed into place atomically) rather than a copy written and
         synced again; the new config then replaces the first name with a new file.
         Where links are not possible the content is written as before."""
-        import os
-
         backup = self.paths.backup_file
-        tmp = backup.with_name(f".{backup.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        tmp = temp_name(backup)
         try:
             if os.lstat(self.path).st_nlink != 1:
                 raise OSError("the config file has other names: copy it")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from nodecli.config.paths import Paths
@@ -51,4 +52,4 @@ def build_server(
 
 
 def ca_file(paths: Paths) -> str:
-    return str(paths.state_dir / "emulator" / "tls" / "ca.pem")
+    return os.path.join(paths.state_dir, "emulator", "tls", "ca.pem")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -79,7 +80,7 @@ class NodeState:
 
         path = self.paths.config_file
         try:
-            mtime = path.stat().st_mtime
+            mtime = os.stat(path).st_mtime
         except FileNotFoundError:
             mtime = -1.0
         with self.lock:
@@ -222,4 +223,4 @@ class NodeState:
             self.access_keys = keys
 
     def state_folder(self) -> Path:
-        return self.paths.state_dir / "emulator"
+        return Path(self.paths.state_dir) / "emulator"

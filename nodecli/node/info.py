@@ -68,13 +68,13 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts + [0] * (3 - len(parts)))
 
 
-def _info_cache_file(state_dir: Path, client: Client) -> Path:
+def _info_cache_file(state_dir: str | Path, client: Client) -> Path:
     ep = client.endpoint
     who = f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
-    return state_dir / "cache" / f"info-{hashlib.sha256(who.encode()).hexdigest()[:16]}.json"
+    return Path(state_dir) / "cache" / f"info-{hashlib.sha256(who.encode()).hexdigest()[:16]}.json"
 
 
-def node_info(client: Client, state_dir: Path | None, *, ttl: float = INFO_CACHE_TTL,
+def node_info(client: Client, state_dir: str | Path | None, *, ttl: float = INFO_CACHE_TTL,
               log: Status | None = None) -> NodeInfo | None:
     """GET /info once per run, cached per node and identity for ``ttl`` seconds.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,28 +59,23 @@ class CheckpointFile:
         self.path = Path(path)
         self.node = node
         self.flt = flt
-        self._lock: Any = None
+        self._unlock: Callable[[], None] | None = None
 
     def lock(self) -> None:
-        from filelock import FileLock, Timeout
-
-        from nodecli.fsutil import PRIVATE_FILE, ensure_private_dir
+        from nodecli.fsutil import ensure_private_dir, try_lock
 
         ensure_private_dir(self.path.parent)
-        lock = FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=0,
-                        mode=PRIVATE_FILE)
-        try:
-            lock.acquire()
-        except Timeout:
+        release = try_lock(self.path.with_name(f".{self.path.name}.lock"), 0)
+        if release is None:
             raise ConflictError(f"checkpoint {self.path} is in use by another 'events tail'",
                                 hint="two tails on one checkpoint would interleave; stop the "
-                                     "other one or use another checkpoint") from None
-        self._lock = lock
+                                     "other one or use another checkpoint")
+        self._unlock = release
 
     def unlock(self) -> None:
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        if self._unlock is not None:
+            self._unlock()
+            self._unlock = None
 
     def load(self) -> Checkpoint | None:
         from nodecli.fsutil import NotRegularFile, read_regular
@@ -146,7 +142,7 @@ def node_key(client: Client) -> str:
     return f"{label}-{digest}"
 
 
-def resume_path(state_dir: Path, client: Client, name: str, flt: EventFilter) -> Path:
+def resume_path(state_dir: str | Path, client: Client, name: str, flt: EventFilter) -> Path:
     """``state/checkpoints/<node>/<NAME>@<filter>.json`` for ``--resume NAME``."""
     if not NAME_RE.fullmatch(name):
         raise UsageError(f"invalid checkpoint name {name[:40]!r}: letters, digits, '.', '_' "
@@ -154,4 +150,4 @@ def resume_path(state_dir: Path, client: Client, name: str, flt: EventFilter) ->
     key = flt.key()
     if not re.fullmatch(r"[A-Za-z0-9._-]+", key) or len(key) > 80:
         key = "f-" + hashlib.sha256(key.encode()).hexdigest()[:16]
-    return state_dir / "checkpoints" / node_key(client) / f"{name}@{key}.json"
+    return Path(state_dir) / "checkpoints" / node_key(client) / f"{name}@{key}.json"

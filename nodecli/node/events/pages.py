@@ -353,7 +353,7 @@ class ListResult:
 
 def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
                 token: str | None = None, count: int | None = None,
-                state_dir: Path | None = None, log: Status | None = None) -> ListResult:
+                state_dir: str | Path | None = None, log: Status | None = None) -> ListResult:
     """One page, as the node returns it (after one cached GET /info for the version)."""
     info = node_info(client, state_dir, log=log)
     require_events(info, client.endpoint.label or client.endpoint.base_url)
@@ -379,7 +379,7 @@ def _explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
     return exc
 
 
-def get_event(client: Client, event_id_: str, *, state_dir: Path | None = None,
+def get_event(client: Client, event_id_: str, *, state_dir: str | Path | None = None,
               log: Status | None = None) -> dict[str, Any]:
     """GET /events/{id}; 404 explained (no such event, or a node older than 3.7.3)."""
     eid = event_id_.strip()

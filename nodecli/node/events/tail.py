@@ -358,7 +358,7 @@ def check_destinations(fmt: str, checkpoint_file: Path | None, resume_name: str 
                          "restart can find what is already there)")
 
 
-def run_tail(client: Client, opts: TailOptions, *, state_dir: Path, out: IO[str],
+def run_tail(client: Client, opts: TailOptions, *, state_dir: str | Path, out: IO[str],
              checkpoint_file: Path | None = None, resume_name: str | None = None,
              output_file: Path | None = None, status: Status | None = None,
              notice: Status | None = None, warn: Status | None = None,
