@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -406,3 +407,73 @@ def test_require_regular_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(UsageError) as err:
         fsutil.require_regular(fifo)
     assert err.value.message == f"file {fifo} is a named pipe (FIFO), not a regular file"
+
+
+# -- the lock ----------------------------------------------------------------------------
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from nodecli.fsutil import try_lock
+    release = try_lock(sys.argv[1], 5)
+    print("held" if release else "busy", flush=True)
+    time.sleep(60)
+""")
+
+
+def _hold(lock: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_lock_held_by_another_process_times_out_with_one_clear_error(tmp_path):
+    from nodecli.errors import NodecliError
+
+    lock = tmp_path / ".config.lock"
+    holder = _hold(lock)
+    try:
+        assert fsutil.try_lock(lock, 0) is None
+        with pytest.raises(NodecliError) as exc, fsutil.file_lock(lock, timeout=0.2):
+            pytest.fail("the lock was taken twice")
+        assert exc.value.message == ("could not lock the config within 0 s: another nodecli "
+                                     "is writing")
+        assert str(lock) in (exc.value.hint or "")
+    finally:
+        holder.kill()
+        holder.wait()
+    # the kernel released it with the killed holder: no stale lock to remove by hand
+    release = fsutil.try_lock(lock, 0)
+    assert release is not None
+    release()
+    assert stat.S_IMODE(lock.stat().st_mode) == PRIVATE_FILE
+
+
+def test_lock_waits_for_a_holder_that_lets_go(tmp_path):
+    lock = tmp_path / "x.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER.replace("time.sleep(60)",
+                                                                    "sys.stdin.readline()"),
+                               str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert fsutil.try_lock(lock, 0) is None
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")  # the holder exits, and its lock with it
+        holder.stdin.flush()
+        release = fsutil.try_lock(lock, 30)  # waits for it
+        assert release is not None
+        assert fsutil.try_lock(lock, 0) is None  # one holder at a time, in one process too
+        release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_lock_is_never_taken_through_a_symbolic_link(tmp_path):
+    target = tmp_path / "elsewhere"
+    lock = tmp_path / ".config.lock"
+    lock.symlink_to(target)
+    with pytest.raises(OSError):
+        fsutil.try_lock(lock, 0)
+    assert not target.exists()
