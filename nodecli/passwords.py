@@ -25,7 +25,8 @@ MAX_LOG_N = 20
 MAX_R = 32
 MAX_P = 16
 
-_PHC = re.compile(
+# Compiled on first use (re caches it): most commands never need it.
+_PHC = (
     r"^\$scrypt\$ln=(?P<ln>\d{1,2}),r=(?P<r>\d{1,2}),p=(?P<p>\d{1,2})"
     r"\$(?P<salt>[A-Za-z0-9+/]{11,88})\$(?P<hash>[A-Za-z0-9+/]{22,88})$"
 )
@@ -88,7 +89,7 @@ def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
 def is_valid_hash(phc: str) -> bool:
     if _VALID_PLAIN.fullmatch(phc) is not None:
         return True
-    m = _PHC.match(phc)
+    m = re.match(_PHC, phc)
     return bool(m) and _in_range(int(m["ln"]), int(m["r"]), int(m["p"]))
 
 
@@ -100,7 +101,7 @@ def verify_password(password: str, phc: str | None) -> bool:
     """Constant-time check of ``password`` against a stored PHC hash; False on any doubt."""
     if not phc or not password:
         return False
-    m = _PHC.match(phc)
+    m = re.match(_PHC, phc)
     if not m:
         return False
     ln, r, p = int(m["ln"]), int(m["r"]), int(m["p"])

@@ -41,8 +41,9 @@ MAX_RESTRICTION_LENGTH = 4096
 # escape, negation, URL or percent syntax.
 LIST_DELIMITERS = "|,;#~^&+= "
 
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z](%3[Aa](/.*)?|\*.*)$")
-_STREAM_TARGET = re.compile(r"^(?P<host>[A-Za-z0-9.\-\[\]:*?\\_]*?)(:(?P<port>[0-9]+))?\*?$")
+# (patterns compiled on first use, by re's cache)
+_WINDOWS_DRIVE = r"^[A-Za-z](%3[Aa](/.*)?|\*.*)$"
+_STREAM_TARGET = r"^(?P<host>[A-Za-z0-9.\-\[\]:*?\\_]*?)(:(?P<port>[0-9]+))?\*?$"
 
 
 class RestrictionError(ValueError):
@@ -121,7 +122,7 @@ def parse_restriction(raw: str) -> Restriction:
         path = rest[1:]
         if path.startswith("/"):
             return Restriction(raw, negated, "local", pattern)
-        if _WINDOWS_DRIVE.match(path):
+        if re.match(_WINDOWS_DRIVE, path):
             return Restriction(raw, negated, "local-windows", pattern)
         if re.match(r"^[A-Za-z]:", path):
             raise _fail(raw, "percent-encode the drive colon: file:///c%3A/folder/*")
@@ -131,7 +132,7 @@ def parse_restriction(raw: str) -> Restriction:
             raise _fail(raw, f"nothing after {scheme}:// (use {scheme}://* for all)")
         return Restriction(raw, negated, scheme_l, pattern)
     if scheme_l in STREAM_SCHEMES:
-        m = _STREAM_TARGET.match(rest)
+        m = re.match(_STREAM_TARGET, rest)
         if not rest or m is None:
             raise _fail(raw, f"use {scheme_l}://*, {scheme_l}://host* or {scheme_l}://host:5000*")
         port = m.group("port")

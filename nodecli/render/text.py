@@ -12,9 +12,10 @@ import re
 import sys
 from typing import IO, Any
 
-# C0 and C1 controls (except TAB handled below), DEL, and ANSI escape sequences.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b.")
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# C0 and C1 controls (except TAB handled below), DEL, and ANSI escape sequences
+# (compiled on first use, by re's cache: most output has nothing to clean).
+_ANSI = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b."
+_CONTROL = r"[\x00-\x08\x0a-\x1f\x7f-\x9f]"
 # Anything sanitize would change: without one of these, text is already safe as it is.
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -24,8 +25,8 @@ def sanitize(value: Any) -> str:
     text = value if isinstance(value, str) else str(value)
     if UNSAFE.search(text) is None:
         return text
-    text = _ANSI.sub("", text)
-    return _CONTROL.sub("?", text.replace("\t", " "))
+    text = re.sub(_ANSI, "", text)
+    return re.sub(_CONTROL, "?", text.replace("\t", " "))
 
 
 def sanitize_lines(value: Any) -> str:
