@@ -238,8 +238,12 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
         r = invoke("user", "list", "-o", "json")
         assert r.exit_code == 0 and json.loads(r.stdout)[0]["acls"] == ["admin"]
     # a forged cache that does not match the file is ignored too
-    forged = {"source": "version = 1\n", "data": {"version": 1}}
-    Path(store.cache_path).write_text(json.dumps(forged))
+    import zlib
+
+    from nodecli.config.store import CACHE_MAGIC
+
+    doc = json.dumps({"data": {"version": 1}, "users": ["", "", "", ""]}).encode()
+    Path(store.cache_path).write_bytes(CACHE_MAGIC + b"12 %d\nversion = 1\n" % zlib.crc32(doc) + doc)
     assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2
 
 

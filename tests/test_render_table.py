@@ -81,3 +81,52 @@ def test_classic_list_matches_cell_by_cell_rendering(rows):
     from nodecli.cli.classic import classic_table
 
     assert classic_table(rows) == _classic_reference(rows)
+
+
+_acl_lists = st.lists(st.sampled_from(["admin", "impersonation", "internal"]), max_size=3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,12}", fullmatch=True),
+                       st.tuples(st.sampled_from(["aspera", "a-much-longer-transfer-user"]),
+                                 _acl_lists), max_size=8))
+def test_user_rows_made_on_demand_are_the_rows_and_render_the_same(users):
+    """users.UserRows (what 'user list' and '-l' render) against the list of dicts."""
+    import json
+
+    from nodecli.cli.classic import classic_table
+    from nodecli.config import Config, NodeUser, TransferUser
+    from nodecli.render.table import render_csv
+    from nodecli.users import UserRows, user_rows
+
+    cfg = Config(transfer_users={x: TransferUser(x) for x in
+                                 ("aspera", "a-much-longer-transfer-user")},
+                 users={n: NodeUser(n, x, None, list(a)) for n, (x, a) in users.items()})
+    lazy, plain = UserRows(cfg), user_rows(cfg)
+    assert list(lazy) == plain and lazy == plain and len(lazy) == len(plain)
+    assert [lazy[i] for i in range(len(lazy))] == plain and lazy[1:3] == plain[1:3]
+    assert json.dumps(list(lazy)) == json.dumps(plain)
+    for key in ("name", "transfer_user", "acls", "other"):
+        assert lazy.column(key) == [r.get(key) for r in plain]
+    columns = [Column("name", "user"), Column("transfer_user", "transfer user"),
+               Column("acls", "acls")]
+    for render in (render_plain_table, render_csv):
+        a, b = io.StringIO(), io.StringIO()
+        render(lazy, columns, a)
+        render(plain, columns, b)
+        assert a.getvalue() == b.getvalue() == (_reference(plain, columns)
+                                                if render is render_plain_table
+                                                else b.getvalue())
+    assert classic_table(lazy) == classic_table(plain) == _classic_reference(plain)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_text, _text), max_size=5),
+       st.sampled_from(["", " ", "\xa0", "\u3000", "\t", "x"]))
+def test_plain_table_strips_what_the_last_cell_ends_with(pairs, tail):
+    """The one-format-per-row path is taken only when no line would be stripped."""
+    rows = [{"a": a, "b": b + tail} for a, b in pairs]
+    columns = [Column("a", "A"), Column("b", "B")]
+    out = io.StringIO()
+    render_plain_table(rows, columns, out)
+    assert out.getvalue() == _reference(rows, columns)

@@ -397,54 +397,6 @@ def test_stale_temps_of_killed_writers_are_removed_on_the_next_write(store):
     assert not stale.exists()
 
 
-# -- the parse cache: used when its source matches the file, ignored otherwise ------------
-
-
-def test_cache_holds_the_exact_source_and_the_parsed_data(store):
-    import json
-
-    _add(store, "alice")
-    raw = Path(store.path).read_bytes()
-    blob = Path(store.cache_path).read_bytes()
-    cached = json.loads(blob)
-    assert cached == {"source": raw.decode("utf-8"),
-                      "data": __import__("tomllib").loads(raw.decode("utf-8"))}
-    assert stat.S_IMODE(Path(store.cache_path).stat().st_mode) == 0o600
-    Path(store.cache_path).unlink()
-    store.load()  # a load without a cache writes it again
-    assert json.loads(Path(store.cache_path).read_bytes()) == cached
-
-
-def test_cache_is_used_only_while_its_source_matches_the_file(store):
-    import json
-
-    _add(store, "alice")
-    cached = json.loads(Path(store.cache_path).read_bytes())
-    # a cache with the file's exact text is trusted for the parse (still validated)
-    cached["data"]["users"]["carol"] = dict(cached["data"]["users"]["alice"])
-    Path(store.cache_path).write_text(json.dumps(cached))
-    assert set(store.load().users) == {"alice", "carol"}
-    # the same data beside other text is ignored: the file is the truth
-    cached["source"] += "\n"
-    Path(store.cache_path).write_text(json.dumps(cached))
-    assert set(store.load().users) == {"alice"}
-    # a cache that is not ours is ignored, never an error
-    for junk in ("[]", '{"source": 1}', '{"data": {}}', "{", '{"source": "x", "data": []}'):
-        Path(store.cache_path).write_text(junk)
-        assert set(store.load().users) == {"alice"}
-
-
-def test_cache_keeps_non_ascii_text_readable(store):
-    import json
-
-    with store.edit() as cfg:
-        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////données/*"])
-    blob = Path(store.cache_path).read_bytes()
-    assert "données".encode() in blob
-    assert json.loads(blob)["data"]["transfer_users"]["aspera"]["restrictions"] == [
-        "file:////données/*"]
-
-
 # -- the users fast path, case by case ------------------------------------------------------
 
 _T = {"restrictions": ["s3://*"]}
@@ -498,25 +450,6 @@ def test_documents_without_plain_users_tables_are_written_by_tomli_w(data):
     from nodecli.config.store import _dump_toml
 
     assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
-
-
-def test_invalid_model_is_reported_with_the_file_name_with_or_without_the_cache(store):
-    import json
-
-    Path(store.paths.config_dir).mkdir(parents=True)
-    Path(store.path).write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
-    with pytest.raises(ConfigError) as exc:
-        store.load()
-    assert exc.value.message.startswith(f"{store.path}: users -> alice -> transfer_user: ")
-    # a cache that matches the file is still validated, and named after the file
-    Path(store.path).write_text('version = 1\n[transfer_users.t]\n[users.a]\ntransfer_user = "t"\n')
-    store.load()
-    cached = json.loads(Path(store.cache_path).read_bytes())
-    cached["data"]["users"]["a"]["transfer_user"] = "gone"
-    Path(store.cache_path).write_text(json.dumps(cached))
-    with pytest.raises(ConfigError) as exc:
-        store.load()
-    assert exc.value.message.startswith(f"{store.path}: users -> a -> transfer_user: ")
 
 
 def test_replace_all_writes_the_config_and_keeps_the_old_one(store):

@@ -83,9 +83,13 @@ def classic_table(rows: Sequence[dict[str, Any]]) -> str:
     from nodecli.render.table import sanitize_all
     from nodecli.render.text import UNSAFE
 
-    names = sanitize_all([r["name"] for r in rows])
-    xusers = sanitize_all([r["transfer_user"] for r in rows])
-    acls = [r["acls"] for r in rows]
+    column = getattr(rows, "column", None)  # users.UserRows gives whole columns
+    if column is None:
+        def column(key: str) -> list[Any]:
+            return [r[key] for r in rows]
+    names = sanitize_all(column("name"))
+    xusers = sanitize_all(column("transfer_user"))
+    acls = column("acls")
     flat = [a for acl in acls for a in acl]
     if UNSAFE.search("".join(flat)) is None:  # nothing to clean: join as they are
         acl_cells = ["[" + ",".join(acl) + "]" for acl in acls]
@@ -95,12 +99,13 @@ def classic_table(rows: Sequence[dict[str, Any]]) -> str:
     widths = [max([minimum, *map(len, col)]) for minimum, col in zip((13, 21, 21), columns,
                                                                       strict=True)]
     head = [("user", "system/transfer", "user acls"), tuple("=" * w for w in widths)]
-    w0, w1, w2 = widths
     lines = [" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
              for line in head]
-    lines += [f"{n.ljust(w0)} {x.ljust(w1)} {a.ljust(w2)}".rstrip()
-              for n, x, a in zip(names, xusers, acl_cells, strict=True)]
-    return "\n".join(["List of Node API user(s):", *lines])
+    # each line is stripped of its trailing padding: the last cell ends in "]", so only
+    # the padding of that cell goes, and it is simply not added
+    line = f"%-{widths[0]}s %-{widths[1]}s %s"
+    return "\n".join(["List of Node API user(s):", *lines,
+                      *map(line.__mod__, zip(names, xusers, acl_cells, strict=True))])
 
 
 def _render_acls(app: App, rows: list[dict[str, Any]], fmt: str) -> None:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from nodecli.config.model import Config, ModelError
+from nodecli.config.model import Config, ModelError, users_from_columns, users_to_columns
 from nodecli.config.paths import Paths
 from nodecli.errors import ConfigError, NotFoundError
 from nodecli.fsutil import (
@@ -31,6 +31,15 @@ from nodecli.fsutil import (
 
 # A config larger than this is certainly not ours (10,000 users take ~1.5 MB).
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
+#: How ``state/config.cache`` starts: this line ends with the size of the config bytes
+#: it was made from and the CRC-32 of the JSON after them. The config bytes follow
+#: verbatim (compared with the file's on every load), then JSON ``{"data": the parsed
+#: config without [users], "users": the users column-wise}`` (see
+#: nodecli.config.model.users_to_columns). Another start (an older cache) is ignored
+#: and replaced; so is a cache whose JSON does not have its CRC (damaged) or does not
+#: validate. The cache is private (0600, in the private state folder): whoever can
+#: write it can write config.toml itself.
+CACHE_MAGIC = b"nodecli-config-cache 2 "
 
 
 def parse_config_bytes(raw: bytes, source: str) -> Config:
@@ -191,43 +200,78 @@ class ConfigStore:
     def load(self) -> Config:
         """The current configuration; an absent file is an empty configuration.
 
-        The parsed form is cached (``state/config.cache``, JSON, 0600) together with
-        the exact text it came from: a cache whose bytes differ from the file is ignored,
-        so the file is always the truth. The cache spares the pure-Python TOML parser,
-        which dominates start-up and costs ~0.7 s on a 10,000-user config. The model is
-        validated on every load either way.
+        The parsed form is cached (``state/config.cache``, 0600; see :data:`CACHE_MAGIC`)
+        together with the exact bytes it came from: a cache whose bytes differ from the
+        file is ignored, so the file is always the truth. The cache spares the
+        pure-Python TOML parser, which dominates start-up and costs ~0.7 s on a
+        10,000-user config. The model is validated on every load either way, and a cache
+        that does not validate is ignored too: the file is then parsed, so a damaged
+        config is reported exactly as without a cache.
         """
         raw = self._read_bytes(self.path)
         if raw is None:
             return Config()
-        data = self._cached_data(raw)
-        if data is not None:
-            return validate_config_data(data, self.path)
+        cfg = self._cached_config(raw)
+        if cfg is not None:
+            return cfg
         data = parse_toml_bytes(raw, self.path)
         cfg = validate_config_data(data, self.path)
-        self._write_cache(raw, data)
+        self._write_cache(raw, {k: v for k, v in data.items() if k != "users"}, cfg)
         return cfg
 
-    def _cached_data(self, raw: bytes) -> dict[str, Any] | None:
+    def _cached_config(self, raw: bytes) -> Config | None:
+        """The configuration the cache holds for exactly ``raw``, validated; None when the
+        cache is absent, for other bytes, damaged or not valid (never an error)."""
         import json
 
         from nodecli.fsutil import read_regular
 
         try:
-            cached = json.loads(read_regular(self.cache_path, 2 * MAX_CONFIG_BYTES + 1024))
-            if cached["source"].encode("utf-8") == raw and isinstance(cached["data"], dict):
-                return cached["data"]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            pass
-        return None
+            blob = read_regular(self.cache_path, 2 * MAX_CONFIG_BYTES + 1024)
+            if not blob.startswith(CACHE_MAGIC):
+                return None
+            end = blob.find(b"\n", len(CACHE_MAGIC), len(CACHE_MAGIC) + 40)
+            size, _, crc = blob[len(CACHE_MAGIC):end].partition(b" ")
+            if end < 0 or not (size.isdigit() and crc.isdigit()) or int(size) != len(raw):
+                return None
+            start = end + 1
+            if not blob.startswith(raw, start):  # (compared in place: no copies)
+                return None
+            from zlib import crc32
 
-    def _write_cache(self, raw: bytes, data: dict[str, Any]) -> None:
-        """Best effort and not fsynced: a torn or stale cache is simply not used."""
+            doc_bytes = memoryview(blob)[start + len(raw):]
+            if crc32(doc_bytes) != int(crc):  # damaged (torn, flipped, truncated)
+                return None
+            doc = json.loads(str(doc_bytes, "utf-8"))
+            if doc.__class__ is not dict or doc.keys() != {"data", "users"}:
+                return None
+            data = doc["data"]
+            if data.__class__ is not dict or "users" in data:
+                return None
+            cfg = Config.from_dict(data)
+            users = users_from_columns(doc["users"], cfg.transfer_users)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
+                MemoryError):
+            return None  # (ModelError is a ValueError)
+        if users is None:
+            return None
+        cfg.users = users
+        return cfg
+
+    def _write_cache(self, raw: bytes, rest: dict[str, Any], cfg: Config) -> None:
+        """Cache ``cfg`` as parsed from ``raw``: ``rest`` is the parsed data without the
+        users (which are stored column-wise). Best effort and not fsynced: a torn or
+        stale cache is simply not used."""
         import json
+        from zlib import crc32
 
+        columns = users_to_columns(cfg.users)
+        if columns is None:
+            return  # (nothing a valid configuration holds)
         try:
-            blob = json.dumps({"source": raw.decode("utf-8"), "data": data},
-                              ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            doc = json.dumps({"data": rest, "users": columns},
+                             ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            blob = b"".join((CACHE_MAGIC, b"%d %d\n" % (len(raw), crc32(doc)), raw, doc))
             ensure_private_dir(self.paths.state_dir)
             atomic_write(self.cache_path, blob, durable=False)
         except (OSError, ValueError, TypeError):
@@ -263,7 +307,7 @@ class ConfigStore:
         if old is not None and old != data:
             self._keep_as_backup(old)
         atomic_write(self.path, data)
-        self._write_cache(data, plain)
+        self._write_cache(data, {k: v for k, v in plain.items() if k != "users"}, cfg)
 
     def _keep_as_backup(self, old: bytes) -> None:
         """Make the current file (``old`` is its content) the backup.

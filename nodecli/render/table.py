@@ -95,36 +95,64 @@ def sanitize_all(values: list[str]) -> list[str]:
     return [sanitize(v) for v in values]
 
 
+def _column_values(rows: Sequence[dict[str, Any]], key: str) -> list[Any]:
+    """``row.get(key)`` of every row; rows that can give a whole column at once (e.g.
+    nodecli.users.UserRows, with a ``column`` method) do."""
+    column = getattr(rows, "column", None)
+    if column is not None:
+        return column(key)  # type: ignore[no-any-return]
+    return [r.get(key) for r in rows]
+
+
 def _column_cells(rows: Sequence[dict[str, Any]], key: str) -> list[str]:
     """The sanitised cells of one column. A column of plain strings is checked in one
     pass (what sanitize would change shows up in the joined text), so a 10,000-row
     table costs no per-cell calls when nothing needs cleaning."""
-    values = [r.get(key) for r in rows]
-    if all(v.__class__ is str and v for v in values):  # (an empty one shows '-')
+    values = _column_values(rows, key)
+    kinds = set(map(type, values))
+    if kinds == {str} and "" not in values:  # (an empty one shows '-')
         return sanitize_all(values)
-    if all(v.__class__ is list and v for v in values):  # e.g. the ACLs of 10,000 users
-        flat = [item for v in values for item in v]
-        if all(item.__class__ is str for item in flat) and \
-                UNSAFE.search("".join(flat)) is None:
-            return [",".join(v) for v in values]
+    if kinds == {list} and [] not in values:  # e.g. the ACLs of 10,000 users
+        try:
+            cells = list(map(",".join, values))
+        except TypeError:  # an item that is not a string
+            pass
+        else:
+            if UNSAFE.search("".join(cells)) is None:  # no item has anything to clean
+                return cells
     return [_cell(v) for v in values]
+
+
+def _ends_in_space(cells: list[str]) -> bool:
+    """Whether any cell is empty or ends in whitespace (what ``str.rstrip`` removes)."""
+    from operator import itemgetter
+
+    tails = "".join(map(itemgetter(slice(-1, None)), cells))
+    # every whitespace character but the space is one isprintable refuses
+    return len(tails) != len(cells) or " " in tails or not tails.isprintable()
 
 
 def render_plain_table(
     rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str]
 ) -> None:
     last = len(columns) - 1
-    padded: list[list[str]] = []
-    for i, c in enumerate(columns):
-        cells = [c.heading, *_column_cells(rows, c.key)]
-        width = max(map(len, cells))
-        if c.justify == "right":
-            cells = [v.rjust(width) for v in cells]
-        elif i != last:
-            cells = [v.ljust(width) for v in cells]
-        padded.append(cells)
+    cells = [[c.heading, *_column_cells(rows, c.key)] for c in columns]
+    widths = [max(map(len, column)) for column in cells]
+    if _ends_in_space(cells[last]) or columns[last].justify == "right":
+        # the general form: every line stripped of what its last cell ends with
+        padded = [column if i == last and c.justify != "right" else
+                  [v.rjust(width) if c.justify == "right" else v.ljust(width) for v in column]
+                  for i, (c, column, width) in enumerate(zip(columns, cells, widths,
+                                                             strict=True))]
+        out.write("".join("  ".join(parts).rstrip() + "\n"
+                          for parts in zip(*padded, strict=True)))
+        return
+    # one format per row (padding by length, as ljust/rjust); nothing to strip: the last
+    # cell of every line ends in a visible character
+    line = "  ".join([*(f"%{'' if c.justify == 'right' else '-'}{w}s"
+                        for c, w in zip(columns[:last], widths, strict=False)), "%s"]) + "\n"
     # one write for the whole table (a write per line costs more than the formatting)
-    out.write("".join("  ".join(parts).rstrip() + "\n" for parts in zip(*padded, strict=True)))
+    out.write("".join(map(line.__mod__, zip(*cells, strict=True))))
 
 
 def render_rich_table(

@@ -1,0 +1,291 @@
+"""The parse cache (state/config.cache): the exact bytes of config.toml, then the parsed
+data with the users column-wise. Used only while its bytes match the file and its content
+validates; anything else (older format, damage, forgery, another file type) is ignored
+silently and the file is parsed: the result is always what the file says."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
+from nodecli.config.model import (
+    KNOWN_ACLS,
+    _hashes_pattern,
+    users_from_columns,
+    users_to_columns,
+)
+from nodecli.config.store import CACHE_MAGIC, dump_config, parse_config_bytes
+from nodecli.errors import ConfigError
+from nodecli.passwords import MAX_LOG_N, MAX_P, MAX_R, hash_password, is_valid_hash
+
+HASH = ("$scrypt$ln=15,r=8,p=1$5Qvheb8IBxDGm/PNAybueA"
+        "$tUU+cdQGfZf/fBrvRGTqNUt9W7OGi0klxagbk/FDZ/c")
+
+
+@pytest.fixture
+def store(home) -> ConfigStore:
+    return ConfigStore(resolve_paths(home))
+
+
+def _fill(store: ConfigStore, n: int = 3) -> Config:
+    with store.edit() as cfg:
+        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////data/*"])
+        cfg.transfer_users["web"] = TransferUser("web", [], "/srv/www")
+        for i in range(n):
+            cfg.users[f"u{i}"] = NodeUser(f"u{i}", "aspera" if i % 2 else "web",
+                                          None if i % 3 == 0 else HASH,
+                                          [KNOWN_ACLS[j] for j in range(i % 4)])
+    return store.load()
+
+
+def _split(blob: bytes) -> tuple[bytes, dict]:
+    """(the source bytes, the JSON document) of a cache."""
+    assert blob.startswith(CACHE_MAGIC)
+    head, _, rest = blob[len(CACHE_MAGIC):].partition(b"\n")
+    size, crc = map(int, head.split())
+    assert zlib.crc32(rest[size:]) == crc
+    return rest[:size], json.loads(rest[size:])
+
+
+def _cache(source: bytes, doc: object) -> bytes:
+    """A cache for ``source`` holding ``doc``, well formed (its CRC right)."""
+    text = json.dumps(doc).encode()
+    return CACHE_MAGIC + b"%d %d\n" % (len(source), zlib.crc32(text)) + source + text
+
+
+def test_cache_holds_the_exact_bytes_and_the_users_column_wise(store):
+    cfg = _fill(store)
+    raw = store.path.read_bytes()
+    source, doc = _split(store.cache_path.read_bytes())
+    assert source == raw
+    parsed = tomllib.loads(raw.decode())
+    assert doc["data"] == {k: v for k, v in parsed.items() if k != "users"}
+    assert doc["users"] == users_to_columns(cfg.users)
+    assert doc["users"][0] == "u0 u1 u2 "
+    assert doc["users"][2] == f"- {HASH} {HASH} "  # '-': no password
+    assert doc["users"][3] == " admin admin,impersonation "
+    assert stat.S_IMODE(store.cache_path.stat().st_mode) == 0o600
+    blob = store.cache_path.read_bytes()
+    store.cache_path.unlink()
+    assert store.load() == cfg  # parsed from the file, and the cache written again
+    assert store.cache_path.read_bytes() == blob
+
+
+def test_cache_is_used_only_while_its_bytes_match_the_file(store):
+    _fill(store, 1)
+    raw = store.path.read_bytes()
+    source, doc = _split(store.cache_path.read_bytes())
+    # the cache is what a load reads when its bytes are the file's (still validated)
+    doc["users"] = ["u0 carol ", "web web ", "- - ", "  "]
+    store.cache_path.write_bytes(_cache(source, doc))
+    assert set(store.load().users) == {"u0", "carol"}
+    # the same content beside other bytes is ignored: the file is the truth
+    for other in (raw + b"\n", raw[:-1], b"", raw.replace(b"u0", b"u9")):
+        store.cache_path.write_bytes(_cache(other, doc))
+        assert set(store.load().users) == {"u0"}
+    # a size that does not match the bytes that follow
+    good = _cache(source, doc)
+    store.cache_path.write_bytes(good.replace(b" %d " % len(source), b" 5 ", 1))
+    assert set(store.load().users) == {"u0"}
+    # a JSON part that is not the one its CRC was made from (damage)
+    store.cache_path.write_bytes(good.replace(b"carol", b"carl"))
+    assert set(store.load().users) == {"u0"}
+
+
+def test_an_older_cache_is_ignored_and_replaced(store):
+    cfg = _fill(store)
+    raw = store.path.read_bytes()
+    old = {"source": raw.decode(), "data": {"version": 1}}  # the first format
+    store.cache_path.write_text(json.dumps(old))
+    assert store.load() == cfg
+    assert _split(store.cache_path.read_bytes())[0] == raw
+
+
+def test_cache_keeps_non_ascii_text_readable(store):
+    with store.edit() as cfg:
+        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////données/*"])
+    blob = store.cache_path.read_bytes()
+    assert "données".encode() in blob
+    assert _split(blob)[1]["data"]["transfer_users"]["aspera"]["restrictions"] == [
+        "file:////données/*"]
+
+
+def test_a_cache_that_does_not_validate_is_ignored_and_errors_come_from_the_file(store):
+    cfg = _fill(store)
+    source, doc = _split(store.cache_path.read_bytes())
+    bad_users = [
+        ["u0 u1 u2 ", "web aspera gone ", f"- {HASH} {HASH} ", "  admin "],  # unknown xuser
+        ["u0 u1 -u2 ", "web aspera web ", f"- {HASH} {HASH} ", "   "],  # bad name
+        ["u0 u1 u1 ", "web aspera web ", f"- {HASH} {HASH} ", "   "],  # a name twice
+        ["u0 u1 u2 ", "web aspera web ", f"- {HASH} $scrypt$ln=15 ", "   "],  # bad hash
+        ["u0 u1 u2 ", "web aspera web ", f"- {HASH.replace('ln=15', 'ln=21')} - ", "   "],
+        ["u0 u1 u2 ", "web aspera web ", "- - - ", "  root "],  # unknown ACL
+        ["u0 u1 u2 ", "web aspera web ", "- - - ", "  admin,,admin "],
+        ["u0 u1 u2 ", "web aspera ", "- - - ", "   "],  # a column too short
+        ["u0 u1 u2", "web aspera web", "- - -", "  "],  # not space-terminated
+        ["u0 u1 u2 ", "web aspera web ", "- - - "],  # three columns
+        [["u0"], ["web"], [None], [[]]],  # lists (the shape of another format)
+        "u0 u1 u2 ", None, 7, {"u0": {}},
+    ]
+    for users in bad_users:
+        store.cache_path.write_bytes(_cache(source, {"data": doc["data"], "users": users}))
+        assert store.load() == cfg, users
+    for data in ({**doc["data"], "users": {}}, {**doc["data"], "version": 9}, [], "x",
+                 {**doc["data"], "nodes": {"n": {"url": "ftp://x"}}}):
+        store.cache_path.write_bytes(_cache(source, {"data": data, "users": doc["users"]}))
+        assert store.load() == cfg, data
+    # an invalid file is reported exactly as without a cache: a cache of its bytes that
+    # does not validate either is not where the message comes from
+    store.path.write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
+    with pytest.raises(ConfigError) as plain:
+        store.load()
+    assert plain.value.message.startswith(f"{store.path}: users -> alice -> transfer_user: ")
+    assert plain.value.hint
+    for bad in ({"data": {"version": 1}, "users": ["alice ", "xfer9 ", "- ", " "]},
+                {"data": {"version": 1, "users": {"alice": {"transfer_user": "x"}}},
+                 "users": ["", "", "", ""]}):
+        store.cache_path.write_bytes(_cache(store.path.read_bytes(), bad))
+        with pytest.raises(ConfigError) as cached:
+            store.load()
+        assert (cached.value.message, cached.value.hint) == (plain.value.message,
+                                                             plain.value.hint)
+
+
+def test_a_cache_that_is_not_a_plain_file_is_not_read(store):
+    cfg = _fill(store)
+    store.cache_path.unlink()
+    os.mkfifo(store.cache_path)  # a reader would block forever
+    assert store.load() == cfg
+    store.cache_path.unlink()
+    store.cache_path.mkdir()
+    assert store.load() == cfg
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_damaged_or_forged_cache_never_breaks_a_load(store, data):
+    """Damage (truncation, any byte changed, junk) is ignored: the load is the file's.
+    A forged cache with a right CRC and the file's bytes is only ever used when it
+    validates: the load never fails and gives a valid configuration."""
+    if not store.path.exists():
+        _fill(store, 5)
+    store.cache_path.unlink(missing_ok=True)
+    cfg = store.load()
+    good = store.cache_path.read_bytes()
+    source, doc = _split(good)
+    how = data.draw(st.sampled_from(["truncate", "flip", "bytes", "json", "columns"]))
+    if how == "truncate":
+        blob = good[:data.draw(st.integers(0, len(good) - 1))]
+    elif how == "flip":
+        at = data.draw(st.integers(0, len(good) - 1))
+        blob = good[:at] + bytes([good[at] ^ data.draw(st.integers(1, 255))]) + good[at + 1:]
+    elif how == "bytes":
+        blob = CACHE_MAGIC + data.draw(st.binary(max_size=200))
+    elif how == "json":
+        value = data.draw(st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+            lambda inner: st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12))
+        blob = _cache(source, {"data": value, "users": value} if data.draw(st.booleans())
+                      else value)
+    else:
+        field = st.text(st.sampled_from("u0u9aspwe -,$/+=ln15rp8admin\n\xe9"), max_size=40)
+        blob = _cache(source, {"data": doc["data"],
+                               "users": data.draw(st.lists(field, min_size=3, max_size=5))})
+    store.cache_path.write_bytes(blob)
+    got = store.load()
+    if how in ("truncate", "flip", "bytes"):
+        assert got == cfg
+    else:
+        assert parse_config_bytes(dump_config(got), "mem") == got
+
+
+# -- the column-wise users against the general reader ---------------------------------------
+
+_names = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,12}", fullmatch=True)
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(_names, st.sampled_from(["aspera", "web"]),
+                          st.one_of(st.none(), st.just(HASH)),
+                          st.lists(st.sampled_from(KNOWN_ACLS))), max_size=8,
+                unique_by=lambda t: t[0]))
+def test_users_columns_round_trip_to_the_same_users(rows):
+    xusers = {"aspera": TransferUser("aspera", ["s3://*"]), "web": TransferUser("web")}
+    users = {n: NodeUser(n, x, p, list(a)) for n, x, p, a in rows}
+    assert users_from_columns(users_to_columns(users), xusers) == users
+    plain = {"version": 1, "transfer_users": {"aspera": {"restrictions": ["s3://*"]},
+                                              "web": {}},
+             "users": {n: u.to_dict() for n, u in users.items()}}
+    assert Config.from_dict(plain).users == users  # the general reader agrees
+
+
+_field = st.text(st.sampled_from("ab_.-@+ é\n,"), max_size=6)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(_field, st.sampled_from(["aspera", "nope", "", "a b"]),
+                          st.sampled_from([None, HASH, "-", "$x", HASH + " "]),
+                          st.lists(st.sampled_from([*KNOWN_ACLS, "root", "", "a,b"]),
+                                   max_size=3)), max_size=5))
+def test_users_columns_accept_only_what_the_general_reader_accepts(rows):
+    """Any columns written from arbitrary (also invalid) users: when they are read back,
+    the general reader accepts the same users and gives the same objects."""
+    xusers = {"aspera": TransferUser("aspera", ["s3://*"])}
+    users = {n: NodeUser(n, x, p, list(a)) for n, x, p, a in rows}
+    got = users_from_columns(users_to_columns(users), xusers)
+    if got is None:
+        return
+    plain = {"version": 1, "transfer_users": {"aspera": {"restrictions": ["s3://*"]}},
+             "users": {n: u.to_dict() for n, u in got.items()}}
+    assert Config.from_dict(plain).users == got
+    assert len(got) == len(users) and got == users
+
+
+def _digits(top: int) -> list[str]:
+    return [str(i) for i in range(0, 101)] + [f"0{i}" for i in range(10)] + ["", "+1", "١"]
+
+
+def test_the_hash_column_pattern_is_is_valid_hash_for_every_parameter_value():
+    salt, digest = HASH.split("$")[3:]
+    for ln in _digits(MAX_LOG_N):
+        for r, p in (("8", "1"), ("1", "16")):
+            phc = f"$scrypt$ln={ln},r={r},p={p}${salt}${digest}"
+            assert (_hashes_pattern().fullmatch(phc + " ") is not None) == (
+                is_valid_hash(phc) and ln.isascii()), phc
+    for r in _digits(MAX_R):
+        phc = f"$scrypt$ln=15,r={r},p=1${salt}${digest}"
+        assert (_hashes_pattern().fullmatch(phc + " ") is not None) == (
+            is_valid_hash(phc) and r.isascii()), phc
+    for p in _digits(MAX_P):
+        phc = f"$scrypt$ln=15,r=8,p={p}${salt}${digest}"
+        assert (_hashes_pattern().fullmatch(phc + " ") is not None) == (
+            is_valid_hash(phc) and p.isascii()), phc
+
+
+@settings(max_examples=400)
+@given(st.tuples(st.sampled_from(["$scrypt$", "$scrypt", "$argon2$", ""]),
+                 st.sampled_from(["ln=15,r=8,p=1", "ln=4,r=1,p=1", "ln=20,r=32,p=16",
+                                  "ln=15,r=8", "ln=1,r=1,p=1,x=1"]),
+                 st.text(st.sampled_from("Aa9+/=$- \n."), min_size=0, max_size=92),
+                 st.text(st.sampled_from("Aa9+/=$- \n."), min_size=0, max_size=92)))
+def test_the_hash_column_pattern_agrees_with_is_valid_hash(parts):
+    head, params, salt, digest = parts
+    phc = f"{head}{params}${salt}${digest}"
+    assert (_hashes_pattern().fullmatch(phc + " ") is not None) == (
+        is_valid_hash(phc) and " " not in phc and "\n" not in phc)
+
+
+def test_hashes_nodecli_makes_are_read_column_wise():
+    phc = hash_password("pw", log_n=4)
+    assert users_from_columns(["a ", "t ", phc + " ", " "], {"t": TransferUser("t")}) == {
+        "a": NodeUser("a", "t", phc, [])}
