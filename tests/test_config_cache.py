@@ -16,12 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
-from nodecli.config.model import (
-    KNOWN_ACLS,
-    _hashes_pattern,
-    users_from_columns,
-    users_to_columns,
-)
+from nodecli.config.columns import _hashes_pattern, users_from_columns, users_to_columns
+from nodecli.config.model import KNOWN_ACLS
 from nodecli.config.store import CACHE_MAGIC, dump_config, parse_config_bytes
 from nodecli.errors import ConfigError
 from nodecli.passwords import MAX_LOG_N, MAX_P, MAX_R, hash_password, is_valid_hash

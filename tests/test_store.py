@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
@@ -255,6 +255,8 @@ def test_password_hash_shape_check_has_one_answer(ln, r, p, width, salt, digest,
 
 
 _xuser_names = st.sampled_from(["aspera", "xfer", "gone"])
+_HASH = ("$scrypt$ln=15,r=8,p=1$5Qvheb8IBxDGm/PNAybueA"
+         "$tUU+cdQGfZf/fBrvRGTqNUt9W7OGi0klxagbk/FDZ/c")
 _user_dicts = st.fixed_dictionaries(
     {"transfer_user": _xuser_names},
     optional={"acls": st.lists(st.sampled_from(["admin", "internal", "root"]), max_size=2),
@@ -262,40 +264,44 @@ _user_dicts = st.fixed_dictionaries(
                                                    "aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo"])})
 
 
-@settings(max_examples=300, deadline=None)
-@given(users=st.dictionaries(st.sampled_from(["u1", "u2", "u3", "u4"]), _user_dicts, max_size=4),
+_any_name = st.sampled_from(["u1", "u2", "a.b", "x@y.org", "p+q", "-x", "a b", "é", "",
+                             "n\n", "a" * 129, "Z_9"])
+
+
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(users=st.dictionaries(_any_name, st.tuples(
+           _xuser_names, st.sampled_from([None, "$bad", "-", _HASH, _HASH + " ", ""]),
+           st.lists(st.sampled_from(["admin", "internal", "root", "", "a,b", "admin "]),
+                    max_size=2)), max_size=4),
        xusers=st.sets(_xuser_names, min_size=1),
-       changed_users=st.dictionaries(st.sampled_from(["u1", "u2", "u5"]), _user_dicts,
-                                     max_size=2),
-       removed=st.sets(st.sampled_from(["u1", "u2"])),
-       xusers_after=st.one_of(st.none(), st.sets(_xuser_names)))
-def test_saving_checks_what_changed_as_a_full_check_would(users, xusers, changed_users,
-                                                          removed, xusers_after):
-    """A save checks only the [users] entries an edit changed (the rest was checked at
-    load): it refuses exactly what the full check refuses."""
-    from nodecli.config.model import ModelError
-    from nodecli.config.store import _to_validate
+       both=st.booleans(), node_url=st.sampled_from([None, "https://h", "ftp://h"]))
+def test_a_save_refuses_and_writes_exactly_what_the_general_path_does(
+        store, users, xusers, both, node_url):
+    """The column-wise check and template writer of a save against the general ones:
+    the same refusal and message, or the same bytes."""
+    from nodecli.config.model import NodeProfile
+    from nodecli.config.store import _dump_plain, validate_config_data
 
-    def plain(xs, us):
-        return {"version": 1, "transfer_users": {x: {"restrictions": ["file:////*"]}
-                                                 for x in sorted(xs)}, "users": us}
-
-    before = plain(xusers, users)
+    cfg = Config(transfer_users={x: TransferUser(x, ["file:////*"], "/d" if both else None)
+                                 for x in sorted(xusers)},
+                 users={n: NodeUser(n, x, p, list(a)) for n, (x, p, a) in users.items()})
+    if node_url:
+        cfg.nodes["n"] = NodeProfile("n", node_url)
+    plain = cfg.to_dict()
     try:
-        Config.from_dict(before)
-    except ModelError:
-        return  # only a loaded (valid) configuration is ever edited
-    after_users = {k: v for k, v in {**users, **changed_users}.items() if k not in removed}
-    after = plain(xusers if xusers_after is None else xusers_after, after_users)
+        validate_config_data(plain, store.path)
+    except ConfigError as exc:
+        with pytest.raises(ConfigError) as got:
+            store._checked_bytes(cfg)
+        assert (got.value.message, got.value.hint) == (exc.message, exc.hint)
+        return
+    import tomli_w
 
-    def verdict(data):
-        try:
-            Config.from_dict(data)
-        except ModelError as exc:
-            return exc.text
-        return None
+    from nodecli.config.store import _HEADER
 
-    assert verdict(_to_validate(after, before)) == verdict(after)
+    written = store._checked_bytes(cfg)[0]
+    assert written == _dump_plain(plain) == (_HEADER + tomli_w.dumps(plain)).encode()
 
 
 def test_an_edit_that_breaks_an_unchanged_user_is_refused(store):

@@ -179,7 +179,9 @@ class Config(_Record):
 
     # -- serialisation -------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, users: bool = True) -> dict[str, Any]:
+        """Plain tables as in ``config.toml``; without ``[users]`` when ``users`` is False
+        (the store handles those column-wise)."""
         d: dict[str, Any] = {"version": self.version}
         defaults = {}
         if self.default_node:
@@ -190,7 +192,7 @@ class Config(_Record):
             d["defaults"] = defaults
         for key in ("transfer_users", "users", "nodes", "services"):
             table = getattr(self, key)
-            if table:
+            if table and (users or key != "users"):
                 d[key] = {name: table[name].to_dict() for name in sorted(table)}
         return d
 
@@ -306,127 +308,6 @@ def _read_users_fast(table: dict[str, Any], cfg: Config) -> None:
             continue
         out[name] = _read_user(_Reader(data, ["users", name]), name, cfg)
     cfg.users.update(out)
-
-
-# -- users column-wise (the parse cache) ----------------------------------------------------
-#
-# The parse cache (config.store) keeps the users as four columns, each one string of
-# space-terminated fields (no valid name, hash or ACL holds a space): the names, the
-# transfer users, the password hashes ("-" for none) and the ACLs (comma-joined: no
-# known ACL holds a comma). Four long strings are far cheaper to decode than 40,000
-# short ones, and a column is checked as a whole: one regex over the names, one over the
-# hashes, the set of transfer users against the known ones, each distinct ACL field
-# once. Any doubt answers None, and the caller then parses the file with the general
-# reader, so every error message stays the one that reader gives.
-
-_bulk_patterns: dict[str, re.Pattern[str]] = {}
-_NO_HASH = "-"
-
-
-def _names_pattern() -> re.Pattern[str]:
-    """Space-terminated names, each one _NAME_RE accepts (compiled on first use)."""
-    pattern = _bulk_patterns.get("names")
-    if pattern is None:
-        pattern = _bulk_patterns["names"] = re.compile(f"(?:{_NAME_BODY} )*+")
-    return pattern
-
-
-def _hashes_pattern() -> re.Pattern[str]:
-    """Space-terminated fields, each "-" or a PHC string ``passwords.is_valid_hash``
-    accepts in its common form (ASCII digits; its parameter ranges spelt out from its
-    limits). A test holds the two to the same answers."""
-    pattern = _bulk_patterns.get("hashes")
-    if pattern is None:
-        from nodecli.passwords import MAX_LOG_N, MAX_P, MAX_R
-
-        def upto(top: int) -> str:  # 1..top (top < 100), a single digit maybe as 0d
-            if top < 10:
-                return f"0?[1-{top}]"
-            tens, ones = divmod(top, 10)
-            middle = f"|[1-{tens - 1}][0-9]" if tens > 1 else ""
-            return f"(?:0?[1-9]{middle}|{tens}[0-{ones}])"
-
-        pattern = _bulk_patterns["hashes"] = re.compile(
-            f"(?:(?:\\$scrypt\\$ln={upto(MAX_LOG_N)},r={upto(MAX_R)},p={upto(MAX_P)}"
-            "\\$[A-Za-z0-9+/]{11,88}\\$[A-Za-z0-9+/]{22,88}|-) )*+")
-    return pattern
-
-
-def _fields(values: list[str]) -> str:
-    return "".join([value + " " for value in values])
-
-
-def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:
-    """``users`` as the four columns :func:`users_from_columns` reads, or None when some
-    value would not read back as it is (a space in a name, a "-" password, a comma or
-    an empty ACL...: nothing a valid configuration holds)."""
-    values = users.values()
-    hashes = [_NO_HASH if u.password_hash is None else u.password_hash for u in values]
-    acls = [u.acls for u in values]
-    joined = list(map(",".join, acls))
-    columns = [_fields(list(users)), _fields([u.transfer_user for u in values]),
-               _fields(hashes), _fields(joined)]
-    n = len(users)
-    items = sum(map(len, acls))
-    if any(column.count(" ") != n for column in columns) or \
-            columns[3].count(",") != items - (n - joined.count("")) or \
-            joined.count("") != acls.count([]) or \
-            hashes.count(_NO_HASH) != sum(u.password_hash is None for u in values):
-        return None
-    return columns
-
-
-def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]
-                       ) -> dict[str, NodeUser] | None:
-    """The node users held by ``columns`` (see :func:`users_to_columns`), checked as the
-    general reader checks them against ``transfer_users``; None when anything is off."""
-    import gc
-
-    if columns.__class__ is not list or len(columns) != 4 or \
-            set(map(type, columns)) != {str}:
-        return None
-    names_text, xusers_text, hashes_text, acls_text = columns
-    if not names_text:
-        return {} if not (xusers_text or hashes_text or acls_text) else None
-    if _names_pattern().fullmatch(names_text) is None or \
-            _hashes_pattern().fullmatch(hashes_text) is None:
-        return None
-    names = names_text.split(" ")
-    xusers = xusers_text.split(" ")
-    passwords: list[str | None] = hashes_text.split(" ")  # type: ignore[assignment]
-    acls = acls_text.split(" ")
-    n = len(names)  # (the trailing empty field is dropped below, in each column)
-    if not n == len(xusers) == len(passwords) == len(acls) or \
-            "" != names.pop() or "" != xusers.pop() or "" != passwords.pop() or \
-            "" != acls.pop():
-        return None
-    if len(set(names)) != n - 1 or not set(xusers) <= transfer_users.keys():
-        return None  # (so the transfer users are known names)
-    if _NO_HASH in passwords:
-        passwords = [None if p == _NO_HASH else p for p in passwords]
-    acl_lists: dict[str, list[str]] = {}
-    for joined in set(acls):
-        parts = joined.split(",") if joined else []
-        if not _KNOWN_ACL_SET.issuperset(parts):
-            return None
-        acl_lists[joined] = parts
-    # 10,000 objects at once: the cyclic collector would walk them several times over
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        new = NodeUser.__new__
-        out: dict[str, NodeUser] = {}
-        for name, xuser, password, joined in zip(names, xusers, passwords, acls, strict=True):
-            user = new(NodeUser)
-            user.name = name
-            user.transfer_user = xuser
-            user.password_hash = password
-            user.acls = list(acl_lists[joined])
-            out[name] = user
-    finally:
-        if enabled:
-            gc.enable()
-    return out
 
 
 def _read_user(r: _Reader, name: str, cfg: Config) -> NodeUser:

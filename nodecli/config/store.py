@@ -18,7 +18,13 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from nodecli.config.model import Config, ModelError, users_from_columns, users_to_columns
+from nodecli.config.columns import (
+    NO_HASH,
+    UserFields,
+    users_from_columns,
+    valid_user_columns,
+)
+from nodecli.config.model import Config, ModelError
 from nodecli.config.paths import Paths
 from nodecli.errors import ConfigError, NotFoundError
 from nodecli.fsutil import (
@@ -87,11 +93,13 @@ def _dump_plain(plain: dict[str, Any]) -> bytes:
     """``config.toml`` bytes of ``Config.to_dict()`` output."""
     import tomli_w
 
-    header = (
-        "# nodecli configuration. Edit with care: 'nodecli config check' validates it.\n"
-        "# Passwords are salted scrypt hashes; profile secrets are not stored here.\n"
-    )
-    return (header + _dump_toml(plain, tomli_w.dumps)).encode("utf-8")
+    return (_HEADER + _dump_toml(plain, tomli_w.dumps)).encode("utf-8")
+
+
+_HEADER = (
+    "# nodecli configuration. Edit with care: 'nodecli config check' validates it.\n"
+    "# Passwords are salted scrypt hashes; profile secrets are not stored here.\n"
+)
 
 
 _PLAIN_STRING = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII without quote or backslash
@@ -152,21 +160,54 @@ def _dump_toml(data: dict[str, Any], dumps: Callable[[dict[str, Any]], str]) -> 
     return "\n".join(part for part in parts if part)
 
 
-def _to_validate(plain: dict[str, Any], validated: dict[str, Any] | None) -> dict[str, Any]:
-    """What of ``plain`` needs the model check before it is written.
+def _sorted_fields(cfg: Config) -> UserFields:
+    """UserFields of the users in the order they are written (sorted by name)."""
+    users = cfg.users
+    return UserFields({name: users[name] for name in sorted(users)})
 
-    A ``[users]`` entry is valid or not by itself and the transfer-user names it may
-    refer to. So when ``validated`` (the configuration as loaded, already checked) has
-    the same transfer users, the entries it holds unchanged are left out: a change to
-    one user of 10,000 checks that user (and everything else), not all of them."""
-    if validated is None or plain.get("transfer_users") != validated.get("transfer_users"):
-        return plain
-    users = plain.get("users")
-    before = validated.get("users")
-    if not isinstance(users, dict) or not isinstance(before, dict):
-        return plain
-    return {**plain, "users": {name: entry for name, entry in users.items()
-                               if before.get(name) != entry}}
+
+_HASH_LINE = 'password = "%s"\n'
+_QUOTED_NAME = re.compile(r"[^A-Za-z0-9_ -]")  # a name with one of these is a quoted key
+
+
+def _users_toml(fields: UserFields) -> str | None:
+    """The ``[users.*]`` tables of valid users (``fields``, sorted by name) exactly as
+    tomli_w writes them (what _plain_users_toml gives for their plain tables), built
+    from a template per table; None when a value is not plain printable ASCII without
+    quote or backslash (tomli_w then writes the document)."""
+    assert fields.columns is not None
+    # Valid names, hashes and ACLs are plain: only a transfer-user name may not be (the
+    # general check lets one end in a line break)
+    if not _PLAIN_STRING.fullmatch(fields.columns[1]):
+        return None
+    blocks = {joined: "acls = [\n" + "".join(f'    "{acl}",\n' for acl in joined.split(","))
+              + "]\n" if joined else "" for joined in set(fields.acls)}
+    hashes = fields.hashes
+    if NO_HASH in hashes:
+        passwords = [_HASH_LINE % h if h != NO_HASH else "" for h in hashes]
+    else:
+        passwords = list(map(_HASH_LINE.__mod__, hashes))
+    names = fields.names
+    if _QUOTED_NAME.search(fields.columns[0]):
+        bare = _BARE_KEY.fullmatch
+        heads = [f"[users.{n}]\n" if bare(n) else f'[users."{n}"]\n' for n in names]
+    else:
+        heads = list(map("[users.%s]\n".__mod__, names))
+    return "\n".join(map('%stransfer_user = "%s"\n%s%s'.__mod__,
+                         zip(heads, fields.transfer_users, passwords,
+                             map(blocks.__getitem__, fields.acls), strict=True)))
+
+
+def _dump_with_users(rest: dict[str, Any], users_text: str) -> bytes:
+    """``config.toml`` bytes of ``rest`` (``Config.to_dict(users=False)``) with the
+    ``[users.*]`` tables ``users_text`` in their place, as _dump_plain writes them."""
+    import tomli_w
+
+    before = {k: v for k, v in rest.items() if k in ("version", "defaults", "transfer_users")}
+    after = {k: v for k, v in rest.items() if k not in before}
+    parts = [tomli_w.dumps(before) if before else "", users_text,
+             tomli_w.dumps(after) if after else ""]
+    return (_HEADER + "\n".join(part for part in parts if part)).encode("utf-8")
 
 
 class ConfigStore:
@@ -208,20 +249,26 @@ class ConfigStore:
         that does not validate is ignored too: the file is then parsed, so a damaged
         config is reported exactly as without a cache.
         """
+        return self._load()[0]
+
+    def _load(self) -> tuple[Config, list[str] | None]:
+        """:meth:`load`, and the users' columns (UserFields.columns) when the cache gave
+        them, else None."""
         raw = self._read_bytes(self.path)
         if raw is None:
-            return Config()
-        cfg = self._cached_config(raw)
-        if cfg is not None:
-            return cfg
+            return Config(), None
+        cached = self._cached_config(raw)
+        if cached is not None:
+            return cached
         data = parse_toml_bytes(raw, self.path)
         cfg = validate_config_data(data, self.path)
         self._write_cache(raw, {k: v for k, v in data.items() if k != "users"}, cfg)
-        return cfg
+        return cfg, None
 
-    def _cached_config(self, raw: bytes) -> Config | None:
-        """The configuration the cache holds for exactly ``raw``, validated; None when the
-        cache is absent, for other bytes, damaged or not valid (never an error)."""
+    def _cached_config(self, raw: bytes) -> tuple[Config, list[str]] | None:
+        """The configuration the cache holds for exactly ``raw``, validated, and its users
+        columns; None when the cache is absent, for other bytes, damaged or not valid
+        (never an error)."""
         import json
 
         from nodecli.fsutil import read_regular
@@ -249,23 +296,25 @@ class ConfigStore:
             if data.__class__ is not dict or "users" in data:
                 return None
             cfg = Config.from_dict(data)
-            users = users_from_columns(doc["users"], cfg.transfer_users)
+            columns = doc["users"]
+            users = users_from_columns(columns, cfg.transfer_users)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
                 MemoryError):
             return None  # (ModelError is a ValueError)
         if users is None:
             return None
         cfg.users = users
-        return cfg
+        return cfg, columns
 
-    def _write_cache(self, raw: bytes, rest: dict[str, Any], cfg: Config) -> None:
+    def _write_cache(self, raw: bytes, rest: dict[str, Any], cfg: Config,
+                     fields: UserFields | None = None) -> None:
         """Cache ``cfg`` as parsed from ``raw``: ``rest`` is the parsed data without the
-        users (which are stored column-wise). Best effort and not fsynced: a torn or
-        stale cache is simply not used."""
+        users (which are stored column-wise; ``fields`` when the caller has them). Best
+        effort and not fsynced: a torn or stale cache is simply not used."""
         import json
         from zlib import crc32
 
-        columns = users_to_columns(cfg.users)
+        columns = (fields or UserFields(cfg.users)).columns
         if columns is None:
             return  # (nothing a valid configuration holds)
         try:
@@ -280,20 +329,13 @@ class ConfigStore:
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
-    def save_unlocked(self, cfg: Config, plain: dict[str, Any] | None = None, *,
-                      validated: dict[str, Any] | None = None) -> None:
+    def save_unlocked(self, cfg: Config, fields: UserFields | None = None) -> None:
         """Write ``cfg``; the caller holds the lock. Keeps the previous file as .bak.
-
-        ``plain`` is ``cfg.to_dict()`` when the caller already has it; ``validated`` the
-        ``to_dict()`` of a configuration validated before the change (see
-        :func:`_to_validate`)."""
+        ``fields``: UserFields of ``cfg.users`` sorted by name, when the caller has them."""
         # Validate what we are about to write so we never write what we could not read
-        # back (tomli_w serialises plain tables faithfully, so the model check is the one
-        # that matters; re-parsing the TOML cost ~0.7 s per write at 10,000 users).
-        if plain is None:
-            plain = cfg.to_dict()
-        validate_config_data(_to_validate(plain, validated), self.path)
-        data = _dump_plain(plain)
+        # back (see _checked_bytes; re-parsing the TOML cost ~0.7 s per write at 10,000
+        # users).
+        data, rest, fields = self._checked_bytes(cfg, fields)
         ensure_private_dir(self.paths.config_dir)
         for target in (self.path, self.paths.backup_file):
             if os.path.islink(target):  # refused before anything is written: nothing changes
@@ -307,7 +349,34 @@ class ConfigStore:
         if old is not None and old != data:
             self._keep_as_backup(old)
         atomic_write(self.path, data)
-        self._write_cache(data, {k: v for k, v in plain.items() if k != "users"}, cfg)
+        self._write_cache(data, rest, cfg, fields)
+
+    def _checked_bytes(self, cfg: Config, fields: UserFields | None = None
+                       ) -> tuple[bytes, dict[str, Any], UserFields]:
+        """``config.toml`` bytes of ``cfg`` once it validates (else the ConfigError a load
+        of them would give), the plain tables without ``[users]``, and the users field
+        by field in the order written (sorted by name).
+
+        The users are checked column-wise and written from a template, as the parse
+        cache reads them; on any doubt the general check and writer decide (the same
+        verdict, message and bytes: tests hold the two paths together)."""
+        users = cfg.users
+        if fields is None:
+            fields = _sorted_fields(cfg)
+        rest = cfg.to_dict(users=False)
+        try:
+            Config.from_dict(rest)
+        except ModelError:
+            fields.columns = None  # the general check names the first problem
+        if fields.columns is None or not valid_user_columns(fields.columns,
+                                                            cfg.transfer_users):
+            plain = cfg.to_dict()
+            validate_config_data(plain, self.path)  # raises (or was only in doubt)
+            return _dump_plain(plain), rest, fields
+        users_text = _users_toml(fields) if users else None
+        if users_text is None:
+            return _dump_plain(cfg.to_dict()), rest, fields
+        return _dump_with_users(rest, users_text), rest, fields
 
     def _keep_as_backup(self, old: bytes) -> None:
         """Make the current file (``old`` is its content) the backup.
@@ -338,12 +407,20 @@ class ConfigStore:
     def edit(self) -> Iterator[Config]:
         """Read-modify-write under the lock. Nothing is written if the block raises."""
         with self.locked():
-            cfg = self.load()
-            before = cfg.to_dict()
+            cfg, columns = self._load()
+            names = list(cfg.users)
+            if columns is None or names != sorted(names):
+                columns = _sorted_fields(cfg).columns  # (a file not written by nodecli)
+            before = (cfg.to_dict(users=False), columns)
+            fallback = cfg.to_dict() if columns is None else None
             yield cfg
-            after = cfg.to_dict()
-            if after != before:
-                self.save_unlocked(cfg, after, validated=before)
+            fields = _sorted_fields(cfg)
+            if fields.columns is None or columns is None:
+                changed = cfg.to_dict() != fallback
+            else:
+                changed = (cfg.to_dict(users=False), fields.columns) != before
+            if changed:
+                self.save_unlocked(cfg, fields)
 
     def restore_backup(self) -> Config:
         """Swap ``config.toml.bak`` back in (the current file becomes the new .bak)."""

@@ -1,0 +1,164 @@
+"""The node users column-wise: what the parse cache stores and the ``[users]`` writer
+works from.
+
+The parse cache (config.store) keeps the users as four columns, each one string of
+space-terminated fields (no valid name, hash or ACL holds a space): the names, the
+transfer users, the password hashes ("-" for none) and the ACLs (comma-joined: no
+known ACL holds a comma). Four long strings are far cheaper to decode than 40,000
+short ones, and a column is checked as a whole: one regex over the names, one over the
+hashes, the set of transfer users against the known ones, each distinct ACL field
+once. Any doubt answers None, and the caller then parses the file with the general
+reader, so every error message stays the one that reader gives.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from nodecli.config.model import _KNOWN_ACL_SET, _NAME_BODY, NodeUser, TransferUser
+
+_bulk_patterns: dict[str, re.Pattern[str]] = {}
+#: the hash field of a user without password, in the column form
+NO_HASH = "-"
+
+
+def _names_pattern() -> re.Pattern[str]:
+    """Space-terminated names, each one _NAME_RE accepts (compiled on first use)."""
+    pattern = _bulk_patterns.get("names")
+    if pattern is None:
+        pattern = _bulk_patterns["names"] = re.compile(f"(?:{_NAME_BODY} )*+")
+    return pattern
+
+
+def _hashes_pattern() -> re.Pattern[str]:
+    """Space-terminated fields, each "-" or a PHC string ``passwords.is_valid_hash``
+    accepts in its common form (ASCII digits; its parameter ranges spelt out from its
+    limits). A test holds the two to the same answers."""
+    pattern = _bulk_patterns.get("hashes")
+    if pattern is None:
+        from nodecli.passwords import MAX_LOG_N, MAX_P, MAX_R
+
+        def upto(top: int) -> str:  # 1..top (top < 100), a single digit maybe as 0d
+            if top < 10:
+                return f"0?[1-{top}]"
+            tens, ones = divmod(top, 10)
+            middle = f"|[1-{tens - 1}][0-9]" if tens > 1 else ""
+            return f"(?:0?[1-9]{middle}|{tens}[0-{ones}])"
+
+        pattern = _bulk_patterns["hashes"] = re.compile(
+            f"(?:(?:\\$scrypt\\$ln={upto(MAX_LOG_N)},r={upto(MAX_R)},p={upto(MAX_P)}"
+            "\\$[A-Za-z0-9+/]{11,88}\\$[A-Za-z0-9+/]{22,88}|-) )*+")
+    return pattern
+
+
+def _fields(values: list[str]) -> str:
+    return " ".join(values) + " " if values else ""
+
+
+class UserFields:
+    """The users of a configuration field by field, in their order (what the parse cache
+    and the ``[users]`` writer work from): lists ``names``, ``transfer_users``,
+    ``hashes`` ("-" for no password) and ``acls`` (comma-joined), and ``columns``, the
+    four as space-terminated text, or None when some value would not read back as it is
+    (a space in a name, a "-" password, a comma or an empty ACL...: nothing a valid
+    configuration holds)."""
+
+    __slots__ = ("acls", "columns", "hashes", "names", "transfer_users")
+
+    def __init__(self, users: dict[str, NodeUser]) -> None:
+        values = users.values()
+        self.names = list(users)
+        self.transfer_users = [u.transfer_user for u in values]
+        hashes = [u.password_hash for u in values]
+        missing = hashes.count(None)
+        if missing or NO_HASH in hashes:
+            hashes = [NO_HASH if h is None else h for h in hashes]
+        self.hashes: list[str] = hashes  # type: ignore[assignment]
+        lists = [u.acls for u in values]
+        self.acls = list(map(",".join, lists))
+        columns = [_fields(self.names), _fields(self.transfer_users), _fields(self.hashes),
+                   _fields(self.acls)]
+        n = len(self.names)
+        if any(column.count(" ") != n for column in columns) or \
+                columns[3].count(",") != sum(map(len, lists)) - (n - self.acls.count("")) or \
+                self.acls.count("") != lists.count([]) or \
+                self.hashes.count(NO_HASH) != missing:
+            self.columns: list[str] | None = None
+        else:
+            self.columns = columns
+
+
+def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:
+    """``users`` as the four columns :func:`users_from_columns` reads (see UserFields)."""
+    return UserFields(users).columns
+
+
+def _checked_fields(columns: Any, transfer_users: dict[str, TransferUser]
+                    ) -> tuple[list[str], list[str], list[str | None], list[str],
+                               dict[str, list[str]]] | None:
+    """The fields of ``columns`` if they hold valid users, else None."""
+    if columns.__class__ is not list or len(columns) != 4 or \
+            set(map(type, columns)) != {str}:
+        return None
+    names_text, xusers_text, hashes_text, acls_text = columns
+    if not names_text:
+        return ([], [], [], [], {}) if not (xusers_text or hashes_text or acls_text) else None
+    if _names_pattern().fullmatch(names_text) is None or \
+            _hashes_pattern().fullmatch(hashes_text) is None:
+        return None
+    names = names_text.split(" ")
+    xusers = xusers_text.split(" ")
+    passwords: list[str | None] = hashes_text.split(" ")  # type: ignore[assignment]
+    acls = acls_text.split(" ")
+    n = len(names)  # (the trailing empty field is dropped below, in each column)
+    if not n == len(xusers) == len(passwords) == len(acls) or \
+            "" != names.pop() or "" != xusers.pop() or "" != passwords.pop() or \
+            "" != acls.pop():
+        return None
+    if len(set(names)) != n - 1 or not set(xusers) <= transfer_users.keys():
+        return None  # (so the transfer users are known names)
+    if NO_HASH in passwords:
+        passwords = [None if p == NO_HASH else p for p in passwords]
+    acl_lists: dict[str, list[str]] = {}
+    for joined in set(acls):
+        parts = joined.split(",") if joined else []
+        if not _KNOWN_ACL_SET.issuperset(parts):
+            return None
+        acl_lists[joined] = parts
+    return names, xusers, passwords, acls, acl_lists
+
+
+def valid_user_columns(columns: Any, transfer_users: dict[str, TransferUser]) -> bool:
+    """Whether ``columns`` hold valid users (False may also mean "in doubt": the general
+    reader then decides)."""
+    return _checked_fields(columns, transfer_users) is not None
+
+
+def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]
+                       ) -> dict[str, NodeUser] | None:
+    """The node users held by ``columns`` (see :func:`users_to_columns`), checked as the
+    general reader checks them against ``transfer_users``; None when anything is off."""
+    import gc
+
+    fields = _checked_fields(columns, transfer_users)
+    if fields is None:
+        return None
+    names, xusers, passwords, acls, acl_lists = fields
+    # 10,000 objects at once: the cyclic collector would walk them several times over
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        new = NodeUser.__new__
+        out: dict[str, NodeUser] = {}
+        for name, xuser, password, joined in zip(names, xusers, passwords, acls, strict=True):
+            user = new(NodeUser)
+            user.name = name
+            user.transfer_user = xuser
+            user.password_hash = password
+            user.acls = list(acl_lists[joined])
+            out[name] = user
+    finally:
+        if enabled:
+            gc.enable()
+    return out
