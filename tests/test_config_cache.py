@@ -10,6 +10,7 @@ import os
 import stat
 import tomllib
 import zlib
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -59,8 +60,8 @@ def _cache(source: bytes, doc: object) -> bytes:
 
 def test_cache_holds_the_exact_bytes_and_the_users_column_wise(store):
     cfg = _fill(store)
-    raw = store.path.read_bytes()
-    source, doc = _split(store.cache_path.read_bytes())
+    raw = Path(store.path).read_bytes()
+    source, doc = _split(Path(store.cache_path).read_bytes())
     assert source == raw
     parsed = tomllib.loads(raw.decode())
     assert doc["data"] == {k: v for k, v in parsed.items() if k != "users"}
@@ -68,47 +69,47 @@ def test_cache_holds_the_exact_bytes_and_the_users_column_wise(store):
     assert doc["users"][0] == "u0 u1 u2 "
     assert doc["users"][2] == f"- {HASH} {HASH} "  # '-': no password
     assert doc["users"][3] == " admin admin,impersonation "
-    assert stat.S_IMODE(store.cache_path.stat().st_mode) == 0o600
-    blob = store.cache_path.read_bytes()
-    store.cache_path.unlink()
+    assert stat.S_IMODE(Path(store.cache_path).stat().st_mode) == 0o600
+    blob = Path(store.cache_path).read_bytes()
+    Path(store.cache_path).unlink()
     assert store.load() == cfg  # parsed from the file, and the cache written again
-    assert store.cache_path.read_bytes() == blob
+    assert Path(store.cache_path).read_bytes() == blob
 
 
 def test_cache_is_used_only_while_its_bytes_match_the_file(store):
     _fill(store, 1)
-    raw = store.path.read_bytes()
-    source, doc = _split(store.cache_path.read_bytes())
+    raw = Path(store.path).read_bytes()
+    source, doc = _split(Path(store.cache_path).read_bytes())
     # the cache is what a load reads when its bytes are the file's (still validated)
     doc["users"] = ["u0 carol ", "web web ", "- - ", "  "]
-    store.cache_path.write_bytes(_cache(source, doc))
+    Path(store.cache_path).write_bytes(_cache(source, doc))
     assert set(store.load().users) == {"u0", "carol"}
     # the same content beside other bytes is ignored: the file is the truth
     for other in (raw + b"\n", raw[:-1], b"", raw.replace(b"u0", b"u9")):
-        store.cache_path.write_bytes(_cache(other, doc))
+        Path(store.cache_path).write_bytes(_cache(other, doc))
         assert set(store.load().users) == {"u0"}
     # a size that does not match the bytes that follow
     good = _cache(source, doc)
-    store.cache_path.write_bytes(good.replace(b" %d " % len(source), b" 5 ", 1))
+    Path(store.cache_path).write_bytes(good.replace(b" %d " % len(source), b" 5 ", 1))
     assert set(store.load().users) == {"u0"}
     # a JSON part that is not the one its CRC was made from (damage)
-    store.cache_path.write_bytes(good.replace(b"carol", b"carl"))
+    Path(store.cache_path).write_bytes(good.replace(b"carol", b"carl"))
     assert set(store.load().users) == {"u0"}
 
 
 def test_an_older_cache_is_ignored_and_replaced(store):
     cfg = _fill(store)
-    raw = store.path.read_bytes()
+    raw = Path(store.path).read_bytes()
     old = {"source": raw.decode(), "data": {"version": 1}}  # the first format
-    store.cache_path.write_text(json.dumps(old))
+    Path(store.cache_path).write_text(json.dumps(old))
     assert store.load() == cfg
-    assert _split(store.cache_path.read_bytes())[0] == raw
+    assert _split(Path(store.cache_path).read_bytes())[0] == raw
 
 
 def test_cache_keeps_non_ascii_text_readable(store):
     with store.edit() as cfg:
         cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////données/*"])
-    blob = store.cache_path.read_bytes()
+    blob = Path(store.cache_path).read_bytes()
     assert "données".encode() in blob
     assert _split(blob)[1]["data"]["transfer_users"]["aspera"]["restrictions"] == [
         "file:////données/*"]
@@ -116,7 +117,7 @@ def test_cache_keeps_non_ascii_text_readable(store):
 
 def test_a_cache_that_does_not_validate_is_ignored_and_errors_come_from_the_file(store):
     cfg = _fill(store)
-    source, doc = _split(store.cache_path.read_bytes())
+    source, doc = _split(Path(store.cache_path).read_bytes())
     bad_users = [
         ["u0 u1 u2 ", "web aspera gone ", f"- {HASH} {HASH} ", "  admin "],  # unknown xuser
         ["u0 u1 -u2 ", "web aspera web ", f"- {HASH} {HASH} ", "   "],  # bad name
@@ -132,15 +133,15 @@ def test_a_cache_that_does_not_validate_is_ignored_and_errors_come_from_the_file
         "u0 u1 u2 ", None, 7, {"u0": {}},
     ]
     for users in bad_users:
-        store.cache_path.write_bytes(_cache(source, {"data": doc["data"], "users": users}))
+        Path(store.cache_path).write_bytes(_cache(source, {"data": doc["data"], "users": users}))
         assert store.load() == cfg, users
     for data in ({**doc["data"], "users": {}}, {**doc["data"], "version": 9}, [], "x",
                  {**doc["data"], "nodes": {"n": {"url": "ftp://x"}}}):
-        store.cache_path.write_bytes(_cache(source, {"data": data, "users": doc["users"]}))
+        Path(store.cache_path).write_bytes(_cache(source, {"data": data, "users": doc["users"]}))
         assert store.load() == cfg, data
     # an invalid file is reported exactly as without a cache: a cache of its bytes that
     # does not validate either is not where the message comes from
-    store.path.write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
+    Path(store.path).write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
     with pytest.raises(ConfigError) as plain:
         store.load()
     assert plain.value.message.startswith(f"{store.path}: users -> alice -> transfer_user: ")
@@ -148,7 +149,7 @@ def test_a_cache_that_does_not_validate_is_ignored_and_errors_come_from_the_file
     for bad in ({"data": {"version": 1}, "users": ["alice ", "xfer9 ", "- ", " "]},
                 {"data": {"version": 1, "users": {"alice": {"transfer_user": "x"}}},
                  "users": ["", "", "", ""]}):
-        store.cache_path.write_bytes(_cache(store.path.read_bytes(), bad))
+        Path(store.cache_path).write_bytes(_cache(Path(store.path).read_bytes(), bad))
         with pytest.raises(ConfigError) as cached:
             store.load()
         assert (cached.value.message, cached.value.hint) == (plain.value.message,
@@ -157,11 +158,11 @@ def test_a_cache_that_does_not_validate_is_ignored_and_errors_come_from_the_file
 
 def test_a_cache_that_is_not_a_plain_file_is_not_read(store):
     cfg = _fill(store)
-    store.cache_path.unlink()
+    Path(store.cache_path).unlink()
     os.mkfifo(store.cache_path)  # a reader would block forever
     assert store.load() == cfg
-    store.cache_path.unlink()
-    store.cache_path.mkdir()
+    Path(store.cache_path).unlink()
+    Path(store.cache_path).mkdir()
     assert store.load() == cfg
 
 
@@ -172,11 +173,11 @@ def test_a_damaged_or_forged_cache_never_breaks_a_load(store, data):
     """Damage (truncation, any byte changed, junk) is ignored: the load is the file's.
     A forged cache with a right CRC and the file's bytes is only ever used when it
     validates: the load never fails and gives a valid configuration."""
-    if not store.path.exists():
+    if not Path(store.path).exists():
         _fill(store, 5)
-    store.cache_path.unlink(missing_ok=True)
+    Path(store.cache_path).unlink(missing_ok=True)
     cfg = store.load()
-    good = store.cache_path.read_bytes()
+    good = Path(store.cache_path).read_bytes()
     source, doc = _split(good)
     how = data.draw(st.sampled_from(["truncate", "flip", "bytes", "json", "columns"]))
     if how == "truncate":
@@ -197,7 +198,7 @@ def test_a_damaged_or_forged_cache_never_breaks_a_load(store, data):
         field = st.text(st.sampled_from("u0u9aspwe -,$/+=ln15rp8admin\n\xe9"), max_size=40)
         blob = _cache(source, {"data": doc["data"],
                                "users": data.draw(st.lists(field, min_size=3, max_size=5))})
-    store.cache_path.write_bytes(blob)
+    Path(store.cache_path).write_bytes(blob)
     got = store.load()
     if how in ("truncate", "flip", "bytes"):
         assert got == cfg

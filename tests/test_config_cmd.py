@@ -243,7 +243,8 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
     from nodecli.config.store import CACHE_MAGIC
 
     doc = json.dumps({"data": {"version": 1}, "users": ["", "", "", ""]}).encode()
-    Path(store.cache_path).write_bytes(CACHE_MAGIC + b"12 %d\nversion = 1\n" % zlib.crc32(doc) + doc)
+    forged = CACHE_MAGIC + b"12 %d\nversion = 1\n" % zlib.crc32(doc) + doc
+    Path(store.cache_path).write_bytes(forged)
     assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2
 
 
