@@ -32,12 +32,11 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, ConflictError, NotFoundError, UsageError
-from nodecli.fsutil import atomic_write, create_exclusive, ensure_private_dir
+from nodecli.fsutil import StrPath, atomic_write, create_exclusive, ensure_private_dir
+from nodecli.record import FrozenRecord
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -70,20 +69,26 @@ def check_bits(bits: int) -> int:
     return bits
 
 
-def public_path_for(private_path: Path) -> Path:
+def public_path_for(private_path: StrPath) -> str:
     """``public.pem`` beside ``private.pem``; otherwise ``<private>.pub``."""
-    private_path = Path(private_path)
-    if private_path.name == PRIVATE_NAME:
-        return private_path.with_name(PUBLIC_NAME)
-    return private_path.with_name(private_path.name + ".pub")
+    folder, name = os.path.split(os.fspath(private_path))
+    return os.path.join(folder, PUBLIC_NAME if name == PRIVATE_NAME else name + ".pub")
 
 
-@dataclass(frozen=True)
-class KeyPairInfo:
-    private_path: Path
-    public_path: Path
+class KeyPairInfo(FrozenRecord):
+    """A key pair just written: its two files, size and fingerprint."""
+
+    _FIELDS = ("private_path", "public_path", "bits", "fingerprint")
+    __slots__ = ("bits", "fingerprint", "private_path", "public_path")
+    private_path: str
+    public_path: str
     bits: int
     fingerprint: str
+
+    def __init__(self, private_path: StrPath, public_path: StrPath, bits: int,
+                 fingerprint: str) -> None:
+        self._set(private_path=os.fspath(private_path), public_path=os.fspath(public_path),
+                  bits=bits, fingerprint=fingerprint)
 
 
 # -- generation --------------------------------------------------------------------------
@@ -124,28 +129,29 @@ def key_fingerprint_hex(key: RSAPublicKey | RSAPrivateKey) -> str:
     return hashlib.sha256(_spki_der(key)).hexdigest()
 
 
-def _refuse_existing(path: Path, force: bool) -> None:
-    if path.is_symlink():
+def _refuse_existing(path: str, force: bool) -> None:
+    if os.path.islink(path):
         raise ConflictError(f"{path} is a symbolic link: refusing to write a key through it")
-    if path.exists():
-        if path.is_dir():
+    if os.path.exists(path):
+        if os.path.isdir(path):
             raise ConflictError(f"{path} is a folder")
         if not force:
             raise ConflictError(f"{path} already exists: not overwritten",
                                 hint="use --force to replace it (the old key stops working)")
 
 
-def write_key_pair(private_path: Path, key: RSAPrivateKey, *, force: bool = False,
-                   state_dir: str | Path | None = None) -> KeyPairInfo:
+def write_key_pair(private_path: StrPath, key: RSAPrivateKey, *, force: bool = False,
+                   state_dir: StrPath | None = None) -> KeyPairInfo:
     """Write ``key`` as PKCS#8 PEM (0600, O_EXCL, no link) plus its public PEM beside it."""
-    private_path = Path(private_path)
+    private_path = os.fspath(private_path)
     public_path = public_path_for(private_path)
     _refuse_existing(private_path, force)
     _refuse_existing(public_path, force)
-    if not private_path.parent.exists():
-        ensure_private_dir(private_path.parent)
+    folder = os.path.dirname(private_path) or "."
+    if not os.path.exists(folder):
+        ensure_private_dir(folder)
     data = private_pem_bytes(key)
-    if force and private_path.exists():
+    if force and os.path.exists(private_path):
         atomic_write(private_path, data, 0o600)  # refuses links, 0600 from creation
     else:
         try:
@@ -157,11 +163,11 @@ def write_key_pair(private_path: Path, key: RSAPrivateKey, *, force: bool = Fals
     return KeyPairInfo(private_path, public_path, key.key_size, key_fingerprint(key))
 
 
-def generate_key_pair(private_path: Path, bits: int = DEFAULT_BITS, *, force: bool = False,
-                      state_dir: str | Path | None = None) -> KeyPairInfo:
+def generate_key_pair(private_path: StrPath, bits: int = DEFAULT_BITS, *, force: bool = False,
+                      state_dir: StrPath | None = None) -> KeyPairInfo:
     """Generate an RSA key and write the pair; refuses before the slow part if it cannot write."""
     check_bits(bits)
-    private_path = Path(private_path)
+    private_path = os.fspath(private_path)
     _refuse_existing(private_path, force)
     _refuse_existing(public_path_for(private_path), force)
     return write_key_pair(private_path, generate_private_key(bits), force=force,
@@ -170,9 +176,9 @@ def generate_key_pair(private_path: Path, bits: int = DEFAULT_BITS, *, force: bo
 
 # -- loading -----------------------------------------------------------------------------
 
-def _read_key_file(path: Path, *, private: bool) -> bytes:
+def _read_key_file(path: StrPath, *, private: bool) -> bytes:
     """Read a key file (bounded), checking the mode of the very file that was opened."""
-    path = Path(path)
+    path = os.fspath(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError):
@@ -204,7 +210,7 @@ def _read_key_file(path: Path, *, private: bool) -> bytes:
     return data
 
 
-def _check_rsa(key: Any, path: Path | str, kind: str) -> None:
+def _check_rsa(key: Any, path: StrPath, kind: str) -> None:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     want = rsa.RSAPrivateKey if kind == "private" else rsa.RSAPublicKey
@@ -215,19 +221,19 @@ def _check_rsa(key: Any, path: Path | str, kind: str) -> None:
                            f"{MIN_BITS} to {MAX_BITS}")
 
 
-def _state_dir(state_dir: str | Path | None) -> Path:
+def _state_dir(state_dir: StrPath | None) -> str:
     if state_dir is not None:
-        return Path(state_dir)
+        return os.fspath(state_dir)
     from nodecli.config.paths import resolve_paths
 
-    return Path(resolve_paths().state_dir)
+    return resolve_paths().state_dir
 
 
-def _validated_path(state_dir: str | Path | None) -> Path:
-    return _state_dir(state_dir) / VALIDATED_FILE
+def _validated_path(state_dir: StrPath | None) -> str:
+    return os.path.join(_state_dir(state_dir), VALIDATED_FILE)
 
 
-def _validated_hashes(state_dir: str | Path | None) -> list[str]:
+def _validated_hashes(state_dir: StrPath | None) -> list[str]:
     try:
         from nodecli.fsutil import read_regular
 
@@ -240,14 +246,14 @@ def _validated_hashes(state_dir: str | Path | None) -> list[str]:
     return [h for h in hashes if isinstance(h, str) and len(h) == 64]
 
 
-def _remember_validated(file_hash: str, state_dir: str | Path | None) -> None:
+def _remember_validated(file_hash: str, state_dir: StrPath | None) -> None:
     """Record that the key file with this SHA-256 was validated (best effort)."""
     with contextlib.suppress(OSError):
         hashes = [h for h in _validated_hashes(state_dir) if h != file_hash]
         hashes.append(file_hash)
         hashes = hashes[-VALIDATED_KEEP:]
         path = _validated_path(state_dir)
-        ensure_private_dir(path.parent)
+        ensure_private_dir(os.path.dirname(path))
         body = {"comment": "SHA-256 of private key files already validated by nodecli",
                 "sha256": hashes}
         atomic_write(path, (json.dumps(body, indent=1) + "\n").encode("ascii"))
@@ -272,7 +278,7 @@ def pem_private_key_loader() -> Any:
         return load_pem_private_key
 
 
-def load_private_key(path: Path | str, *, state_dir: str | Path | None = None,
+def load_private_key(path: StrPath, *, state_dir: StrPath | None = None,
                      known_only: bool = False) -> RSAPrivateKey:
     """Load an RSA private key (PKCS#8 or PKCS#1 PEM, unencrypted) from ``path``.
 
@@ -282,7 +288,7 @@ def load_private_key(path: Path | str, *, state_dir: str | Path | None = None,
     validation runs only the first time a given file content is seen; ``known_only``
     raises :class:`NotValidatedYet` for a content not seen before (nothing recorded).
     """
-    path = Path(path)
+    path = os.fspath(path)
     data = _read_key_file(path, private=True)
     file_hash = hashlib.sha256(data).hexdigest()
     known = file_hash in _validated_hashes(state_dir)
@@ -333,36 +339,36 @@ def load_public_key_pem(data: bytes | str, source: str = "public key") -> RSAPub
     return key
 
 
-def load_public_key(path: Path | str) -> RSAPublicKey:
+def load_public_key(path: StrPath) -> RSAPublicKey:
     """An RSA public key from a PEM file (public key, certificate) or a private key file."""
-    path = Path(path)
+    path = os.fspath(path)
     data = _read_key_file(path, private=False)
     if b"PRIVATE KEY-----" in data:
         return load_private_key(path).public_key()
-    return load_public_key_pem(data, str(path))
+    return load_public_key_pem(data, path)
 
 
-def public_pem(path: Path | str) -> str:
+def public_pem(path: StrPath) -> str:
     """The SPKI PEM (``-----BEGIN PUBLIC KEY-----``) of a private or public key file."""
     return public_pem_bytes(load_public_key(path)).decode("ascii")
 
 
-def fingerprint(path: Path | str) -> str:
+def fingerprint(path: StrPath) -> str:
     """``SHA256:...`` fingerprint of a private or public key file (see module doc)."""
     return key_fingerprint(load_public_key(path))
 
 
-def fingerprint_hex(path: Path | str) -> str:
+def fingerprint_hex(path: StrPath) -> str:
     return key_fingerprint_hex(load_public_key(path))
 
 
-def describe_key(path: Path | str) -> dict[str, Any]:
+def describe_key(path: StrPath) -> dict[str, Any]:
     """Facts about a key file for display: path, kind, bits, fingerprints."""
-    path = Path(path)
+    path = os.fspath(path)
     key = load_public_key(path)
     data = _read_key_file(path, private=False)
     return {
-        "path": str(path),
+        "path": path,
         "kind": "private" if b"PRIVATE KEY-----" in data else "public",
         "bits": key.key_size,
         "fingerprint": key_fingerprint(key),

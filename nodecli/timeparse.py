@@ -27,14 +27,14 @@ MAX_TEXT = 64
 #: Seconds per unit letter of relative times.
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
-_ISO = re.compile(
-    r"(?P<date>\d{4}-\d{2}-\d{2})"
+# Patterns are compiled on first use (re caches them): most commands parse no time.
+_ISO = (
+    r"(?a)(?P<date>\d{4}-\d{2}-\d{2})"
     r"(?:[Tt ](?P<hh>\d{2}):(?P<mm>\d{2})(?::(?P<ss>\d{2})(?:[.,](?P<frac>\d{1,9}))?)?"
-    r"\s*(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?)?",
-    re.ASCII,
+    r"\s*(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?)?"
 )
-_DURATION = re.compile(r"(?:\d{1,9}[smhdw])+", re.ASCII)
-_DURATION_PART = re.compile(r"(\d{1,9})([smhdw])", re.ASCII)
+_DURATION = r"(?a)(?:\d{1,9}[smhdw])+"
+_DURATION_PART = r"(?a)(\d{1,9})([smhdw])"
 
 EXPIRY_FORMS = ("ISO 8601 UTC such as 2031-01-01T00:00:00Z, or relative such as +30m, +2h, "
                 "7d")
@@ -86,7 +86,7 @@ def parse_iso8601(text: str) -> datetime:
     s = text.strip()
     if len(s) > MAX_TEXT:
         raise TimeParseError(f"time {_shown(s)} is too long")
-    m = _ISO.fullmatch(s)
+    m = re.fullmatch(_ISO, s)
     if not m:
         raise TimeParseError(f"invalid time {_shown(s)}: expected ISO 8601 such as "
                              "2031-01-01T00:00:00Z")
@@ -118,10 +118,10 @@ def parse_iso8601(text: str) -> datetime:
 def parse_duration(text: str) -> timedelta:
     """``90s``, ``30m``, ``2h``, ``7d``, ``1w`` or combinations such as ``1h30m``."""
     s = text.strip().lower()
-    if len(s) > MAX_TEXT or not _DURATION.fullmatch(s):
+    if len(s) > MAX_TEXT or not re.fullmatch(_DURATION, s):
         raise TimeParseError(f"invalid duration {_shown(text)}: use a number and a unit "
                              "s, m, h, d or w, e.g. 90s, 30m, 2h, 7d, 1h30m")
-    seconds = sum(int(n) * UNITS[u] for n, u in _DURATION_PART.findall(s))
+    seconds = sum(int(n) * UNITS[u] for n, u in re.findall(_DURATION_PART, s))
     try:
         return timedelta(seconds=seconds)
     except OverflowError:
@@ -147,7 +147,7 @@ def parse_expiry(text: str, now: datetime | None = None) -> datetime:
     now = _aware(now or utc_now())
     s = text.strip()
     # "+1d" or, like --since, a bare "1d": both mean one day from now.
-    bare = bool(s) and s[0].isdigit() and _DURATION.fullmatch(s.lower()) is not None
+    bare = bool(s) and s[0].isdigit() and re.fullmatch(_DURATION, s.lower()) is not None
     if s.startswith("+") or bare:
         try:
             delta = parse_duration(s[1:] if s.startswith("+") else s)
@@ -158,7 +158,7 @@ def parse_expiry(text: str, now: datetime | None = None) -> datetime:
         try:
             when = parse_iso8601(s)
         except TimeParseError as exc:
-            if _ISO.fullmatch(s):  # well-formed but impossible (month 13...)
+            if re.fullmatch(_ISO, s):  # well-formed but impossible (month 13...)
                 raise
             raise TimeParseError(f"invalid expiry {_shown(s)}: use {EXPIRY_FORMS}") from exc
     when = when.replace(microsecond=0)
@@ -178,13 +178,13 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     now = _aware(now or utc_now())
     s = text.strip()
     body = s[1:] if s.startswith("-") else s
-    if body and body[0].isdigit() and _DURATION.fullmatch(body.lower()):
+    if body and body[0].isdigit() and re.fullmatch(_DURATION, body.lower()):
         when = _shift(now, -parse_duration(body), s)
     else:
         try:
             when = parse_iso8601(s)
         except TimeParseError as exc:
-            if _ISO.fullmatch(s):
+            if re.fullmatch(_ISO, s):
                 raise
             raise TimeParseError(f"invalid start time {_shown(s)}: use {SINCE_FORMS}") from exc
     if when > now:

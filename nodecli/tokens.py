@@ -30,19 +30,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import re
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, UsageError
+from nodecli.record import FrozenRecord
 from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_iso8601, utc_now
 from nodecli.values import no_constants, unique_keys
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
 
 DELIMITER = b"\n==SIGNATURE==\n"
@@ -59,9 +61,10 @@ DEFAULT_LIFETIME = timedelta(hours=1)
 ROLES = ("admin", "user")
 AUTH_TYPE = "access_key"
 
-_B64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
-_SIG_SPACE = re.compile(rb"[ \t\r\n]+")
-_BEARER = re.compile(r"^(?:authorization:\s*)?bearer(?:\s+|$)", re.IGNORECASE)
+# (compiled on first use, by re's cache: creating a token never reads one)
+_B64 = rb"[A-Za-z0-9+/]*={0,2}"
+_SIG_SPACE = rb"[ \t\r\n]+"
+_BEARER = r"(?i)^(?:authorization:\s*)?bearer(?:\s+|$)"
 _ACCESS_KEY = re.compile(r"[A-Za-z0-9_.~-]{1,256}")
 
 
@@ -81,13 +84,20 @@ class TokenInputError(UsageError):
     """Unusable values given to build a token (exit 2)."""
 
 
-@dataclass(frozen=True)
-class DecodedToken:
+class DecodedToken(FrozenRecord):
     """A token taken apart without any trust: claims, exact payload bytes, signature."""
 
+    _FIELDS = ("claims", "payload", "signature")
+    __slots__ = ("claims", "payload", "signature")
     claims: dict[str, Any]
     payload: bytes
     signature: bytes
+
+    def __init__(self, claims: dict[str, Any], payload: bytes, signature: bytes) -> None:
+        self._set(claims=claims, payload=payload, signature=signature)
+
+    def __hash__(self) -> int:  # claims is a dict: hashed by the exact bytes instead
+        return hash((self.payload, self.signature))
 
     @property
     def signature_bits(self) -> int:
@@ -182,7 +192,7 @@ def create_token(private_key: RSAPrivateKey | str | Path, access_key: str, user_
     :func:`nodecli.keys.load_private_key`). ``expires_at`` defaults to one hour from
     ``now``. Raises :class:`TokenInputError` (exit 2) for unusable inputs.
     """
-    if isinstance(private_key, str | Path):
+    if isinstance(private_key, str | os.PathLike):
         from nodecli.keys import load_private_key
 
         private_key = load_private_key(private_key)
@@ -213,7 +223,7 @@ def clean_token_text(token: str | bytes) -> str:
         raise _bad("not text")
     if len(token) > MAX_TOKEN_CHARS + 64:
         raise _bad(f"longer than {MAX_TOKEN_CHARS} characters")
-    text = _BEARER.sub("", token.strip(), count=1).strip()
+    text = re.sub(_BEARER, "", token.strip(), count=1).strip()
     if not text:
         raise _bad("empty")
     if len(text) > MAX_TOKEN_CHARS:
@@ -226,7 +236,7 @@ def clean_token_text(token: str | bytes) -> str:
 
 def b64decode_strict(data: bytes, what: str) -> bytes:
     """Standard-alphabet, padded, canonical base64 (no whitespace, no URL-safe letters)."""
-    if not _B64.fullmatch(data) or len(data) % 4:
+    if not re.fullmatch(_B64, data) or len(data) % 4:
         bad = next((i for i, c in enumerate(data) if c not in
                     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), None)
         if bad is not None and data[bad] in b" \t\r\n":
@@ -269,7 +279,7 @@ def split_envelope(inner: bytes) -> tuple[bytes, bytes]:
         raise _bad("no ==SIGNATURE== delimiter")
     if not payload:
         raise _bad("empty payload")
-    compact = _SIG_SPACE.sub(b"", sigtext)
+    compact = re.sub(_SIG_SPACE, b"", sigtext)
     if not compact:
         raise _bad("empty signature")
     if len(compact) > (MAX_SIGNATURE_BYTES * 4) // 3 + 4:

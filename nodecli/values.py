@@ -27,8 +27,9 @@ from typing import Any
 
 from nodecli.errors import UsageError
 
-KEY_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
-NUMBER = re.compile(r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?")
+# (compiled on first use, by re's cache)
+KEY_PART = r"[A-Za-z_][A-Za-z0-9_-]{0,127}"
+NUMBER = r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?"
 MAX_RAW = 1024 * 1024
 
 
@@ -69,7 +70,7 @@ def typed_value(text: str, what: str = "value") -> Any:
         return text == "true"
     if text == "null":
         return None
-    if NUMBER.fullmatch(text):
+    if re.fullmatch(NUMBER, text):
         number = float(text) if any(c in text for c in ".eE") else int(text)
         if isinstance(number, float) and not math.isfinite(number):
             # 1e999 would go out as "Infinity", which is not JSON
@@ -92,7 +93,7 @@ def parse_assignment(text: str) -> tuple[list[str], Any]:
         raise UsageError(f"--set takes KEY=VALUE, not {text[:60]!r}")
     key, raw = text.split("=", 1)
     parts = key.split(".")
-    if not key or not all(KEY_PART.fullmatch(p) for p in parts):
+    if not key or not all(re.fullmatch(KEY_PART, p) for p in parts):
         raise UsageError(f"--set: invalid key {key[:60]!r}: letters, digits, '_' and '-', "
                          "dots for nested objects")
     return parts, typed_value(raw, f"--set {key}")

@@ -6,9 +6,9 @@ The token alone goes to stdout followed by a newline; every message goes to stde
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -46,7 +46,7 @@ def _cancelled() -> NodecliError:
     return NodecliError("no key pair: token not created")
 
 
-def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
+def _generate(app: App, path: str, bits: int, access_key: str) -> str:
     from nodecli.cli.keys import generate_with_progress, report_new_key
 
     info = generate_with_progress(app, path, bits)
@@ -54,17 +54,17 @@ def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
     return info.private_path
 
 
-def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path:
+def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> str:
     """The private key file the options name; without them, the access key's own."""
     key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
     if key_path:
-        return Path(key_path).expanduser()
+        return os.path.expanduser(key_path)
     if key_dir:
-        return Path(key_dir).expanduser() / PRIVATE_NAME
-    return Path(app.paths.keys_dir, access_key, PRIVATE_NAME)
+        return os.path.join(os.path.expanduser(key_dir), PRIVATE_NAME)
+    return os.path.join(app.paths.keys_dir, access_key, PRIVATE_NAME)
 
 
-def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> Path:
+def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> str:
     """The private key to sign with, creating a pair when asked to (see README)."""
     yes = bool(opts.get("yes"))
     key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
@@ -72,7 +72,7 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         raise UsageError("give --key-file-dir or --key-file-path, not both")
     if key_path or key_dir:
         path = _chosen_key_path(app, opts, access_key)
-        if path.exists() or path.is_symlink():
+        if os.path.lexists(path):
             return path
         if yes:
             return _generate(app, path, bits, access_key)
@@ -85,7 +85,7 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         return _generate(app, path, bits, access_key)
 
     default = _chosen_key_path(app, opts, access_key)
-    if default.exists():
+    if os.path.exists(default):
         app.term.info(f"using key {default}")
         return default
     if yes:
@@ -99,10 +99,10 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         raise _cancelled()
     while True:
         answer = click.prompt("Private key file", default=str(default), err=True)
-        path = Path(answer).expanduser()
-        if path.is_dir() and not path.is_symlink():
-            path = path / PRIVATE_NAME
-        taken = [p for p in (path, public_path_for(path)) if p.exists() or p.is_symlink()]
+        path = os.path.expanduser(answer)
+        if os.path.isdir(path) and not os.path.islink(path):
+            path = os.path.join(path, PRIVATE_NAME)
+        taken = [p for p in (path, public_path_for(path)) if os.path.lexists(p)]
         if not taken:
             return _generate(app, path, bits, access_key)
         app.term.warn(f"{taken[0]} already exists and is never overwritten: choose another name")
@@ -113,8 +113,6 @@ PASSWORD_ATTEMPTS = 3
 
 def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
     """Check the node user's password; a typed one may be retried (3 attempts, like sudo)."""
-    import os
-
     from nodecli.errors import AuthError
     from nodecli.token_issuer import check_issuer_password
 
@@ -136,20 +134,18 @@ def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
 
 def _password_given(opts: dict[str, Any]) -> bool:
     """Whether the password comes without a prompt (option, stdin or NODECLI_PASSWORD)."""
-    import os
-
     return (opts.get("password") is not None or bool(opts.get("password_stdin"))
             or bool(os.environ.get("NODECLI_PASSWORD")))
 
 
-def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path | None:
+def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> str | None:
     """The key file :func:`resolve_key_path` will name when it exists already (then no
     question is asked and nothing is created), else None."""
     path = _chosen_key_path(app, opts, access_key)
-    return path if path.exists() else None
+    return path if os.path.exists(path) else None
 
 
-def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: Path,
+def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: str,
                                 sign: Callable[[Any], str]) -> tuple[Any, str] | None:
     """Load a known key and sign while scrypt checks the password in its thread (the
     hash is most of ``token create``). Nothing is shown or kept unless the password
@@ -397,7 +393,7 @@ def _load_verification_key(value: str) -> Any:
 
     if value.lstrip().startswith("-----BEGIN"):
         return load_public_key_pem(value, "--public-key")
-    return load_public_key(Path(value).expanduser())
+    return load_public_key(os.path.expanduser(value))
 
 
 @token.command("verify")
