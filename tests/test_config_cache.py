@@ -44,17 +44,27 @@ def _fill(store: ConfigStore, n: int = 3) -> Config:
 
 
 def _split(blob: bytes) -> tuple[bytes, dict]:
-    """(the source bytes, the JSON document) of a cache."""
+    """(the source bytes, {"data": the JSON line, "users": the four column lines})."""
     assert blob.startswith(CACHE_MAGIC)
     head, _, rest = blob[len(CACHE_MAGIC):].partition(b"\n")
     size, crc = map(int, head.split())
     assert zlib.crc32(rest[size:]) == crc
-    return rest[:size], json.loads(rest[size:])
+    lines = rest[size:].decode().split("\n")
+    assert len(lines) == 6 and lines[5] == ""
+    return rest[:size], {"data": json.loads(lines[0]), "users": lines[1:5]}
 
 
 def _cache(source: bytes, doc: object) -> bytes:
-    """A cache for ``source`` holding ``doc``, well formed (its CRC right)."""
-    text = json.dumps(doc).encode()
+    """A cache for ``source`` holding ``doc`` ({"data": ..., "users": [columns]}; other
+    values as one JSON line), well formed (its CRC right)."""
+    if isinstance(doc, dict) and doc.keys() == {"data", "users"}:
+        users = doc["users"]
+        columns = ([u if isinstance(u, str) else json.dumps(u) for u in users]
+                   if isinstance(users, list) else [json.dumps(users)])
+        lines = [json.dumps(doc["data"]), *columns]
+    else:
+        lines = [json.dumps(doc)]
+    text = ("\n".join(lines) + "\n").encode()
     return CACHE_MAGIC + b"%d %d\n" % (len(source), zlib.crc32(text)) + source + text
 
 
@@ -92,7 +102,11 @@ def test_cache_is_used_only_while_its_bytes_match_the_file(store):
     good = _cache(source, doc)
     Path(store.cache_path).write_bytes(good.replace(b" %d " % len(source), b" 5 ", 1))
     assert set(store.load().users) == {"u0"}
-    # a JSON part that is not the one its CRC was made from (damage)
+    # a column line too many
+    doc_more = {"data": doc["data"], "users": [*doc["users"], "x "]}
+    Path(store.cache_path).write_bytes(_cache(source, doc_more))
+    assert set(store.load().users) == {"u0"}
+    # a tail that is not the one its CRC was made from (damage) that is not the one its CRC was made from (damage)
     Path(store.cache_path).write_bytes(good.replace(b"carol", b"carl"))
     assert set(store.load().users) == {"u0"}
 

@@ -61,12 +61,19 @@ class UserFields:
     and the ``[users]`` writer work from): lists ``names``, ``transfer_users``,
     ``hashes`` ("-" for no password) and ``acls`` (comma-joined), and ``columns``, the
     four as space-terminated text, or None when some value would not read back as it is
-    (a space in a name, a "-" password, a comma or an empty ACL...: nothing a valid
-    configuration holds)."""
+    (a space or line break in a name, a "-" password, a comma or an empty ACL...:
+    nothing a configuration nodecli writes holds)."""
 
     __slots__ = ("acls", "columns", "hashes", "names", "transfer_users")
 
     def __init__(self, users: dict[str, NodeUser]) -> None:
+        self.columns: list[str] | None = None
+        try:
+            self._fill(users)
+        except TypeError:  # a value that is not a string: no column form (nor valid)
+            self.columns = None
+
+    def _fill(self, users: dict[str, NodeUser]) -> None:
         values = users.values()
         self.names = list(users)
         self.transfer_users = [u.transfer_user for u in values]
@@ -80,13 +87,30 @@ class UserFields:
         columns = [_fields(self.names), _fields(self.transfer_users), _fields(self.hashes),
                    _fields(self.acls)]
         n = len(self.names)
-        if any(column.count(" ") != n for column in columns) or \
+        if any(column.count(" ") != n or "\n" in column for column in columns) or \
                 columns[3].count(",") != sum(map(len, lists)) - (n - self.acls.count("")) or \
                 self.acls.count("") != lists.count([]) or \
                 self.hashes.count(NO_HASH) != missing:
-            self.columns: list[str] | None = None
+            self.columns = None
         else:
             self.columns = columns
+
+
+def valid_fields(fields: UserFields, transfer_users: dict[str, TransferUser]) -> bool:
+    """Whether the users ``fields`` were made from are valid against ``transfer_users``:
+    the checks of :func:`valid_user_columns` on the lists in hand (the names, keys of one
+    dict, are distinct). False may also mean "in doubt"."""
+    columns = fields.columns
+    if columns is None:
+        return False
+    if not fields.names:
+        return True
+    if _names_pattern().fullmatch(columns[0]) is None or \
+            _hashes_pattern().fullmatch(columns[2]) is None or \
+            not set(fields.transfer_users) <= transfer_users.keys():
+        return False
+    return all(_KNOWN_ACL_SET.issuperset(joined.split(",") if joined else ())
+               for joined in set(fields.acls))
 
 
 def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:

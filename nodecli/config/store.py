@@ -22,7 +22,7 @@ from nodecli.config.columns import (
     NO_HASH,
     UserFields,
     users_from_columns,
-    valid_user_columns,
+    valid_fields,
 )
 from nodecli.config.model import Config, ModelError
 from nodecli.config.paths import Paths
@@ -38,13 +38,13 @@ from nodecli.fsutil import (
 # A config larger than this is certainly not ours (10,000 users take ~1.5 MB).
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
 #: How ``state/config.cache`` starts: this line ends with the size of the config bytes
-#: it was made from and the CRC-32 of the JSON after them. The config bytes follow
-#: verbatim (compared with the file's on every load), then JSON ``{"data": the parsed
-#: config without [users], "users": the users column-wise}`` (see
-#: nodecli.config.model.users_to_columns). Another start (an older cache) is ignored
-#: and replaced; so is a cache whose JSON does not have its CRC (damaged) or does not
-#: validate. The cache is private (0600, in the private state folder): whoever can
-#: write it can write config.toml itself.
+#: it was made from and the CRC-32 of what follows them. The config bytes follow
+#: verbatim (compared with the file's on every load), then five lines: the parsed
+#: config without [users] as one line of JSON, and the users' four columns (see
+#: nodecli.config.columns; plain text, so that no JSON decoder scans a megabyte of
+#: hashes). Another start (an older cache) is ignored and replaced; so is a cache whose
+#: tail does not have its CRC (damaged) or does not validate. The cache is private
+#: (0600, in the private state folder): whoever can write it can write config.toml.
 CACHE_MAGIC = b"nodecli-config-cache 2 "
 
 
@@ -167,6 +167,7 @@ def _sorted_fields(cfg: Config) -> UserFields:
 
 
 _HASH_LINE = 'password = "%s"\n'
+_USER_TABLE = '[users.%s]\ntransfer_user = "%s"\npassword = "%s"\n%s'
 _QUOTED_NAME = re.compile(r"[^A-Za-z0-9_ -]")  # a name with one of these is a quoted key
 
 
@@ -183,12 +184,17 @@ def _users_toml(fields: UserFields) -> str | None:
     blocks = {joined: "acls = [\n" + "".join(f'    "{acl}",\n' for acl in joined.split(","))
               + "]\n" if joined else "" for joined in set(fields.acls)}
     hashes = fields.hashes
+    quoted = _QUOTED_NAME.search(fields.columns[0]) is not None
+    if NO_HASH not in hashes and not quoted:  # the common case: one template per table
+        return "\n".join(map(_USER_TABLE.__mod__,
+                             zip(fields.names, fields.transfer_users, hashes,
+                                 map(blocks.__getitem__, fields.acls), strict=True)))
     if NO_HASH in hashes:
         passwords = [_HASH_LINE % h if h != NO_HASH else "" for h in hashes]
     else:
         passwords = list(map(_HASH_LINE.__mod__, hashes))
     names = fields.names
-    if _QUOTED_NAME.search(fields.columns[0]):
+    if quoted:
         bare = _BARE_KEY.fullmatch
         heads = [f"[users.{n}]\n" if bare(n) else f'[users."{n}"]\n' for n in names]
     else:
@@ -286,17 +292,17 @@ class ConfigStore:
                 return None
             from zlib import crc32
 
-            doc_bytes = memoryview(blob)[start + len(raw):]
-            if crc32(doc_bytes) != int(crc):  # damaged (torn, flipped, truncated)
+            tail = memoryview(blob)[start + len(raw):]
+            if crc32(tail) != int(crc):  # damaged (torn, flipped, truncated)
                 return None
-            doc = json.loads(str(doc_bytes, "utf-8"))
-            if doc.__class__ is not dict or doc.keys() != {"data", "users"}:
+            parts = str(tail, "utf-8").split("\n")
+            if len(parts) != 6 or parts[5]:
                 return None
-            data = doc["data"]
+            data = json.loads(parts[0])
             if data.__class__ is not dict or "users" in data:
                 return None
             cfg = Config.from_dict(data)
-            columns = doc["users"]
+            columns = parts[1:5]
             users = users_from_columns(columns, cfg.transfer_users)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
                 MemoryError):
@@ -318,9 +324,13 @@ class ConfigStore:
         if columns is None:
             return  # (nothing a valid configuration holds)
         try:
-            doc = json.dumps({"data": rest, "users": columns},
-                             ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            blob = b"".join((CACHE_MAGIC, b"%d %d\n" % (len(raw), crc32(doc)), raw, doc))
+            tail = [json.dumps(rest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")]
+            tail += [column.encode("utf-8") for column in columns]
+            tail = [part for field in tail for part in (field, b"\n")]
+            crc = 0
+            for part in tail:
+                crc = crc32(part, crc)
+            blob = b"".join((CACHE_MAGIC, b"%d %d\n" % (len(raw), crc), raw, *tail))
             ensure_private_dir(self.paths.state_dir)
             atomic_write(self.cache_path, blob, durable=False)
         except (OSError, ValueError, TypeError):
@@ -368,8 +378,7 @@ class ConfigStore:
             Config.from_dict(rest)
         except ModelError:
             fields.columns = None  # the general check names the first problem
-        if fields.columns is None or not valid_user_columns(fields.columns,
-                                                            cfg.transfer_users):
+        if not valid_fields(fields, cfg.transfer_users):
             plain = cfg.to_dict()
             validate_config_data(plain, self.path)  # raises (or was only in doubt)
             return _dump_plain(plain), rest, fields
