@@ -106,7 +106,7 @@ def test_cache_is_used_only_while_its_bytes_match_the_file(store):
     doc_more = {"data": doc["data"], "users": [*doc["users"], "x "]}
     Path(store.cache_path).write_bytes(_cache(source, doc_more))
     assert set(store.load().users) == {"u0"}
-    # a tail that is not the one its CRC was made from (damage) that is not the one its CRC was made from (damage)
+    # a tail that is not the one its CRC was made from (damage)
     Path(store.cache_path).write_bytes(good.replace(b"carol", b"carl"))
     assert set(store.load().users) == {"u0"}
 
