@@ -33,7 +33,6 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin
 
@@ -51,6 +50,7 @@ from nodecli.http_errors import (
     tls_error,
 )
 from nodecli.links import origin
+from nodecli.record import FrozenRecord, Record
 
 USER_AGENT = f"nodecli/{__version__}"
 DEFAULT_ACCESS_KEY_HEADER = "X-Vendor-AccessKey"
@@ -60,23 +60,35 @@ MAX_CA_FILE_BYTES = 16 * 1024 * 1024  # a CA bundle of the whole web is ~250 kB
 Log = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class Auth:
+class Auth(FrozenRecord):
     """Credentials for one endpoint.
 
     kind: ``none``; ``basic`` (node user or access key id + password/secret);
     ``bearer`` (node bearer token + access-key header); ``oauth`` (collaboration
-    service access token, ``Authorization: Bearer`` only).
+    service access token, ``Authorization: Bearer`` only). ``note`` says where the
+    credentials came from, for 401 hints ("password from NODECLI_PASSWORD"). The
+    password and token are never in its repr.
     """
 
-    kind: str = "none"
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    token: str | None = field(default=None, repr=False)
-    access_key: str | None = None
-    access_key_header: str = DEFAULT_ACCESS_KEY_HEADER
-    # where the credentials came from, for 401 hints ("password from NODECLI_PASSWORD")
-    note: str = ""
+    _FIELDS = ("kind", "username", "password", "token", "access_key", "access_key_header",
+               "note")
+    __slots__ = ("access_key", "access_key_header", "kind", "note", "password", "token",
+                 "username")
+    _NO_REPR = frozenset({"password", "token"})
+    kind: str
+    username: str | None
+    password: str | None
+    token: str | None
+    access_key: str | None
+    access_key_header: str
+    note: str
+
+    def __init__(self, kind: str = "none", username: str | None = None,
+                 password: str | None = None, token: str | None = None,
+                 access_key: str | None = None,
+                 access_key_header: str = DEFAULT_ACCESS_KEY_HEADER, note: str = "") -> None:
+        self._set(kind=kind, username=username, password=password, token=token,
+                  access_key=access_key, access_key_header=access_key_header, note=note)
 
     def headers(self) -> dict[str, str]:
         if self.kind == "basic":
@@ -107,34 +119,57 @@ class Auth:
         return [s for s in (self.password, self.token) if s]
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(FrozenRecord):
+    """Where and how to reach a server. ``deadline`` bounds a whole request (every
+    attempt, backoff and body); ``label`` is the profile name or URL, for messages;
+    ``peer`` and ``cacert_env`` are for the TLS hint: what this endpoint is and the
+    variable that gives its CA file (node commands read NODECLI_CACERT, service
+    commands NODECLI_SERVICE_CACERT)."""
+
+    _FIELDS = ("base_url", "auth", "cacert", "insecure", "connect_timeout", "read_timeout",
+               "deadline", "max_attempts", "max_body", "label", "peer", "cacert_env")
+    __slots__ = ("auth", "base_url", "cacert", "cacert_env", "connect_timeout", "deadline",
+                 "insecure", "label", "max_attempts", "max_body", "peer", "read_timeout")
     base_url: str
-    auth: Auth = field(default_factory=Auth)
-    cacert: str | None = None
-    insecure: bool = False
-    connect_timeout: float = 10.0
-    read_timeout: float = 30.0
-    deadline: float = 120.0  # whole request: every attempt, backoff and body
-    max_attempts: int = 4
-    max_body: int = 64 * 1024 * 1024
-    label: str = ""  # profile name or URL, for messages
-    # for the TLS hint: what this endpoint is and the variable that gives its CA file
-    # (node commands read NODECLI_CACERT, service commands NODECLI_SERVICE_CACERT)
-    peer: str = "node"
-    cacert_env: str = "NODECLI_CACERT"
+    auth: Auth
+    cacert: str | None
+    insecure: bool
+    connect_timeout: float
+    read_timeout: float
+    deadline: float
+    max_attempts: int
+    max_body: int
+    label: str
+    peer: str
+    cacert_env: str
+
+    def __init__(self, base_url: str, auth: Auth | None = None, cacert: str | None = None,
+                 insecure: bool = False, connect_timeout: float = 10.0,
+                 read_timeout: float = 30.0, deadline: float = 120.0, max_attempts: int = 4,
+                 max_body: int = 64 * 1024 * 1024, label: str = "", peer: str = "node",
+                 cacert_env: str = "NODECLI_CACERT") -> None:
+        self._set(base_url=base_url, auth=Auth() if auth is None else auth, cacert=cacert,
+                  insecure=insecure, connect_timeout=connect_timeout,
+                  read_timeout=read_timeout, deadline=deadline, max_attempts=max_attempts,
+                  max_body=max_body, label=label, peer=peer, cacert_env=cacert_env)
 
     def with_auth(self, auth: Auth) -> Endpoint:
-        return replace(self, auth=auth)
+        return self.replace(auth=auth)
 
 
-@dataclass
-class Response:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    url: str
-    elapsed: float
+class Response(Record):
+    """One HTTP answer; header names are lower-case."""
+
+    _FIELDS = ("status", "headers", "body", "url", "elapsed")
+    __slots__ = ("body", "elapsed", "headers", "status", "url")
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes, url: str,
+                 elapsed: float) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+        self.elapsed = elapsed
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -479,7 +514,7 @@ class Client:
         For example ``derive(max_attempts=1)`` for a caller that retries by itself
         (``events tail -f`` retries forever with its own status line).
         """
-        return Client(replace(self.endpoint, **changes), log=self._log, sleep=self._sleep)
+        return Client(self.endpoint.replace(**changes), log=self._log, sleep=self._sleep)
 
 
 def open_client(endpoint: Endpoint, *, log: Log | None = None) -> Client:

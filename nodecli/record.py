@@ -17,6 +17,8 @@ class Record:
 
     __slots__ = ()
     _FIELDS: tuple[str, ...] = ()
+    #: fields left out of repr (secrets), as ``field(repr=False)`` would
+    _NO_REPR: frozenset[str] = frozenset()
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._FIELDS)
@@ -29,8 +31,16 @@ class Record:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS
+                          if name not in self._NO_REPR)
         return f"{type(self).__qualname__}({inner})"
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes`` (as ``dataclasses.replace``; the class's ``__init__``
+        takes every field by name, and refuses unknown ones with TypeError)."""
+        values = {name: getattr(self, name) for name in self._FIELDS}
+        values.update(changes)
+        return type(self)(**values)
 
 
 class FrozenRecord(Record):

@@ -24,10 +24,9 @@ keyring was unavailable is still found later.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Protocol
 
-from nodecli.config.paths import Paths
+from nodecli.config.paths import Paths, absolute
 from nodecli.errors import ConfigError, UsageError
 
 SERVICE_NAME = "nodecli"
@@ -51,8 +50,8 @@ class FileBackend:
         self.paths = paths
 
     @property
-    def path(self) -> Path:
-        return Path(self.paths.secrets_file)
+    def path(self) -> str:
+        return self.paths.secrets_file
 
     def _load(self) -> dict[str, str]:
         import tomllib
@@ -87,7 +86,7 @@ class FileBackend:
 
         from nodecli.fsutil import atomic_write, ensure_private_dir
 
-        ensure_private_dir(self.path.parent)
+        ensure_private_dir(os.path.dirname(self.path))
         text = "# nodecli secrets: keep private (0600)\n" + tomli_w.dumps(
             {"secrets": dict(sorted(data.items()))})
         atomic_write(self.path, text.encode())
@@ -156,12 +155,13 @@ def keyring_service(paths: Paths) -> str:
     try:
         import platformdirs
 
-        default = Path(platformdirs.user_config_path("nodecli")).absolute()
+        default = absolute(platformdirs.user_config_dir("nodecli"))
     except ImportError:  # pragma: no cover - platformdirs is a dependency
         default = None
-    if default is not None and Path(paths.config_dir).absolute() == default:
+    here = absolute(paths.config_dir)
+    if default is not None and here == default:
         return SERVICE_NAME
-    return f"{SERVICE_NAME}@{Path(paths.config_dir).absolute()}"
+    return f"{SERVICE_NAME}@{here}"
 
 
 def _usable_keyring(paths: Paths | None = None) -> KeyringBackend | None:

@@ -179,6 +179,23 @@ def test_version_gating(invoke, node_env, log, version):
     assert r.exit_code == 0
 
 
+def test_info_cache_is_read_only_for_its_own_identity(invoke, node_env, log, version, home):
+    """The /info cache file is named by a checksum of (URL, login); it also holds the
+    identity, so a file written for another identity with the same name is not used."""
+    log.generate(2)
+    version("3.7.2")
+    assert invoke("events", "get", "1", env=node_env).exit_code == 1  # /info cached: 3.7.2
+    [cache] = (home / "state" / "cache").glob("info-*.json")
+    cached = json.loads(cache.read_text())
+    assert cached["who"] == f"{node_env['NODECLI_URL']}|basic|admin"
+    version("3.7.3")
+    assert invoke("events", "get", "1", env=node_env).exit_code == 1  # still the cache
+    cache.write_text(json.dumps({**cached, "who": "https://other:9092|basic|admin"}))
+    r = invoke("events", "get", "1", env=node_env)  # not its identity: asked again
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(cache.read_text())["version"] == "3.7.3"
+
+
 def test_version_too_old_for_events(invoke, node_env, log, version, home):
     version("3.5.9")
     r = invoke("events", "tail", env=node_env)

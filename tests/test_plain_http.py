@@ -128,3 +128,24 @@ def test_a_plain_http_command_never_imports_httpx2_or_builds_tls(emulator, home)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
     assert out.strip().splitlines()[-1] == "0 []"
+
+
+def test_an_events_page_imports_no_more_than_it_needs(emulator, home, log):
+    """The events list hot path: no HTTP stack beyond http.client, and none of the
+    modules whose import cost a few milliseconds a run (pathlib, dataclasses, hashlib)."""
+    log.generate(3)
+    code = (
+        "import io, sys\n"
+        "from nodecli.cli.main import run\n"
+        "real, sys.stdout = sys.stdout, io.StringIO()\n"
+        f"rc = run(['events', 'list', '--url', {emulator.url!r}, '--user', 'admin',\n"
+        "          '--iteration-token', '0', '--count', '3', '-o', 'json'])\n"
+        "sys.stdout = real\n"
+        "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('httpx2', 'httpcore2', 'anyio', 'h11', 'pathlib', 'dataclasses', 'hashlib', "
+        "'rich', 'cryptography')))\n"
+    )
+    env = subprocess_env({"NODECLI_HOME": str(home), "NODECLI_PASSWORD": "admin-pass"})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 []"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 from typing import Any
 
 import click
@@ -236,6 +235,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         token=ev.validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
         until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out))
+    from pathlib import Path
+
     ck_file = Path(checkpoint_file) if checkpoint_file else None
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)

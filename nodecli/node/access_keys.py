@@ -13,8 +13,8 @@ anything else.
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -270,7 +270,7 @@ def read_public_key_pem(path: str) -> tuple[str, bool]:
     Returns ``(pem, derived)``; ``derived`` is True when the public key was computed
     from a private key (which is never sent anywhere).
     """
-    p = Path(path).expanduser()
+    p = os.path.expanduser(path)
     raw = read_limited(p, MAX_PEM_BYTES, "PEM key file")
     from cryptography.hazmat.primitives import serialization
 

@@ -4,17 +4,17 @@ cached per node and identity, and the node versions that features need."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
+import os
 import re
 import time
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import NodecliError
+from nodecli.record import Record
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -29,12 +29,19 @@ INFO_CACHE_TTL = 120.0
 Status = Callable[[str], None]
 
 
-@dataclass
-class NodeInfo:
-    version: str | None
-    current_time: str | None = None
-    fetched_at: float = field(default_factory=time.time)
-    logging: bool | None = None  # activity_event_logging as /info reports it
+class NodeInfo(Record):
+    """What GET /info said: version, clock, and ``logging`` (activity_event_logging as
+    /info reports it); ``fetched_at`` is when (``time.time()``)."""
+
+    _FIELDS = ("version", "current_time", "fetched_at", "logging")
+    __slots__ = _FIELDS
+
+    def __init__(self, version: str | None, current_time: str | None = None,
+                 fetched_at: float | None = None, logging: bool | None = None) -> None:
+        self.version = version
+        self.current_time = current_time
+        self.fetched_at = time.time() if fetched_at is None else fetched_at
+        self.logging = logging
 
     @property
     def version_tuple(self) -> tuple[int, ...] | None:
@@ -68,26 +75,36 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(parts + [0] * (3 - len(parts)))
 
 
-def _info_cache_file(state_dir: str | Path, client: Client) -> Path:
+def _identity(client: Client) -> str:
+    """Whose view of which node a cached /info is: URL, login kind and name."""
     ep = client.endpoint
-    who = f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
-    return Path(state_dir) / "cache" / f"info-{hashlib.sha256(who.encode()).hexdigest()[:16]}.json"
+    return f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
 
 
-def node_info(client: Client, state_dir: str | Path | None, *, ttl: float = INFO_CACHE_TTL,
+def _info_cache_file(state_dir: str | os.PathLike[str], who: str) -> str:
+    """``state/cache/info-<crc32 of who>.json``. Two identities may share a name (a
+    checksum, not a digest: importing hashlib cost ~2 ms a run); the
+    file names its identity, so one never reads the other's."""
+    crc = zlib.crc32(who.encode("utf-8", "surrogateescape"))
+    return os.path.join(state_dir, "cache", f"info-{crc:08x}.json")
+
+
+def node_info(client: Client, state_dir: str | os.PathLike[str] | None, *,
+              ttl: float = INFO_CACHE_TTL,
               log: Status | None = None) -> NodeInfo | None:
     """GET /info once per run, cached per node and identity for ``ttl`` seconds.
 
     Returns None when the node does not answer /info (bearer tokens may not reach it):
     features are then tried and a 404 explained.
     """
-    path = _info_cache_file(state_dir, client) if state_dir else None
+    who = _identity(client)
+    path = _info_cache_file(state_dir, who) if state_dir else None
     if path is not None:
         try:
             from nodecli.fsutil import read_regular
 
             cached = json.loads(read_regular(path, 64 * 1024))
-            if (isinstance(cached, dict)
+            if (isinstance(cached, dict) and cached.get("who") == who
                     and 0 <= time.time() - float(cached.get("fetched_at", 0)) < ttl):
                 return NodeInfo(cached.get("version"), cached.get("current_time"),
                                 float(cached["fetched_at"]), cached.get("logging"))
@@ -114,8 +131,8 @@ def node_info(client: Client, state_dir: str | Path | None, *, ttl: float = INFO
         from nodecli.fsutil import atomic_write, ensure_private_dir
 
         with contextlib.suppress(OSError):
-            ensure_private_dir(path.parent)
-            atomic_write(path, json.dumps({"version": version, "current_time": now,
+            ensure_private_dir(os.path.dirname(path))
+            atomic_write(path, json.dumps({"who": who, "version": version, "current_time": now,
                                            "fetched_at": info.fetched_at,
                                            "logging": logging}).encode())
     return info

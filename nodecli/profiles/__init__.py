@@ -12,8 +12,8 @@ apply it to their settings and keep their profiles.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, TypeVar
 
 from nodecli.errors import NotFoundError, UsageError
@@ -42,7 +42,7 @@ def pick_profile(profiles: Mapping[str, P], name: str | None, *, url_given: bool
 def read_token_file(path: str) -> str:
     from nodecli.fsutil import read_limited
 
-    p = Path(path).expanduser()
+    p = os.path.expanduser(path)
     raw = read_limited(p, MAX_TOKEN_FILE, "token file")
     token = raw.decode("utf-8", "replace").strip()
     if token.startswith("Bearer "):

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -29,6 +27,7 @@ from nodecli.node.info import (
     Status,
     node_info,
 )
+from nodecli.record import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -51,14 +50,19 @@ class MalformedPage(RemoteError):
     """The node answered 200 with something that is not a valid events page."""
 
 
-@dataclass(frozen=True)
-class EventFilter:
+class EventFilter(FrozenRecord):
     """At most one of ``type`` and ``type_glob`` (the node takes one per request)."""
 
-    type: str | None = None
-    type_glob: str | None = None
+    _FIELDS = ("type", "type_glob")
+    __slots__ = _FIELDS
+    type: str | None
+    type_glob: str | None
 
-    def __post_init__(self) -> None:
+    def __init__(self, type: str | None = None, type_glob: str | None = None) -> None:
+        self._set(type=type, type_glob=type_glob)
+        self._check()
+
+    def _check(self) -> None:
         if self.type is not None and self.type_glob is not None:
             raise UsageError("--type and --type-glob cannot be combined: the node takes one "
                              "type or one glob per request")
@@ -119,18 +123,25 @@ def build_params(flt: EventFilter, *, since: datetime | None = None,
     return params
 
 
-@dataclass
-class Page:
-    """One answer of GET /events: events (object + original JSON text) and what's next."""
+class Page(Record):
+    """One answer of GET /events: events (object + original JSON text) and what's next.
 
-    items: list[tuple[dict[str, Any], str]]
-    next_url: str | None
-    next_token: str | None
-    url: str
-    link_problem: str | None = None
-    # the host a Link rel="next" named when it was not the user's (its query is then
-    # requested on the user's base URL instead; nothing is ever sent to that host)
-    foreign_host: str | None = None
+    ``foreign_host`` is the host a Link rel="next" named when it was not the user's (its
+    query is then requested on the user's base URL instead; nothing is ever sent to
+    that host)."""
+
+    _FIELDS = ("items", "next_url", "next_token", "url", "link_problem", "foreign_host")
+    __slots__ = _FIELDS
+
+    def __init__(self, items: list[tuple[dict[str, Any], str]], next_url: str | None,
+                 next_token: str | None, url: str, link_problem: str | None = None,
+                 foreign_host: str | None = None) -> None:
+        self.items = items
+        self.next_url = next_url
+        self.next_token = next_token
+        self.url = url
+        self.link_problem = link_problem
+        self.foreign_host = foreign_host
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -344,16 +355,21 @@ def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
     return hint if len(probe) == 0 else None
 
 
-@dataclass
-class ListResult:
-    page: Page
-    hint: str | None = None
-    base_url: str = ""
+class ListResult(Record):
+    """One page as ``events list`` shows it, with a hint when it came back empty."""
+
+    _FIELDS = ("page", "hint", "base_url")
+    __slots__ = _FIELDS
+
+    def __init__(self, page: Page, hint: str | None = None, base_url: str = "") -> None:
+        self.page = page
+        self.hint = hint
+        self.base_url = base_url
 
 
 def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
                 token: str | None = None, count: int | None = None,
-                state_dir: str | Path | None = None, log: Status | None = None) -> ListResult:
+                state_dir: str | None = None, log: Status | None = None) -> ListResult:
     """One page, as the node returns it (after one cached GET /info for the version)."""
     info = node_info(client, state_dir, log=log)
     require_events(info, client.endpoint.label or client.endpoint.base_url)
@@ -379,7 +395,7 @@ def _explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
     return exc
 
 
-def get_event(client: Client, event_id_: str, *, state_dir: str | Path | None = None,
+def get_event(client: Client, event_id_: str, *, state_dir: str | None = None,
               log: Status | None = None) -> dict[str, Any]:
     """GET /events/{id}; 404 explained (no such event, or a node older than 3.7.3)."""
     eid = event_id_.strip()
