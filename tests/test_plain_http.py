@@ -116,6 +116,14 @@ def test_basic_auth_and_params_reach_the_emulator(emulator):
     assert len(client._plain._conns) == 1
 
 
+def _last_line(code: str, home) -> str:
+    """The last line a fresh interpreter running ``code`` prints, as admin on ``home``."""
+    env = subprocess_env({"NODECLI_HOME": str(home), "NODECLI_PASSWORD": "admin-pass"})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    return out.strip().splitlines()[-1]
+
+
 def test_a_plain_http_command_never_imports_httpx2_or_builds_tls(emulator, home):
     code = (
         "import sys\n"
@@ -124,10 +132,7 @@ def test_a_plain_http_command_never_imports_httpx2_or_builds_tls(emulator, home)
         "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in "
         "('httpx2', 'httpcore2', 'httpx', 'httpcore', 'anyio', 'h11')))\n"
     )
-    env = subprocess_env({"NODECLI_HOME": str(home), "NODECLI_PASSWORD": "admin-pass"})
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stdout
-    assert out.strip().splitlines()[-1] == "0 []"
+    assert _last_line(code, home) == "0 []"
 
 
 def test_an_events_page_imports_no_more_than_it_needs(emulator, home, log):
@@ -145,7 +150,4 @@ def test_an_events_page_imports_no_more_than_it_needs(emulator, home, log):
         "('httpx2', 'httpcore2', 'anyio', 'h11', 'pathlib', 'dataclasses', 'hashlib', "
         "'rich', 'cryptography')))\n"
     )
-    env = subprocess_env({"NODECLI_HOME": str(home), "NODECLI_PASSWORD": "admin-pass"})
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stdout
-    assert out.strip().splitlines()[-1] == "0 []"
+    assert _last_line(code, home) == "0 []"
