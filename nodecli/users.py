@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from nodecli.config.columns import UserTable
 from nodecli.config.model import (
     KNOWN_ACLS,
     Config,
@@ -251,24 +252,30 @@ def user_rows(cfg: Config) -> list[dict[str, Any]]:
 
 
 class UserRows(Sequence[dict[str, Any]]):
-    """:func:`user_rows` made on demand: a table needs a few columns of 10,000 users,
-    not 10,000 dicts. Iterating (JSON, CSV) gives the same dicts as user_rows;
-    :meth:`column` gives one field of every row, which the table renderers use."""
+    """:func:`user_rows` made on demand from a :class:`~nodecli.config.columns.UserTable`:
+    a table needs a few columns of 10,000 users, not 10,000 dicts. Iterating (JSON, CSV)
+    gives the same dicts as user_rows; :meth:`column` gives one field of every row and
+    :meth:`text_column` the ACLs comma-joined, which the table renderers use."""
 
-    def __init__(self, cfg: Config) -> None:
-        users = cfg.users
-        self._users = [users[name] for name in sorted(users)]
+    def __init__(self, table: UserTable) -> None:
+        self._table = table
 
     def __len__(self) -> int:
-        return len(self._users)
+        return len(self._table.names)
+
+    def _row(self, i: int) -> dict[str, Any]:
+        t = self._table
+        acls = t.acls[i]
+        return {"name": t.names[i], "transfer_user": t.transfer_users[i],
+                "acls": acls.split(",") if acls else []}
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return [user_row(u) for u in self._users[index]]
-        return user_row(self._users[index])
+            return [self._row(i) for i in range(len(self))[index]]
+        return self._row(range(len(self))[index])
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(user_row, self._users)
+        return map(self._row, range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, UserRows | list):
@@ -281,15 +288,20 @@ class UserRows(Sequence[dict[str, Any]]):
         return f"UserRows({list(self)!r})"
 
     def column(self, key: str) -> list[Any]:
-        """The ``key`` field of every row (read-only: ACL lists are the users' own)."""
-        users = self._users
+        """The ``key`` field of every row."""
+        t = self._table
         if key == "name":
-            return [u.name for u in users]
+            return t.names
         if key == "transfer_user":
-            return [u.transfer_user for u in users]
+            return t.transfer_users
         if key == "acls":
-            return [u.acls for u in users]
-        return [None] * len(users)
+            return [acls.split(",") if acls else [] for acls in t.acls]
+        return [None] * len(self)
+
+    def text_column(self, key: str) -> list[str] | None:
+        """The ``key`` field of every row as text, lists comma-joined (None: no such
+        form for this key)."""
+        return self._table.acls if key == "acls" else None
 
 
 def user_record(cfg: Config, name: str) -> dict[str, Any]:
@@ -403,10 +415,22 @@ def transfer_user_row(cfg: Config, xuser: TransferUser) -> dict[str, Any]:
     }
 
 
-def transfer_user_rows(cfg: Config) -> list[dict[str, Any]]:
+def transfer_user_rows(cfg: Config, table: UserTable | None = None) -> list[dict[str, Any]]:
+    """Every transfer user with the node users on it; ``table``: the node users, when
+    ``cfg.users`` was left empty (see ConfigStore.load_user_table)."""
+    if table is None:
+        table = UserTable.of(cfg.users)
     by_xuser: dict[str, list[str]] = {}
-    for uname in sorted(cfg.users):
-        by_xuser.setdefault(cfg.users[uname].transfer_user, []).append(uname)
+    names, xusers = table.names, table.transfer_users
+    distinct = set(xusers)
+    if len(distinct) <= 4:  # one pass per transfer user, in C
+        from itertools import compress
+
+        for x in distinct:
+            by_xuser[x] = list(compress(names, map(x.__eq__, xusers)))
+    else:
+        for uname, x in zip(names, xusers, strict=True):
+            by_xuser.setdefault(x, []).append(uname)
     return [
         {"name": x.name, "restrictions": list(x.restrictions), "docroot": x.docroot,
          "node_users": by_xuser.get(x.name, [])}
@@ -427,7 +451,7 @@ def transfer_user_record(cfg: Config, name: str) -> dict[str, Any]:
 
 
 def list_users(store: Any) -> UserRows:
-    return UserRows(store.load())
+    return UserRows(store.load_user_table()[1])
 
 
 def show_user(store: Any, name: str) -> dict[str, Any]:
@@ -490,7 +514,7 @@ def delete_user(store: Any, name: str) -> Outcome:
 
 
 def list_transfer_users(store: Any) -> list[dict[str, Any]]:
-    return transfer_user_rows(store.load())
+    return transfer_user_rows(*store.load_user_table())
 
 
 def show_transfer_user(store: Any, name: str) -> dict[str, Any]:

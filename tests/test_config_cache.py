@@ -300,3 +300,65 @@ def test_hashes_nodecli_makes_are_read_column_wise():
     phc = hash_password("pw", log_n=4)
     assert users_from_columns(["a ", "t ", phc + " ", " "], {"t": TransferUser("t")}) == {
         "a": NodeUser("a", "t", phc, [])}
+
+
+# -- listings read the users column-wise, checked as a load checks them --------------------
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.dictionaries(_names, st.tuples(st.sampled_from(["t1", "t2", "t3", "t4", "t5", "t6"]),
+                                         st.lists(st.sampled_from(KNOWN_ACLS), max_size=2)),
+                       max_size=12),
+       st.integers(1, 6))
+def test_listings_give_what_a_load_gives(store, users, n_xusers):
+    from nodecli.config.columns import UserTable
+    from nodecli.users import (
+        UserRows,
+        list_transfer_users,
+        list_users,
+        transfer_user_rows,
+        user_rows,
+    )
+
+    cfg = Config(transfer_users={f"t{i}": TransferUser(f"t{i}", ["s3://*"])
+                                 for i in range(1, 7)},
+                 users={n: NodeUser(n, x, HASH, list(a)) for n, (x, a) in users.items()})
+    with store.locked():
+        store.save_unlocked(cfg)
+    for with_cache in (True, False):
+        if not with_cache:
+            Path(store.cache_path).unlink()
+        loaded = store.load()
+        assert list_users(store) == user_rows(loaded)
+        assert list_transfer_users(store) == transfer_user_rows(loaded)
+        rest, table = store.load_user_table()
+        assert rest.users == {} and rest.transfer_users == loaded.transfer_users
+        assert list(UserRows(table)) == user_rows(loaded)
+        full = UserTable.of(loaded.users)
+        assert (table.names, table.transfer_users, table.acls) == (
+            full.names, full.transfer_users, full.acls)
+
+
+def test_listings_report_a_damaged_config_as_a_load_does(store):
+    from nodecli.users import list_transfer_users, list_users
+
+    _fill(store)
+    Path(store.path).write_text('version = 1\n[users.alice]\ntransfer_user = "xfer9"\n')
+    with pytest.raises(ConfigError) as plain:
+        store.load()
+    for listing in (list_users, list_transfer_users, lambda s: s.load_user_table()):
+        with pytest.raises(ConfigError) as got:
+            listing(store)
+        assert (got.value.message, got.value.hint) == (plain.value.message, plain.value.hint)
+
+
+def test_a_table_of_a_hand_sorted_file_is_sorted(store):
+    Path(store.path).parent.mkdir(parents=True, exist_ok=True)
+    Path(store.path).write_text('version = 1\n[transfer_users.t]\n'
+                                '[users.zed]\ntransfer_user = "t"\n'
+                                '[users.amy]\ntransfer_user = "t"\nacls = ["admin"]\n')
+    for _ in range(2):  # without, then with the cache
+        _rest, table = store.load_user_table()
+        assert (table.names, table.transfer_users, table.acls) == (
+            ["amy", "zed"], ["t", "t"], ["admin", ""])

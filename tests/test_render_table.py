@@ -96,13 +96,14 @@ def test_user_rows_made_on_demand_are_the_rows_and_render_the_same(users):
 
     from nodecli.cli.classic import classic_table
     from nodecli.config import Config, NodeUser, TransferUser
+    from nodecli.config.columns import UserTable
     from nodecli.render.table import render_csv
     from nodecli.users import UserRows, user_rows
 
     cfg = Config(transfer_users={x: TransferUser(x) for x in
                                  ("aspera", "a-much-longer-transfer-user")},
                  users={n: NodeUser(n, x, None, list(a)) for n, (x, a) in users.items()})
-    lazy, plain = UserRows(cfg), user_rows(cfg)
+    lazy, plain = UserRows(UserTable.of(cfg.users)), user_rows(cfg)
     assert list(lazy) == plain and lazy == plain and len(lazy) == len(plain)
     assert [lazy[i] for i in range(len(lazy))] == plain and lazy[1:3] == plain[1:3]
     assert json.dumps(list(lazy)) == json.dumps(plain)

@@ -89,23 +89,25 @@ def classic_table(rows: Sequence[dict[str, Any]]) -> str:
             return [r[key] for r in rows]
     names = sanitize_all(column("name"))
     xusers = sanitize_all(column("transfer_user"))
-    acls = column("acls")
-    flat = [a for acl in acls for a in acl]
-    if UNSAFE.search("".join(flat)) is None:  # nothing to clean: join as they are
-        acl_cells = ["[" + ",".join(acl) + "]" for acl in acls]
-    else:
-        acl_cells = ["[" + ",".join(sanitize(a) for a in acl) + "]" for acl in acls]
-    columns = [names, xusers, acl_cells]
-    widths = [max([minimum, *map(len, col)]) for minimum, col in zip((13, 21, 21), columns,
-                                                                      strict=True)]
+    text_column = getattr(rows, "text_column", None)
+    joined = text_column("acls") if text_column is not None else None
+    if joined is None or UNSAFE.search("".join(joined)) is not None:
+        acls = column("acls")
+        if UNSAFE.search("".join(a for acl in acls for a in acl)) is None:
+            joined = [",".join(acl) for acl in acls]  # nothing to clean: as they are
+        else:
+            joined = [",".join(sanitize(a) for a in acl) for acl in acls]
+    # an ACL cell is "[" + the joined ACLs + "]"
+    widths = [max([13, *map(len, names)]), max([21, *map(len, xusers)]),
+              max([21, *(n + 2 for n in map(len, joined))])]
     head = [("user", "system/transfer", "user acls"), tuple("=" * w for w in widths)]
     lines = [" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
              for line in head]
     # each line is stripped of its trailing padding: the last cell ends in "]", so only
     # the padding of that cell goes, and it is simply not added
-    line = f"%-{widths[0]}s %-{widths[1]}s %s"
+    line = f"%-{widths[0]}s %-{widths[1]}s [%s]"
     return "\n".join(["List of Node API user(s):", *lines,
-                      *map(line.__mod__, zip(names, xusers, acl_cells, strict=True))])
+                      *map(line.__mod__, zip(names, xusers, joined, strict=True))])
 
 
 def _render_acls(app: App, rows: list[dict[str, Any]], fmt: str) -> None:

@@ -118,9 +118,12 @@ def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:
     return UserFields(users).columns
 
 
-def _checked_fields(columns: Any, transfer_users: dict[str, TransferUser]
-                    ) -> tuple[list[str], list[str], list[str | None], list[str],
-                               dict[str, list[str]]] | None:
+CheckedFields = tuple[list[str], list[str], list[str | None], list[str],
+                      dict[str, list[str]]]
+
+
+def checked_fields(columns: Any, transfer_users: dict[str, TransferUser]
+                   ) -> CheckedFields | None:
     """The fields of ``columns`` if they hold valid users, else None."""
     if columns.__class__ is not list or len(columns) != 4 or \
             set(map(type, columns)) != {str}:
@@ -156,18 +159,21 @@ def _checked_fields(columns: Any, transfer_users: dict[str, TransferUser]
 def valid_user_columns(columns: Any, transfer_users: dict[str, TransferUser]) -> bool:
     """Whether ``columns`` hold valid users (False may also mean "in doubt": the general
     reader then decides)."""
-    return _checked_fields(columns, transfer_users) is not None
+    return checked_fields(columns, transfer_users) is not None
 
 
 def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]
                        ) -> dict[str, NodeUser] | None:
     """The node users held by ``columns`` (see :func:`users_to_columns`), checked as the
     general reader checks them against ``transfer_users``; None when anything is off."""
+    fields = checked_fields(columns, transfer_users)
+    return None if fields is None else users_of_fields(fields)
+
+
+def users_of_fields(fields: CheckedFields) -> dict[str, NodeUser]:
+    """The node users of checked fields."""
     import gc
 
-    fields = _checked_fields(columns, transfer_users)
-    if fields is None:
-        return None
     names, xusers, passwords, acls, acl_lists = fields
     # 10,000 objects at once: the cyclic collector would walk them several times over
     enabled = gc.isenabled()
@@ -186,3 +192,26 @@ def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]
         if enabled:
             gc.enable()
     return out
+
+
+class UserTable:
+    """Every node user as parallel lists sorted by name, for listings: ``names``,
+    ``transfer_users`` and ``acls`` (comma-joined, "" for none)."""
+
+    __slots__ = ("acls", "names", "transfer_users")
+
+    def __init__(self, names: list[str], transfer_users: list[str], acls: list[str]) -> None:
+        if names != sorted(names):  # (a file not written by nodecli)
+            order = sorted(range(len(names)), key=names.__getitem__)
+            names = [names[i] for i in order]
+            transfer_users = [transfer_users[i] for i in order]
+            acls = [acls[i] for i in order]
+        self.names = names
+        self.transfer_users = transfer_users
+        self.acls = acls
+
+    @classmethod
+    def of(cls, users: dict[str, NodeUser]) -> UserTable:
+        ordered = [users[name] for name in sorted(users)]
+        return cls([u.name for u in ordered], [u.transfer_user for u in ordered],
+                   [",".join(u.acls) for u in ordered])

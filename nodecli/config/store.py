@@ -20,8 +20,11 @@ from typing import Any
 
 from nodecli.config.columns import (
     NO_HASH,
+    CheckedFields,
     UserFields,
-    users_from_columns,
+    UserTable,
+    checked_fields,
+    users_of_fields,
     valid_fields,
 )
 from nodecli.config.model import Config, ModelError
@@ -271,10 +274,38 @@ class ConfigStore:
         self._write_cache(raw, {k: v for k, v in data.items() if k != "users"}, cfg)
         return cfg, None
 
+    def load_user_table(self) -> tuple[Config, UserTable]:
+        """For listings: the configuration without its node users (``users`` is left
+        empty) and every node user as a :class:`UserTable`, sorted by name. Checked
+        exactly as :meth:`load` checks (errors included); only the user objects are not
+        built when the cache holds the users column-wise."""
+        raw = self._read_bytes(self.path)
+        if raw is not None:
+            cached = self._cached_parts(raw)
+            if cached is not None:
+                cfg, _columns, fields = cached
+                names, xusers, _passwords, acls, _lists = fields
+                return cfg, UserTable(names, xusers, acls)
+        cfg = self.load()
+        table = UserTable.of(cfg.users)
+        cfg.users = {}
+        return cfg, table
+
     def _cached_config(self, raw: bytes) -> tuple[Config, list[str]] | None:
         """The configuration the cache holds for exactly ``raw``, validated, and its users
         columns; None when the cache is absent, for other bytes, damaged or not valid
         (never an error)."""
+        cached = self._cached_parts(raw)
+        if cached is None:
+            return None
+        cfg, columns, fields = cached
+        cfg.users = users_of_fields(fields)
+        return cfg, columns
+
+    def _cached_parts(self, raw: bytes) -> tuple[Config, list[str], CheckedFields] | None:
+        """What the cache holds for exactly ``raw``, validated: the configuration without
+        its users, the users' columns and their checked fields; None when the cache is
+        absent, for other bytes, damaged or not valid (never an error)."""
         import json
 
         from nodecli.fsutil import read_regular
@@ -303,14 +334,13 @@ class ConfigStore:
                 return None
             cfg = Config.from_dict(data)
             columns = parts[1:5]
-            users = users_from_columns(columns, cfg.transfer_users)
+            fields = checked_fields(columns, cfg.transfer_users)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
                 MemoryError):
             return None  # (ModelError is a ValueError)
-        if users is None:
+        if fields is None:
             return None
-        cfg.users = users
-        return cfg, columns
+        return cfg, columns, fields
 
     def _write_cache(self, raw: bytes, rest: dict[str, Any], cfg: Config,
                      fields: UserFields | None = None) -> None:
