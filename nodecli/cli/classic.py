@@ -98,16 +98,18 @@ def classic_table(rows: Sequence[dict[str, Any]]) -> str:
         else:
             joined = [",".join(sanitize(a) for a in acl) for acl in acls]
     # an ACL cell is "[" + the joined ACLs + "]"
-    widths = [max([13, *map(len, names)]), max([21, *map(len, xusers)]),
-              max([21, *(n + 2 for n in map(len, joined))])]
+    widths = [max(13, max(map(len, names), default=0)),
+              max(21, max(map(len, xusers), default=0)),
+              max(21, max(map(len, joined), default=0) + 2)]
     head = [("user", "system/transfer", "user acls"), tuple("=" * w for w in widths)]
     lines = [" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
              for line in head]
     # each line is stripped of its trailing padding: the last cell ends in "]", so only
     # the padding of that cell goes, and it is simply not added
-    line = f"%-{widths[0]}s %-{widths[1]}s [%s]"
-    return "\n".join(["List of Node API user(s):", *lines,
-                      *map(line.__mod__, zip(names, xusers, joined, strict=True))])
+    from nodecli.render.table import _format_lines
+
+    text = _format_lines(f"\n%-{widths[0]}s %-{widths[1]}s [%s]", [names, xusers, joined])
+    return "\n".join(["List of Node API user(s):", *lines]) + text
 
 
 def _render_acls(app: App, rows: list[dict[str, Any]], fmt: str) -> None:

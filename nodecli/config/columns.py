@@ -122,9 +122,10 @@ CheckedFields = tuple[list[str], list[str], list[str | None], list[str],
                       dict[str, list[str]]]
 
 
-def checked_fields(columns: Any, transfer_users: dict[str, TransferUser]
-                   ) -> CheckedFields | None:
-    """The fields of ``columns`` if they hold valid users, else None."""
+def checked_fields(columns: Any, transfer_users: dict[str, TransferUser], *,
+                   with_hashes: bool = True) -> CheckedFields | None:
+    """The fields of ``columns`` if they hold valid users, else None. Without
+    ``with_hashes`` the hashes are checked but not split out (their list is empty)."""
     if columns.__class__ is not list or len(columns) != 4 or \
             set(map(type, columns)) != {str}:
         return None
@@ -136,12 +137,18 @@ def checked_fields(columns: Any, transfer_users: dict[str, TransferUser]
         return None
     names = names_text.split(" ")
     xusers = xusers_text.split(" ")
-    passwords: list[str | None] = hashes_text.split(" ")  # type: ignore[assignment]
     acls = acls_text.split(" ")
     n = len(names)  # (the trailing empty field is dropped below, in each column)
-    if not n == len(xusers) == len(passwords) == len(acls) or \
-            "" != names.pop() or "" != xusers.pop() or "" != passwords.pop() or \
-            "" != acls.pop():
+    if with_hashes:
+        passwords: list[str | None] = hashes_text.split(" ")  # type: ignore[assignment]
+        if len(passwords) != n or "" != passwords.pop():
+            return None
+    elif hashes_text.count(" ") != n - 1:  # (the pattern ends every field with a space)
+        return None
+    else:
+        passwords = []
+    if not n == len(xusers) == len(acls) or \
+            "" != names.pop() or "" != xusers.pop() or "" != acls.pop():
         return None
     if len(set(names)) != n - 1 or not set(xusers) <= transfer_users.keys():
         return None  # (so the transfer users are known names)

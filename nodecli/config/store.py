@@ -163,6 +163,20 @@ def _dump_toml(data: dict[str, Any], dumps: Callable[[dict[str, Any]], str]) -> 
     return "\n".join(part for part in parts if part)
 
 
+def _lines(blob: bytes, start: int, count: int) -> list[str] | None:
+    """``blob[start:]`` as exactly ``count`` UTF-8 lines, each ended by a line break
+    (each decoded from the buffer in place); None when it is not that."""
+    view = memoryview(blob)
+    out = []
+    for _ in range(count):
+        end = blob.find(b"\n", start)
+        if end < 0:
+            return None
+        out.append(str(view[start:end], "utf-8"))
+        start = end + 1
+    return out if start == len(blob) else None
+
+
 def _sorted_fields(cfg: Config) -> UserFields:
     """UserFields of the users in the order they are written (sorted by name)."""
     users = cfg.users
@@ -281,7 +295,7 @@ class ConfigStore:
         built when the cache holds the users column-wise."""
         raw = self._read_bytes(self.path)
         if raw is not None:
-            cached = self._cached_parts(raw)
+            cached = self._cached_parts(raw, with_hashes=False)
             if cached is not None:
                 cfg, _columns, fields = cached
                 names, xusers, _passwords, acls, _lists = fields
@@ -302,7 +316,8 @@ class ConfigStore:
         cfg.users = users_of_fields(fields)
         return cfg, columns
 
-    def _cached_parts(self, raw: bytes) -> tuple[Config, list[str], CheckedFields] | None:
+    def _cached_parts(self, raw: bytes, *, with_hashes: bool = True
+                      ) -> tuple[Config, list[str], CheckedFields] | None:
         """What the cache holds for exactly ``raw``, validated: the configuration without
         its users, the users' columns and their checked fields; None when the cache is
         absent, for other bytes, damaged or not valid (never an error)."""
@@ -323,18 +338,17 @@ class ConfigStore:
                 return None
             from zlib import crc32
 
-            tail = memoryview(blob)[start + len(raw):]
-            if crc32(tail) != int(crc):  # damaged (torn, flipped, truncated)
-                return None
-            parts = str(tail, "utf-8").split("\n")
-            if len(parts) != 6 or parts[5]:
+            if crc32(memoryview(blob)[start + len(raw):]) != int(crc):
+                return None  # damaged (torn, flipped, truncated)
+            parts = _lines(blob, start + len(raw), 5)
+            if parts is None:
                 return None
             data = json.loads(parts[0])
             if data.__class__ is not dict or "users" in data:
                 return None
             cfg = Config.from_dict(data)
             columns = parts[1:5]
-            fields = checked_fields(columns, cfg.transfer_users)
+            fields = checked_fields(columns, cfg.transfer_users, with_hashes=with_hashes)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
                 MemoryError):
             return None  # (ModelError is a ValueError)

@@ -136,6 +136,14 @@ def _ends_in_space(cells: list[str]) -> bool:
     return len(tails) != len(cells) or " " in tails or not tails.isprintable()
 
 
+def _format_lines(line: str, columns: list[list[str]]) -> str:
+    """``line`` (a %-format, one ``%s`` field per column) filled with each row of
+    ``columns`` (lists of strings of one length), all lines in one string."""
+    from itertools import chain
+
+    return (line * len(columns[0])) % tuple(chain.from_iterable(zip(*columns, strict=True)))
+
+
 def render_plain_table(
     rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str]
 ) -> None:
@@ -155,8 +163,9 @@ def render_plain_table(
     # cell of every line ends in a visible character
     line = "  ".join([*(f"%{'' if c.justify == 'right' else '-'}{w}s"
                         for c, w in zip(columns[:last], widths, strict=False)), "%s"]) + "\n"
-    # one write for the whole table (a write per line costs more than the formatting)
-    out.write("".join(map(line.__mod__, zip(*cells, strict=True))))
+    # one format for the whole table (the line repeated): no string per line, and one
+    # write (a write per line costs more than the formatting)
+    out.write(_format_lines(line, cells))
 
 
 def render_rich_table(
