@@ -488,3 +488,22 @@ def test_backup_link_temp_name_is_one_the_stale_cleanup_knows(store, monkeypatch
     os.utime(left, (0, 0))
     names = [Path(store.path).name, Path(store.paths.backup_file).name]
     assert remove_stale_temps(store.paths.config_dir, names) == [str(left)]
+
+
+@pytest.mark.parametrize("shape", ["all with passwords", "some without", "quoted names"])
+def test_the_users_template_writes_what_tomli_w_writes(store, shape):
+    import tomli_w
+
+    from nodecli.config.store import _HEADER
+
+    acls = [[], ["admin"], ["admin", "internal"], ["impersonation", "internal", "admin"]]
+    cfg = Config(transfer_users={"aspera": TransferUser("aspera", ["file:////*"]),
+                                 "web": TransferUser("web", [], "/srv")})
+    for i in range(60):
+        name = f"u{i:03d}" if shape != "quoted names" or i % 7 else f"mail.{i}@x.org"
+        password = None if shape == "some without" and i % 5 == 0 else _HASH
+        cfg.users[name] = NodeUser(name, "web" if i % 3 else "aspera", password, acls[i % 4])
+    with store.locked():
+        store.save_unlocked(cfg)
+    assert Path(store.path).read_bytes() == (_HEADER + tomli_w.dumps(cfg.to_dict())).encode()
+    assert store.load() == cfg

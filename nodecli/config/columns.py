@@ -98,7 +98,7 @@ class UserFields:
 
 def valid_fields(fields: UserFields, transfer_users: dict[str, TransferUser]) -> bool:
     """Whether the users ``fields`` were made from are valid against ``transfer_users``:
-    the checks of :func:`valid_user_columns` on the lists in hand (the names, keys of one
+    the checks of :func:`checked_fields` on the lists in hand (the names, keys of one
     dict, are distinct). False may also mean "in doubt"."""
     columns = fields.columns
     if columns is None:
@@ -161,12 +161,6 @@ def checked_fields(columns: Any, transfer_users: dict[str, TransferUser], *,
             return None
         acl_lists[joined] = parts
     return names, xusers, passwords, acls, acl_lists
-
-
-def valid_user_columns(columns: Any, transfer_users: dict[str, TransferUser]) -> bool:
-    """Whether ``columns`` hold valid users (False may also mean "in doubt": the general
-    reader then decides)."""
-    return checked_fields(columns, transfer_users) is not None
 
 
 def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]

@@ -184,7 +184,7 @@ def _sorted_fields(cfg: Config) -> UserFields:
 
 
 _HASH_LINE = 'password = "%s"\n'
-_USER_TABLE = '[users.%s]\ntransfer_user = "%s"\npassword = "%s"\n%s'
+_USER_TABLE = '[users.%s]\ntransfer_user = "%s"\npassword = "%s"\n%s\n'
 _QUOTED_NAME = re.compile(r"[^A-Za-z0-9_ -]")  # a name with one of these is a quoted key
 
 
@@ -203,9 +203,12 @@ def _users_toml(fields: UserFields) -> str | None:
     hashes = fields.hashes
     quoted = _QUOTED_NAME.search(fields.columns[0]) is not None
     if NO_HASH not in hashes and not quoted:  # the common case: one template per table
-        return "\n".join(map(_USER_TABLE.__mod__,
-                             zip(fields.names, fields.transfer_users, hashes,
-                                 map(blocks.__getitem__, fields.acls), strict=True)))
+        from itertools import chain
+
+        # one format of the table repeated: no string per table
+        values = zip(fields.names, fields.transfer_users, hashes,
+                     map(blocks.__getitem__, fields.acls), strict=True)
+        return ((_USER_TABLE * len(hashes)) % tuple(chain.from_iterable(values)))[:-1]
     if NO_HASH in hashes:
         passwords = [_HASH_LINE % h if h != NO_HASH else "" for h in hashes]
     else:
