@@ -66,16 +66,17 @@ class UserFields:
 
     __slots__ = ("acls", "columns", "hashes", "names", "transfer_users")
 
-    def __init__(self, users: dict[str, NodeUser]) -> None:
+    def __init__(self, users: dict[str, NodeUser], *, sort: bool = False) -> None:
+        """The fields of ``users`` in their order, or sorted by name with ``sort``."""
         self.columns: list[str] | None = None
         try:
-            self._fill(users)
+            names = sorted(users) if sort else list(users)
+            self._fill(names, [users[name] for name in names] if sort else users.values())
         except TypeError:  # a value that is not a string: no column form (nor valid)
             self.columns = None
 
-    def _fill(self, users: dict[str, NodeUser]) -> None:
-        values = users.values()
-        self.names = list(users)
+    def _fill(self, names: list[str], values: Any) -> None:
+        self.names = names
         self.transfer_users = [u.transfer_user for u in values]
         hashes = [u.password_hash for u in values]
         missing = hashes.count(None)

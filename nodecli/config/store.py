@@ -179,8 +179,7 @@ def _lines(blob: bytes, start: int, count: int) -> list[str] | None:
 
 def _sorted_fields(cfg: Config) -> UserFields:
     """UserFields of the users in the order they are written (sorted by name)."""
-    users = cfg.users
-    return UserFields({name: users[name] for name in sorted(users)})
+    return UserFields(cfg.users, sort=True)
 
 
 _HASH_LINE = 'password = "%s"\n'
