@@ -507,3 +507,92 @@ def test_the_users_template_writes_what_tomli_w_writes(store, shape):
         store.save_unlocked(cfg)
     assert Path(store.path).read_bytes() == (_HEADER + tomli_w.dumps(cfg.to_dict())).encode()
     assert store.load() == cfg
+
+
+# -- preloading (a password hash runs while the config is read) and large saves ----------
+
+
+def test_a_preload_is_used_only_while_the_file_is_unchanged_and_only_once(store):
+    _add(store, "alice")
+    first = store.preload()
+    assert first is not None and set(first.cfg.users) == {"alice"}
+    with store.edit(first) as cfg:  # the file is as it was read: that Config is edited
+        assert cfg is first.cfg
+        cfg.users["bob"] = NodeUser("bob", "aspera")
+    with store.edit(first) as cfg:  # used once: a fresh read, with bob
+        assert cfg is not first.cfg and set(cfg.users) == {"alice", "bob"}
+    stale = store.preload()
+    _add(store, "carol")  # another writer in between
+    with store.edit(stale) as cfg:  # the bytes differ: read again, carol is not lost
+        cfg.users["dave"] = NodeUser("dave", "aspera")
+    assert set(store.load().users) == {"alice", "bob", "carol", "dave"}
+
+
+def test_a_preload_of_a_damaged_config_is_none_and_the_edit_reports_it(store):
+    _add(store, "alice")
+    Path(store.path).write_text("version = 1\n[users.x\n")
+    assert store.preload() is None
+    with pytest.raises(ConfigError, match="invalid TOML"), store.edit():
+        pytest.fail("the block ran on a damaged config")
+
+
+def test_user_add_hashes_while_reading_and_reports_errors_in_the_same_order(store):
+    from nodecli.errors import UsageError
+    from nodecli.passwords import verify_password
+    from nodecli.users import add_user, modify_user
+
+    _add(store, "alice")
+    add_user(store, "bob", transfer_user="aspera", password="s3cret-pw!")
+    modify_user(store, "alice", password="an0ther-pw!")
+    users = store.load().users
+    assert verify_password("s3cret-pw!", users["bob"].password_hash)
+    assert verify_password("an0ther-pw!", users["alice"].password_hash)
+    before = Path(store.path).read_bytes()
+    Path(store.path).write_bytes(before + b"\n[users.x\n")  # damaged from here on
+    with pytest.raises(UsageError, match="empty"):  # the password's problem comes first
+        add_user(store, "carol", transfer_user="aspera", password="")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        add_user(store, "carol", transfer_user="aspera", password="s3cret-pw!")
+    assert Path(store.path).read_bytes() == before + b"\n[users.x\n"
+
+
+def _many_users(store: ConfigStore, count: int) -> None:
+    with store.edit() as cfg:
+        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////data/*"])
+        for i in range(count):
+            cfg.users[f"u{i:05d}"] = NodeUser(f"u{i:05d}", "aspera", None, ["admin"])
+
+
+def test_a_large_save_writes_the_config_and_its_cache(store):
+    from nodecli.config.store import OVERLAP_BYTES
+
+    _many_users(store, 5000)
+    raw = Path(store.path).read_bytes()
+    assert len(raw) >= OVERLAP_BYTES  # the save that wrote it overlapped the two writes
+    assert store._cached_config(raw) is not None  # the cache is for exactly these bytes
+    _add(store, "zed")
+    raw = Path(store.path).read_bytes()
+    assert b"[users.zed]" in raw and store._cached_config(raw) is not None
+    assert len(store.load().users) == 5001
+
+
+def test_a_large_save_that_cannot_write_raises_and_changes_nothing(store, monkeypatch):
+    import errno
+
+    from nodecli.config import store as store_module
+
+    _many_users(store, 5000)
+    before = Path(store.path).read_bytes()
+    real = store_module.atomic_write
+
+    def full_disk(path, data, *args, **kwargs):
+        if path == store.path:
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "atomic_write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        _add(store, "zed")
+    monkeypatch.undo()
+    assert Path(store.path).read_bytes() == before
+    assert "zed" not in store.load().users  # (the cache written meanwhile is not used)

@@ -38,6 +38,8 @@ from nodecli.fsutil import (
     temp_name,
 )
 
+#: From this size on, a save writes the parse cache while the config file is synced.
+OVERLAP_BYTES = 256 * 1024
 # A config larger than this is certainly not ours (10,000 users take ~1.5 MB).
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
 #: How ``state/config.cache`` starts: this line ends with the size of the config bytes
@@ -235,6 +237,26 @@ def _dump_with_users(rest: dict[str, Any], users_text: str) -> bytes:
     return (_HEADER + "\n".join(part for part in parts if part)).encode("utf-8")
 
 
+class _Unread:
+    """The type of :data:`_UNREAD`: a file's bytes not read yet."""
+
+
+_UNREAD = _Unread()
+
+
+class Preloaded:
+    """A configuration read and checked before the lock was taken, with the exact bytes
+    it came from (see :meth:`ConfigStore.preload`)."""
+
+    __slots__ = ("cfg", "columns", "raw", "used")
+
+    def __init__(self, raw: bytes | None, cfg: Config, columns: list[str] | None) -> None:
+        self.raw = raw
+        self.cfg = cfg
+        self.columns = columns
+        self.used = False
+
+
 class ConfigStore:
     def __init__(self, paths: Paths) -> None:
         self.paths = paths
@@ -279,7 +301,10 @@ class ConfigStore:
     def _load(self) -> tuple[Config, list[str] | None]:
         """:meth:`load`, and the users' columns (UserFields.columns) when the cache gave
         them, else None."""
-        raw = self._read_bytes(self.path)
+        return self._load_bytes(self._read_bytes(self.path))
+
+    def _load_bytes(self, raw: bytes | None) -> tuple[Config, list[str] | None]:
+        """:meth:`_load` of ``raw``, the current file's bytes (None: there is none)."""
         if raw is None:
             return Config(), None
         cached = self._cached_config(raw)
@@ -385,9 +410,12 @@ class ConfigStore:
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
-    def save_unlocked(self, cfg: Config, fields: UserFields | None = None) -> None:
+    def save_unlocked(self, cfg: Config, fields: UserFields | None = None, *,
+                      current: bytes | _Unread | None = _UNREAD) -> None:
         """Write ``cfg``; the caller holds the lock. Keeps the previous file as .bak.
-        ``fields``: UserFields of ``cfg.users`` sorted by name, when the caller has them."""
+        ``fields``: UserFields of ``cfg.users`` sorted by name, when the caller has them;
+        ``current``: the file's bytes (None: no file) when the caller read them under
+        the lock it holds."""
         # Validate what we are about to write so we never write what we could not read
         # back (see _checked_bytes; re-parsing the TOML cost ~0.7 s per write at 10,000
         # users).
@@ -401,11 +429,32 @@ class ConfigStore:
                                   f"{target}")
         remove_stale_temps(self.paths.config_dir, (os.path.basename(self.path),
                                                    os.path.basename(self.paths.backup_file)))
-        old = self._read_bytes(self.path)
+        old = self._read_bytes(self.path) if current is _UNREAD else current
         if old is not None and old != data:
             self._keep_as_backup(old)
-        atomic_write(self.path, data)
+        if len(data) < OVERLAP_BYTES:
+            atomic_write(self.path, data)
+            self._write_cache(data, rest, cfg, fields)
+            return
+        # A large file's fsync is a wait on the disk, during which the interpreter lock is
+        # free: the cache is built and written meanwhile. Either may land first after a
+        # crash: a cache is used only for the exact bytes of the file.
+        import threading
+
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                atomic_write(self.path, data)
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                failed.append(exc)
+
+        writer = threading.Thread(target=write, name="config-write")
+        writer.start()
         self._write_cache(data, rest, cfg, fields)
+        writer.join()
+        if failed:
+            raise failed[0]
 
     def _checked_bytes(self, cfg: Config, fields: UserFields | None = None
                        ) -> tuple[bytes, dict[str, Any], UserFields]:
@@ -458,11 +507,33 @@ class ConfigStore:
         with file_lock(self.paths.lock_file):
             yield
 
+    def preload(self) -> Preloaded | None:
+        """The current configuration, read and checked without the lock, for
+        :meth:`edit` to use if the file is still the same when it holds the lock (so the
+        check can run while something slow happens first, such as a password hash).
+        None when it cannot be read or is not valid: :meth:`edit` then reads it again
+        and reports the problem as always."""
+        from nodecli.errors import NodecliError
+
+        try:
+            raw = self._read_bytes(self.path)
+            return Preloaded(raw, *self._load_bytes(raw))
+        except NodecliError:
+            return None
+
     @contextlib.contextmanager
-    def edit(self) -> Iterator[Config]:
-        """Read-modify-write under the lock. Nothing is written if the block raises."""
+    def edit(self, preloaded: Preloaded | None = None) -> Iterator[Config]:
+        """Read-modify-write under the lock. Nothing is written if the block raises.
+
+        ``preloaded`` (from :meth:`preload`) is used only if the file, read again under
+        the lock, still has exactly the bytes it was made from."""
         with self.locked():
-            cfg, columns = self._load()
+            raw = self._read_bytes(self.path)
+            if preloaded is not None and not preloaded.used and preloaded.raw == raw:
+                cfg, columns = preloaded.cfg, preloaded.columns
+                preloaded.used = True  # once only: the block changes that Config
+            else:
+                cfg, columns = self._load_bytes(raw)
             names = list(cfg.users)
             if columns is None or names != sorted(names):
                 columns = _sorted_fields(cfg).columns  # (a file not written by nodecli)
@@ -475,7 +546,7 @@ class ConfigStore:
             else:
                 changed = (cfg.to_dict(users=False), fields.columns) != before
             if changed:
-                self.save_unlocked(cfg, fields)
+                self.save_unlocked(cfg, fields, current=raw)
 
     def restore_backup(self) -> Config:
         """Swap ``config.toml.bak`` back in (the current file becomes the new .bak)."""
