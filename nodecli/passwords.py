@@ -33,11 +33,13 @@ _PHC = (
 
 
 # The common case of a valid hash, ranges included, in one match (ASCII digits only);
-# anything else is judged by _PHC and the range checks in is_valid_hash.
-_VALID_PLAIN = re.compile(
+# anything else is judged by _PHC and the range checks in is_valid_hash. Compiled on
+# first use (listings check hashes column-wise and never need it).
+_VALID_PLAIN = (
     r"\$scrypt\$ln=(?:0?[1-9]|1[0-9]|20),r=(?:0?[1-9]|[12][0-9]|3[0-2]),p=(?:0?[1-9]|1[0-6])"
     r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}"
 )
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
 class PasswordError(ValueError):
@@ -87,7 +89,8 @@ def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
 
 
 def is_valid_hash(phc: str) -> bool:
-    if _VALID_PLAIN.fullmatch(phc) is not None:
+    plain = _compiled.get("plain") or _compiled.setdefault("plain", re.compile(_VALID_PLAIN))
+    if plain.fullmatch(phc) is not None:
         return True
     m = re.match(_PHC, phc)
     return bool(m) and _in_range(int(m["ln"]), int(m["r"]), int(m["p"]))

@@ -8,12 +8,13 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, confirm, output_option, pass_app, read_secret_stdin
-from nodecli.cli.complete import complete_access_keys
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column, sanitize
+
+complete_access_keys = lazy_completer("complete_access_keys")
 
 KEY_COLUMNS = [Column("id", "id"), Column("storage", "storage"),
                Column("root_file_id", "root file id"),

@@ -9,10 +9,11 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, output_option, pass_app
-from nodecli.cli.complete import complete_checkpoints
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
+
+complete_checkpoints = lazy_completer("complete_checkpoints")
 
 
 def _since(value: str | None) -> Any:

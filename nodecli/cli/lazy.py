@@ -215,3 +215,16 @@ class LazyGroup(HelpGroup):
         # options of this group (click's Command.shell_complete handles them)
         results.extend(click.Command.shell_complete(self, ctx, incomplete))
         return results
+
+
+def lazy_completer(name: str) -> Any:
+    """The completion function ``nodecli.cli.complete.<name>``, imported only when the
+    shell asks for completions (a command's options are declared at every start)."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+        from nodecli.cli import complete as completers
+
+        return getattr(completers, name)(ctx, param, incomplete)
+
+    complete.__name__ = name
+    return complete

@@ -14,8 +14,7 @@ from nodecli.cli.common import (
     pass_app,
     read_secret_stdin,
 )
-from nodecli.cli.complete import complete_access_keys, complete_users
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import (
     complete_node_profiles,
     node_options,
@@ -23,6 +22,9 @@ from nodecli.cli.remote import (
     pop_node_options,
 )
 from nodecli.render import Column
+
+complete_access_keys = lazy_completer("complete_access_keys")
+complete_users = lazy_completer("complete_users")
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

@@ -10,7 +10,11 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, get_secret, read_secret_stdin
-from nodecli.cli.complete import complete_access_keys, complete_nodes, complete_users
+from nodecli.cli.lazy import lazy_completer
+
+complete_access_keys = lazy_completer("complete_access_keys")
+complete_nodes = lazy_completer("complete_nodes")
+complete_users = lazy_completer("complete_users")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from nodecli import __version__
-from nodecli.cli.lazy import LazyGroup
+from nodecli.cli.lazy import LazyGroup, lazy_completer
 
 # name -> "module:attribute"; imported only when the subcommand runs.
 SUBCOMMANDS = {
@@ -31,17 +31,6 @@ SUBCOMMANDS = {
                    "List, watch and resolve long-running operations."),
     "workspaces": ("nodecli.cli.workspaces:workspaces", "Create workspaces (202 + operation)."),
 }
-
-def _lazy_complete(name: str) -> Any:
-    """A shell_complete callback importing nodecli.cli.complete only when completing."""
-
-    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
-        from nodecli.cli import complete as completers
-
-        return getattr(completers, name)(ctx, param, incomplete)
-
-    return complete
-
 
 def _flag_name(ctx: click.Context, param_name: str) -> str:
     """How the user spells a parameter: its longest option (``output_format`` -> --output)."""
@@ -93,13 +82,13 @@ Subcommands:
 @click.option("-m", "--modify", is_flag=True, help="Classic: change -u's password or ACLs.")
 @click.option("-d", "--delete", is_flag=True, help="Classic: delete node user -u.")
 @click.option("-u", "--user", "user", metavar="NAME", help="Classic: node user name.",
-              shell_complete=_lazy_complete("complete_users"))
+              shell_complete=lazy_completer("complete_users"))
 @click.option("-p", "--pwd", "--password", "password", metavar="PASS",
               help="Classic: password (visible to other users of the machine: "
                    "prefer the prompt, --password-stdin or NODECLI_PASSWORD).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
 @click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.",
-              shell_complete=_lazy_complete("complete_transfer_users"))
+              shell_complete=lazy_completer("complete_transfer_users"))
 @click.option("--acl-set", metavar="LIST", help="Classic: replace ACLs (comma-separated).")
 @click.option("--acl-add", metavar="LIST", help="Classic: add ACLs.")
 @click.option("--acl-del", metavar="LIST", help="Classic: remove ACLs.")
@@ -113,15 +102,15 @@ Subcommands:
 # --- classic bearer-token flags ---------------------------------------------------------
 @click.option("--bearer-create", is_flag=True, help="Classic: create a bearer token.")
 @click.option("--access-key", metavar="AK", help="Token: access key id.",
-              shell_complete=_lazy_complete("complete_access_keys"))
+              shell_complete=lazy_completer("complete_access_keys"))
 @click.option("--user-id", metavar="UID", help="Token: user id granted permissions.")
 @click.option("--group-ids", metavar="G1,G2", help="Token: group ids (comma-separated).")
 @click.option("--expires-at", metavar="TIME",
               help="Token: expiry, ISO 8601 UTC or +2h/+30m/+7d (default +1h).")
 @click.option("--key-file-dir", metavar="DIR", help="Token: folder of the key pair.",
-              shell_complete=_lazy_complete("complete_dirs"))
+              shell_complete=lazy_completer("complete_dirs"))
 @click.option("--key-file-path", metavar="PATH", help="Token: private key file.",
-              shell_complete=_lazy_complete("complete_files"))
+              shell_complete=lazy_completer("complete_files"))
 @click.option("--scope-role", type=click.Choice(["admin", "user"]), help="Token: role "
               "(default admin).")
 @click.option("--token-key-length", type=int, metavar="BITS",

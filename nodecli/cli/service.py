@@ -14,11 +14,12 @@ from nodecli.cli.common import (
     pass_app,
     read_secret_stdin,
 )
-from nodecli.cli.complete import complete_services
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.service_session import path_overrides
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column, sanitize
+
+complete_services = lazy_completer("complete_services")
 
 
 @click.group(cls=HelpGroup,

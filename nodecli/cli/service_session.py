@@ -15,8 +15,10 @@ from nodecli.cli.common import (
     InputFile,
     get_secret,
 )
-from nodecli.cli.complete import complete_services
+from nodecli.cli.lazy import lazy_completer
 from nodecli.render import sanitize
+
+complete_services = lazy_completer("complete_services")
 
 F = TypeVar("F", bound=Callable[..., Any])
 _SERVICE_OPTIONS = [

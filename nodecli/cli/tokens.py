@@ -15,8 +15,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import get_secret, output_option, pass_app
-from nodecli.cli.complete import complete_access_keys, complete_dirs, complete_files, complete_users
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.errors import NodecliError, UsageError
 from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
 from nodecli.render import sanitize
@@ -29,6 +28,11 @@ from nodecli.tokens import (
     build_payload,
     parse_group_ids,
 )
+
+complete_access_keys = lazy_completer("complete_access_keys")
+complete_dirs = lazy_completer("complete_dirs")
+complete_files = lazy_completer("complete_files")
+complete_users = lazy_completer("complete_users")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

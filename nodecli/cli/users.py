@@ -11,8 +11,7 @@ import click
 from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import get_secret, output_option, pass_app
-from nodecli.cli.complete import complete_transfer_users, complete_users
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.render import Column
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -22,6 +21,9 @@ USER_COLUMNS = (
     Column("transfer_user", "transfer user"),
     Column("acls", "acls"),
 )
+
+complete_transfer_users = lazy_completer("complete_transfer_users")
+complete_users = lazy_completer("complete_users")
 
 
 def password_options(f: F) -> F:

@@ -7,8 +7,7 @@ import click
 from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import output_option, pass_app
-from nodecli.cli.complete import complete_transfer_users
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.users import render_record, report
 from nodecli.render import Column
 
@@ -18,6 +17,8 @@ XUSER_COLUMNS = (
     Column("docroot", "docroot"),
     Column("node_users", "node users"),
 )
+
+complete_transfer_users = lazy_completer("complete_transfer_users")
 
 FORMS_HELP = """\b
 Restriction forms (prefix ! to reject; ? * and \\ escapes are glob syntax):

@@ -363,7 +363,7 @@ class ConfigStore:
             start = end + 1
             if not blob.startswith(raw, start):  # (compared in place: no copies)
                 return None
-            from zlib import crc32
+            from binascii import crc32  # (the CRC-32 of zlib, in a lighter module)
 
             if crc32(memoryview(blob)[start + len(raw):]) != int(crc):
                 return None  # damaged (torn, flipped, truncated)
@@ -389,7 +389,7 @@ class ConfigStore:
         users (which are stored column-wise; ``fields`` when the caller has them). Best
         effort and not fsynced: a torn or stale cache is simply not used."""
         import json
-        from zlib import crc32
+        from binascii import crc32
 
         columns = (fields or UserFields(cfg.users)).columns
         if columns is None:
