@@ -16,12 +16,13 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 StrPath = str | os.PathLike[str]
+P = TypeVar("P", bound=StrPath)  # ensure_private_dir gives back what it was given
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -103,7 +104,7 @@ def remove_stale_temps(folder: StrPath, names: Iterable[str], *,
     return removed
 
 
-def ensure_private_dir(path: StrPath) -> StrPath:
+def ensure_private_dir(path: P) -> P:
     """Create ``path`` (and missing parents) as 0700 folders; leave existing ones alone."""
     missing: list[str] = []
     p = os.fspath(path)
