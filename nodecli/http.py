@@ -72,8 +72,7 @@ class Auth(FrozenRecord):
 
     _FIELDS = ("kind", "username", "password", "token", "access_key", "access_key_header",
                "note")
-    __slots__ = ("access_key", "access_key_header", "kind", "note", "password", "token",
-                 "username")
+    __slots__ = _FIELDS
     _NO_REPR = frozenset({"password", "token"})
     kind: str
     username: str | None
@@ -128,8 +127,7 @@ class Endpoint(FrozenRecord):
 
     _FIELDS = ("base_url", "auth", "cacert", "insecure", "connect_timeout", "read_timeout",
                "deadline", "max_attempts", "max_body", "label", "peer", "cacert_env")
-    __slots__ = ("auth", "base_url", "cacert", "cacert_env", "connect_timeout", "deadline",
-                 "insecure", "label", "max_attempts", "max_body", "peer", "read_timeout")
+    __slots__ = _FIELDS
     base_url: str
     auth: Auth
     cacert: str | None
@@ -161,7 +159,7 @@ class Response(Record):
     """One HTTP answer; header names are lower-case."""
 
     _FIELDS = ("status", "headers", "body", "url", "elapsed")
-    __slots__ = ("body", "elapsed", "headers", "status", "url")
+    __slots__ = _FIELDS
 
     def __init__(self, status: int, headers: dict[str, str], body: bytes, url: str,
                  elapsed: float) -> None:

@@ -79,7 +79,7 @@ class KeyPairInfo(FrozenRecord):
     """A key pair just written: its two files, size and fingerprint."""
 
     _FIELDS = ("private_path", "public_path", "bits", "fingerprint")
-    __slots__ = ("bits", "fingerprint", "private_path", "public_path")
+    __slots__ = _FIELDS
     private_path: str
     public_path: str
     bits: int

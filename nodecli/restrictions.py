@@ -55,7 +55,7 @@ class Restriction(FrozenRecord):
     "udp", "tcp" or "stream"; ``pattern`` the glob without the leading "!"."""
 
     _FIELDS = ("raw", "negated", "storage", "pattern")
-    __slots__ = ("negated", "pattern", "raw", "storage")
+    __slots__ = _FIELDS
     raw: str
     negated: bool
     storage: str

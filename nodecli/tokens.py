@@ -88,7 +88,7 @@ class DecodedToken(FrozenRecord):
     """A token taken apart without any trust: claims, exact payload bytes, signature."""
 
     _FIELDS = ("claims", "payload", "signature")
-    __slots__ = ("claims", "payload", "signature")
+    __slots__ = _FIELDS
     claims: dict[str, Any]
     payload: bytes
     signature: bytes

@@ -80,8 +80,8 @@ class NodeUser(_Record):
     """A Node API user tied to a transfer user; the password is a PHC hash string."""
 
     # slots: a 10,000-user config builds (and frees) 10,000 of these on every load
-    __slots__ = ("acls", "name", "password_hash", "transfer_user")
     _FIELDS = ("name", "transfer_user", "password_hash", "acls")
+    __slots__ = _FIELDS
 
     def __init__(self, name: str, transfer_user: str, password_hash: str | None = None,
                  acls: list[str] | None = None) -> None:

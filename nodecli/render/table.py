@@ -26,7 +26,7 @@ class Column(FrozenRecord):
     times, statuses); the other columns wrap to make room."""
 
     _FIELDS = ("key", "heading", "justify", "whole")
-    __slots__ = ("heading", "justify", "key", "whole")
+    __slots__ = _FIELDS
     key: str
     heading: str
     justify: str
