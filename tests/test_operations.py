@@ -423,6 +423,10 @@ def test_service_profile_lifecycle(invoke, service, home):
     r = invoke("service", "remove", "emu", "--yes", env=env)
     assert r.exit_code == 0
     assert service.token not in secrets.read_text()
+    r = invoke("service", "remove", "emu", env=env)  # no question for a name not saved
+    assert r.exit_code == 5
+    assert "no service profile 'emu' (profiles: none saved)" in r.stderr
+    assert "nodecli service add NAME" in r.stderr
     r = invoke("operations", "list", env=env)
     assert r.exit_code == 2
 

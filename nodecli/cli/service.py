@@ -155,12 +155,13 @@ def service_remove(app: App, name: str, yes: bool) -> None:
     Examples:
       nodecli service remove staging --yes
     """
-    from nodecli.errors import NotFoundError
+    from nodecli.profiles import unknown_profile
     from nodecli.profiles.service import remove_profile
     from nodecli.secrets import open_secrets
 
-    if name not in app.store.load().services:
-        raise NotFoundError(f"no service profile {name!r}")
+    services = app.store.load().services
+    if name not in services:  # before the question (remove_profile checks again, locked)
+        raise unknown_profile("service", name, services)
     if not confirm(app, f"Remove service profile {name!r} and its stored token?", yes=yes):
         raise NodecliError("cancelled: nothing removed")
     remove_profile(app.store, open_secrets(app.paths), name)
