@@ -134,34 +134,6 @@ def test_config_size_limit_boundary(store):
         parse_toml_bytes(padding + b"\n", store.path)
 
 
-# -- the users fast path of the TOML writer is byte-identical to tomli_w ----------------
-
-_texts = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x2FF), max_size=12)
-_user_values = st.one_of(_texts, st.lists(_texts, max_size=3), st.integers(), st.booleans())
-_user = st.dictionaries(st.sampled_from(["transfer_user", "password", "acls", "a.b", "x y"]),
-                        _user_values, min_size=1, max_size=4)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    before=st.dictionaries(st.sampled_from(["version", "defaults", "transfer_users"]),
-                           st.one_of(st.integers(0, 9), st.dictionaries(_texts, _texts,
-                                                                        max_size=2))),
-    users=st.dictionaries(_texts, _user, min_size=1, max_size=4),
-    after=st.dictionaries(st.sampled_from(["nodes", "services", "zz"]),
-                          st.one_of(st.integers(0, 9), st.dictionaries(
-                              _texts, st.dictionaries(_texts, _texts, max_size=2),
-                              max_size=2))),
-)
-def test_users_fast_path_writes_what_tomli_w_writes(before, users, after):
-    import tomli_w
-
-    from nodecli.config.store import _dump_toml
-
-    data = {**before, "users": users, **after}
-    assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
-
-
 def test_large_user_table_round_trips_through_the_store(store):
     with store.edit() as cfg:
         cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////data/*"])
@@ -401,61 +373,6 @@ def test_stale_temps_of_killed_writers_are_removed_on_the_next_write(store):
     os.utime(stale, (0, 0))
     _add(store, "bob")
     assert not stale.exists()
-
-
-# -- the users fast path, case by case ------------------------------------------------------
-
-_T = {"restrictions": ["s3://*"]}
-
-
-@pytest.mark.parametrize("users", [
-    {"alice": {"transfer_user": "t", "acls": ["admin", "internal"]},
-     "mail.x@y.org": {"transfer_user": "t"}},
-    {"bob": {"transfer_user": 'a"b'}},
-    {"bob": {"transfer_user": "é"}},
-    {"bob": {"acls": ["a", 1]}},
-    {"bob": {"acls": ["a", 'b"c']}},
-    {"bob": {"acls": []}},
-    {"bob": "not a table"},
-    {'a"b': {"transfer_user": "t"}},
-    {"bob": {"x y": "t"}},
-    {"bob": {"n": 1}},
-])
-def test_users_fast_path_cases_write_what_tomli_w_writes(users):
-    import tomli_w
-
-    from nodecli.config.store import _dump_toml
-
-    data = {"version": 1, "transfer_users": {"t": _T}, "users": users, "nodes": {}}
-    assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
-
-
-def test_plain_users_never_go_through_the_generic_writer():
-    import tomli_w
-
-    from nodecli.config.store import _dump_toml
-
-    given: list[dict] = []
-
-    def spy(data):
-        given.append(data)
-        return tomli_w.dumps(data)
-
-    users = {f"u{i}": {"transfer_user": "t", "acls": ["admin", "internal"]} for i in range(3)}
-    users["mail.x@y.org"] = {"transfer_user": "t", "password": "$scrypt$x"}
-    data = {"version": 1, "transfer_users": {"t": _T}, "users": users}
-    assert _dump_toml(data, spy) == tomli_w.dumps(data)
-    assert given and all("users" not in d for d in given)
-
-
-@pytest.mark.parametrize("data", [{"version": 1}, {"version": 1, "users": {}},
-                                  {"users": {"a": {"transfer_user": "t"}}, "z": 1}])
-def test_documents_without_plain_users_tables_are_written_by_tomli_w(data):
-    import tomli_w
-
-    from nodecli.config.store import _dump_toml
-
-    assert _dump_toml(data, tomli_w.dumps) == tomli_w.dumps(data)
 
 
 def test_replace_all_writes_the_config_and_keeps_the_old_one(store):

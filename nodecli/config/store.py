@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from nodecli.config.columns import (
@@ -95,10 +95,11 @@ def dump_config(cfg: Config) -> bytes:
 
 
 def _dump_plain(plain: dict[str, Any]) -> bytes:
-    """``config.toml`` bytes of ``Config.to_dict()`` output."""
+    """``config.toml`` bytes of ``Config.to_dict()`` output, all written by tomli_w (a
+    save of valid users writes them from a template instead: see _users_toml)."""
     import tomli_w
 
-    return (_HEADER + _dump_toml(plain, tomli_w.dumps)).encode("utf-8")
+    return (_HEADER + tomli_w.dumps(plain)).encode("utf-8")
 
 
 _HEADER = (
@@ -109,60 +110,6 @@ _HEADER = (
 
 _PLAIN_STRING = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII without quote or backslash
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _plain_users_toml(users: dict[str, Any]) -> str | None:
-    """The ``[users.*]`` tables exactly as tomli_w writes them, or None when any of them
-    holds something beyond plain ASCII strings and lists of them (then tomli_w writes the
-    whole document). At 10,000 users tomli_w's generic walk was most of a write's time;
-    the strings are checked together at the end (one joined text is plain exactly when
-    each of them is)."""
-    bare = _BARE_KEY.fullmatch
-    strings: list[str] = []
-    keys: set[str] = set()
-    out: list[str] = []
-    for name, user in users.items():
-        if name.__class__ is not str or user.__class__ is not dict:
-            return None
-        strings.append(name)
-        lines = [f"[users.{name}]\n" if bare(name) else f'[users."{name}"]\n']
-        for key, value in user.items():
-            if key.__class__ is not str:
-                return None
-            keys.add(key)
-            if value.__class__ is str:
-                strings.append(value)
-                lines.append(f'{key} = "{value}"\n')
-            elif value.__class__ is list and value:
-                if not all(item.__class__ is str for item in value):
-                    return None
-                strings += value
-                lines.append(f"{key} = [\n" + "".join(f'    "{item}",\n' for item in value)
-                             + "]\n")
-            else:
-                return None
-        out.append("".join(lines))
-    if not all(bare(key) for key in keys) or not _PLAIN_STRING.fullmatch(" ".join(strings)):
-        return None
-    return "\n".join(out)
-
-
-def _dump_toml(data: dict[str, Any], dumps: Callable[[dict[str, Any]], str]) -> str:
-    """``dumps(data)``, byte for byte, with the users tables written by a fast path."""
-    users = data.get("users")
-    if not users or list(data).count("users") != 1:
-        return dumps(data)
-    users_text = _plain_users_toml(users)
-    if users_text is None:
-        return dumps(data)
-    keys = list(data)
-    at = keys.index("users")
-    before = {k: data[k] for k in keys[:at]}
-    after = {k: data[k] for k in keys[at + 1:]}
-    if any(not isinstance(v, dict) for v in after.values()):
-        return dumps(data)  # a scalar after the tables would be placed differently
-    parts = [dumps(before) if before else "", users_text, dumps(after) if after else ""]
-    return "\n".join(part for part in parts if part)
 
 
 def _lines(blob: bytes, start: int, count: int) -> list[str] | None:
@@ -191,9 +138,8 @@ _QUOTED_NAME = re.compile(r"[^A-Za-z0-9_ -]")  # a name with one of these is a q
 
 def _users_toml(fields: UserFields) -> str | None:
     """The ``[users.*]`` tables of valid users (``fields``, sorted by name) exactly as
-    tomli_w writes them (what _plain_users_toml gives for their plain tables), built
-    from a template per table; None when a value is not plain printable ASCII without
-    quote or backslash (tomli_w then writes the document)."""
+    tomli_w writes them, built from a template per table; None when a value is not plain
+    printable ASCII without quote or backslash (tomli_w then writes the document)."""
     assert fields.columns is not None
     # Valid names, hashes and ACLs are plain: only a transfer-user name may not be (the
     # general check lets one end in a line break)
