@@ -57,22 +57,16 @@ def start_password_check(user: Any, password: str) -> Callable[[], None]:
 
     Whatever the caller does meanwhile must stay private until that function returned.
     """
-    import threading
-
-    from nodecli.passwords import verify_password
+    from nodecli.passwords import in_background, verify_password
 
     if not getattr(user, "password_hash", None):
         raise AuthError(f"node user {user.name!r} has no password set",
                         hint=f"set one with: nodecli -mu {user.name}")
-    verdict: list[bool] = []
-    worker = threading.Thread(
-        target=lambda: verdict.append(verify_password(password, user.password_hash)),
-        name="password-check", daemon=True)
-    worker.start()
+    verdict = in_background(lambda: verify_password(password, user.password_hash),
+                            "password-check")
 
     def finish() -> None:
-        worker.join()
-        if verdict != [True]:
+        if not verdict():
             raise AuthError(f"wrong password for node user {user.name!r}")
 
     return finish

@@ -153,23 +153,12 @@ def _hash_while_loading(store: Any, password: PasswordSource | None,
         password = password()
     if preloaded is not None:
         return _resolve_password(password), preloaded
-    import threading
+    from nodecli.passwords import in_background
 
-    outcome: list[Any] = []
-
-    def work() -> None:
-        try:
-            outcome.append(_resolve_password(password))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            outcome.append(exc)
-
-    worker = threading.Thread(target=work, name="password-hash", daemon=True)
-    worker.start()
+    text = password
+    password_hash = in_background(lambda: _resolve_password(text), "password-hash")
     preloaded = store.preload()
-    worker.join()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0], preloaded
+    return password_hash(), preloaded
 
 
 # -- pure operations over a Config --------------------------------------------------------
