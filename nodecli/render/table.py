@@ -104,26 +104,34 @@ def _column_values(rows: Sequence[dict[str, Any]], key: str) -> list[Any]:
     return [r.get(key) for r in rows]
 
 
+def _shown_empty(cells: list[str], values: list[Any], empty: Any) -> list[str]:
+    """``cells`` with :data:`EMPTY` where the value was ``empty`` ("" or [])."""
+    if empty not in values:
+        return cells
+    return [EMPTY if v == empty else c for c, v in zip(cells, values, strict=True)]
+
+
 def _column_cells(rows: Sequence[dict[str, Any]], key: str) -> list[str]:
     """The sanitised cells of one column. A column of plain strings is checked in one
     pass (what sanitize would change shows up in the joined text), so a 10,000-row
-    table costs no per-cell calls when nothing needs cleaning."""
+    table costs no per-cell calls when nothing needs cleaning; empty values show
+    :data:`EMPTY`, as in a cell of its own."""
     text_column = getattr(rows, "text_column", None)  # e.g. the ACLs of 10,000 users
     texts = text_column(key) if text_column is not None else None
-    if texts is not None and "" not in texts and UNSAFE.search("".join(texts)) is None:
-        return texts  # (lists comma-joined: what a cell of each list shows)
+    if texts is not None and UNSAFE.search("".join(texts)) is None:
+        return _shown_empty(texts, texts, "")  # (lists comma-joined; "": an empty list)
     values = _column_values(rows, key)
     kinds = set(map(type, values))
-    if kinds == {str} and "" not in values:  # (an empty one shows '-')
-        return sanitize_all(values)
-    if kinds == {list} and [] not in values:  # e.g. the ACLs of 10,000 users
+    if kinds == {str}:
+        return _shown_empty(sanitize_all(values), values, "")
+    if kinds == {list}:  # e.g. the ACLs of 10,000 users
         try:
             cells = list(map(",".join, values))
         except TypeError:  # an item that is not a string
             pass
         else:
             if UNSAFE.search("".join(cells)) is None:  # no item has anything to clean
-                return cells
+                return _shown_empty(cells, values, [])
     return [_cell(v) for v in values]
 
 
