@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def fsync_dir(path: StrPath) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -176,13 +176,19 @@ def _parent(path: StrPath) -> str:
     return os.path.dirname(os.fspath(path)) or "."
 
 
-def atomic_write(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
-                 durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically and durably.
+def atomic_write(path: StrPath, data: bytes | Sequence[bytes | memoryview],
+                 mode: int = PRIVATE_FILE, *, durable: bool = True,
+                 unlink_first: bool = False) -> None:
+    """Replace ``path`` with ``data`` (bytes, or parts written one after the other)
+    atomically and durably.
 
     A reader (or a crash at any instant) sees either the old content or the new
     one, never a mix. The temporary file is created with ``mode`` from the start.
     ``durable=False`` skips the fsyncs, for caches that are checked before use.
+    ``unlink_first`` removes the old file just before the new one takes its name, so a
+    reader may find no file for that instant; in exchange ext4 does not force the
+    allocation of the new file's blocks, as it does on a rename over a file (~2 ms
+    for 2.7 MB). For caches, whose absence only costs time.
     """
     path = os.fspath(path)
     if os.path.islink(path):
@@ -192,11 +198,15 @@ def atomic_write(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
     fd = os.open(tmp, flags, mode)
     try:
         os.fchmod(fd, mode)
-        _write_all(fd, data)
+        for part in (data,) if isinstance(data, bytes) else data:
+            _write_all(fd, part)
         if durable:
             os.fsync(fd)
         os.close(fd)
         fd = -1
+        if unlink_first:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         os.replace(tmp, path)
     except BaseException as exc:
         if fd >= 0:

@@ -493,7 +493,7 @@ def add_user(store: Any, name: str, *, transfer_user: str, password: PasswordSou
         preloaded = store.preload()
         check_can_add_user(preloaded.cfg if preloaded else store.load(), name, transfer_user)
     password_hash, preloaded = _hash_while_loading(store, password, preloaded)
-    with store.edit(preloaded) as cfg:
+    with store.edit(preloaded, user=name) as cfg:
         warnings = apply_add_user(cfg, name, transfer_user=transfer_user,
                                   password_hash=password_hash, acls=acls)
     return Outcome(f"added node user {name!r} on transfer user {transfer_user!r}", warnings)
@@ -517,7 +517,7 @@ def modify_user(
     if transfer_user is not None:
         validate_name(transfer_user, "transfer user name")
     password_hash, preloaded = _hash_while_loading(store, password, preloaded)
-    with store.edit(preloaded) as cfg:
+    with store.edit(preloaded, user=name) as cfg:
         warnings = apply_modify_user(cfg, name, password_hash=password_hash,
                                      transfer_user=transfer_user, acl_set=acl_set,
                                      acl_add=acl_add, acl_del=acl_del)
@@ -535,7 +535,7 @@ def modify_user(
 
 def delete_user(store: Any, name: str) -> Outcome:
     validate_name(name, "node user name")
-    with store.edit() as cfg:
+    with store.edit(user=name) as cfg:
         apply_delete_user(cfg, name)
     return Outcome(f"deleted node user {name!r}")
 

@@ -19,7 +19,8 @@ from nodecli.config import (
     resolve_paths,
 )
 from nodecli.config.model import KNOWN_ACLS
-from nodecli.config.store import dump_config, parse_config_bytes
+from nodecli.config.store import parse_config_bytes
+from nodecli.config.writer import dump_config
 from nodecli.user_data import dump_export, parse_export
 
 
@@ -242,7 +243,7 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
 
     from nodecli.config.store import CACHE_MAGIC
 
-    tail = b'{"version": 1}\n\n\n\n\n'  # (valid for a file holding just 'version = 1')
+    tail = b'parsed\n{"version": 1}\n\n\n\n\n'  # (valid for a file holding 'version = 1')
     forged = CACHE_MAGIC + b"12 %d\nversion = 1\n" % zlib.crc32(tail) + tail
     Path(store.cache_path).write_bytes(forged)
     assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2

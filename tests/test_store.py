@@ -253,7 +253,8 @@ def test_a_save_refuses_and_writes_exactly_what_the_general_path_does(
     """The column-wise check and template writer of a save against the general ones:
     the same refusal and message, or the same bytes."""
     from nodecli.config.model import NodeProfile
-    from nodecli.config.store import _dump_plain, validate_config_data
+    from nodecli.config.store import validate_config_data
+    from nodecli.config.writer import _dump_plain
 
     cfg = Config(transfer_users={x: TransferUser(x, ["file:////*"], "/d" if both else None)
                                  for x in sorted(xusers)},
@@ -270,7 +271,7 @@ def test_a_save_refuses_and_writes_exactly_what_the_general_path_does(
         return
     import tomli_w
 
-    from nodecli.config.store import _HEADER
+    from nodecli.config.writer import _HEADER
 
     written = store._checked_bytes(cfg)[0]
     assert written == _dump_plain(plain) == (_HEADER + tomli_w.dumps(plain)).encode()
@@ -411,7 +412,7 @@ def test_backup_link_temp_name_is_one_the_stale_cleanup_knows(store, monkeypatch
 def test_the_users_template_writes_what_tomli_w_writes(store, shape):
     import tomli_w
 
-    from nodecli.config.store import _HEADER
+    from nodecli.config.writer import _HEADER
 
     acls = [[], ["admin"], ["admin", "internal"], ["impersonation", "internal", "admin"]]
     cfg = Config(transfer_users={"aspera": TransferUser("aspera", ["file:////*"]),
@@ -486,10 +487,10 @@ def test_a_large_save_writes_the_config_and_its_cache(store):
     _many_users(store, 5000)
     raw = Path(store.path).read_bytes()
     assert len(raw) >= OVERLAP_BYTES  # the save that wrote it overlapped the two writes
-    assert store._cached_config(raw) is not None  # the cache is for exactly these bytes
+    assert store._cached_parts(raw) is not None  # the cache is for exactly these bytes
     _add(store, "zed")
     raw = Path(store.path).read_bytes()
-    assert b"[users.zed]" in raw and store._cached_config(raw) is not None
+    assert b"[users.zed]" in raw and store._cached_parts(raw) is not None
     assert len(store.load().users) == 5001
 
 

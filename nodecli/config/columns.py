@@ -119,8 +119,9 @@ def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:
     return UserFields(users).columns
 
 
-CheckedFields = tuple[list[str], list[str], list[str | None], list[str],
-                      dict[str, list[str]]]
+#: The checked fields of :func:`checked_fields`: names, transfer users, hashes (``NO_HASH``
+#: for none; empty unless asked for), comma-joined ACLs and each ACL field as a list.
+CheckedFields = tuple[list[str], list[str], list[str], list[str], dict[str, list[str]]]
 
 
 def checked_fields(columns: Any, transfer_users: dict[str, TransferUser], *,
@@ -141,27 +142,25 @@ def checked_fields(columns: Any, transfer_users: dict[str, TransferUser], *,
     acls = acls_text.split(" ")
     n = len(names)  # (the trailing empty field is dropped below, in each column)
     if with_hashes:
-        passwords: list[str | None] = hashes_text.split(" ")  # type: ignore[assignment]
-        if len(passwords) != n or "" != passwords.pop():
+        hashes = hashes_text.split(" ")
+        if len(hashes) != n or "" != hashes.pop():
             return None
     elif hashes_text.count(" ") != n - 1:  # (the pattern ends every field with a space)
         return None
     else:
-        passwords = []
+        hashes = []
     if not n == len(xusers) == len(acls) or \
             "" != names.pop() or "" != xusers.pop() or "" != acls.pop():
         return None
     if len(set(names)) != n - 1 or not set(xusers) <= transfer_users.keys():
         return None  # (so the transfer users are known names)
-    if NO_HASH in passwords:
-        passwords = [None if p == NO_HASH else p for p in passwords]
     acl_lists: dict[str, list[str]] = {}
     for joined in set(acls):
         parts = joined.split(",") if joined else []
         if not _KNOWN_ACL_SET.issuperset(parts):
             return None
         acl_lists[joined] = parts
-    return names, xusers, passwords, acls, acl_lists
+    return names, xusers, hashes, acls, acl_lists
 
 
 def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]
@@ -176,7 +175,8 @@ def users_of_fields(fields: CheckedFields) -> dict[str, NodeUser]:
     """The node users of checked fields."""
     import gc
 
-    names, xusers, passwords, acls, acl_lists = fields
+    names, xusers, hashes, acls, acl_lists = fields
+    passwords = [None if h == NO_HASH else h for h in hashes] if NO_HASH in hashes else hashes
     # 10,000 objects at once: the cyclic collector would walk them several times over
     enabled = gc.isenabled()
     gc.disable()

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from nodecli.config.columns import (
-    NO_HASH,
     CheckedFields,
     UserFields,
     UserTable,
@@ -44,13 +42,18 @@ OVERLAP_BYTES = 256 * 1024
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
 #: How ``state/config.cache`` starts: this line ends with the size of the config bytes
 #: it was made from and the CRC-32 of what follows them. The config bytes follow
-#: verbatim (compared with the file's on every load), then five lines: the parsed
-#: config without [users] as one line of JSON, and the users' four columns (see
-#: nodecli.config.columns; plain text, so that no JSON decoder scans a megabyte of
-#: hashes). Another start (an older cache) is ignored and replaced; so is a cache whose
-#: tail does not have its CRC (damaged) or does not validate. The cache is private
-#: (0600, in the private state folder): whoever can write it can write config.toml.
-CACHE_MAGIC = b"nodecli-config-cache 2 "
+#: verbatim (compared with the file's on every load), then six lines: how those bytes
+#: were made (:data:`WRITTEN`: by nodecli's writer, from exactly this content, so an
+#: edit of one user may splice its table in place; :data:`PARSED`: read from a file
+#: anyone may have written), the parsed config without [users] as one line of JSON,
+#: and the users' four columns (see nodecli.config.columns; plain text, so that no JSON
+#: decoder scans a megabyte of hashes). Another start (an older cache) is ignored and
+#: replaced; so is a cache whose tail does not have its CRC (damaged) or does not
+#: validate. The cache is private (0600, in the private state folder): whoever can
+#: write it can write config.toml.
+CACHE_MAGIC = b"nodecli-config-cache 3 "
+WRITTEN = "written"
+PARSED = "parsed"
 
 
 def parse_config_bytes(raw: bytes, source: str) -> Config:
@@ -90,28 +93,6 @@ def validate_config_data(data: dict[str, Any], source: str) -> Config:
         ) from None
 
 
-def dump_config(cfg: Config) -> bytes:
-    return _dump_plain(cfg.to_dict())
-
-
-def _dump_plain(plain: dict[str, Any]) -> bytes:
-    """``config.toml`` bytes of ``Config.to_dict()`` output, all written by tomli_w (a
-    save of valid users writes them from a template instead: see _users_toml)."""
-    import tomli_w
-
-    return (_HEADER + tomli_w.dumps(plain)).encode("utf-8")
-
-
-_HEADER = (
-    "# nodecli configuration. Edit with care: 'nodecli config check' validates it.\n"
-    "# Passwords are salted scrypt hashes; profile secrets are not stored here.\n"
-)
-
-
-_PLAIN_STRING = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII without quote or backslash
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
 def _lines(blob: bytes, start: int, count: int) -> list[str] | None:
     """``blob[start:]`` as exactly ``count`` UTF-8 lines, each ended by a line break
     (each decoded from the buffer in place); None when it is not that."""
@@ -126,61 +107,19 @@ def _lines(blob: bytes, start: int, count: int) -> list[str] | None:
     return out if start == len(blob) else None
 
 
-def _sorted_fields(cfg: Config) -> UserFields:
-    """UserFields of the users in the order they are written (sorted by name)."""
-    return UserFields(cfg.users, sort=True)
+class Loaded:
+    """A configuration as loaded: ``cfg``; when the parse cache gave them, the users'
+    ``columns`` and checked ``fields`` (else None); and whether its bytes are exactly
+    what nodecli's writer makes of it (``written``, see :data:`CACHE_MAGIC`)."""
 
+    __slots__ = ("cfg", "columns", "fields", "written")
 
-_HASH_LINE = 'password = "%s"\n'
-_USER_TABLE = '[users.%s]\ntransfer_user = "%s"\npassword = "%s"\n%s\n'
-_QUOTED_NAME = re.compile(r"[^A-Za-z0-9_ -]")  # a name with one of these is a quoted key
-
-
-def _users_toml(fields: UserFields) -> str | None:
-    """The ``[users.*]`` tables of valid users (``fields``, sorted by name) exactly as
-    tomli_w writes them, built from a template per table; None when a value is not plain
-    printable ASCII without quote or backslash (tomli_w then writes the document)."""
-    assert fields.columns is not None
-    # Valid names, hashes and ACLs are plain: only a transfer-user name may not be (the
-    # general check lets one end in a line break)
-    if not _PLAIN_STRING.fullmatch(fields.columns[1]):
-        return None
-    blocks = {joined: "acls = [\n" + "".join(f'    "{acl}",\n' for acl in joined.split(","))
-              + "]\n" if joined else "" for joined in set(fields.acls)}
-    hashes = fields.hashes
-    quoted = _QUOTED_NAME.search(fields.columns[0]) is not None
-    if NO_HASH not in hashes and not quoted:  # the common case: one template per table
-        from itertools import chain
-
-        # one format of the table repeated: no string per table
-        values = zip(fields.names, fields.transfer_users, hashes,
-                     map(blocks.__getitem__, fields.acls), strict=True)
-        return ((_USER_TABLE * len(hashes)) % tuple(chain.from_iterable(values)))[:-1]
-    if NO_HASH in hashes:
-        passwords = [_HASH_LINE % h if h != NO_HASH else "" for h in hashes]
-    else:
-        passwords = list(map(_HASH_LINE.__mod__, hashes))
-    names = fields.names
-    if quoted:
-        bare = _BARE_KEY.fullmatch
-        heads = [f"[users.{n}]\n" if bare(n) else f'[users."{n}"]\n' for n in names]
-    else:
-        heads = list(map("[users.%s]\n".__mod__, names))
-    return "\n".join(map('%stransfer_user = "%s"\n%s%s'.__mod__,
-                         zip(heads, fields.transfer_users, passwords,
-                             map(blocks.__getitem__, fields.acls), strict=True)))
-
-
-def _dump_with_users(rest: dict[str, Any], users_text: str) -> bytes:
-    """``config.toml`` bytes of ``rest`` (``Config.to_dict(users=False)``) with the
-    ``[users.*]`` tables ``users_text`` in their place, as _dump_plain writes them."""
-    import tomli_w
-
-    before = {k: v for k, v in rest.items() if k in ("version", "defaults", "transfer_users")}
-    after = {k: v for k, v in rest.items() if k not in before}
-    parts = [tomli_w.dumps(before) if before else "", users_text,
-             tomli_w.dumps(after) if after else ""]
-    return (_HEADER + "\n".join(part for part in parts if part)).encode("utf-8")
+    def __init__(self, cfg: Config, columns: list[str] | None = None,
+                 fields: CheckedFields | None = None, written: bool = False) -> None:
+        self.cfg = cfg
+        self.columns = columns
+        self.fields = fields
+        self.written = written
 
 
 class _Unread:
@@ -194,13 +133,16 @@ class Preloaded:
     """A configuration read and checked before the lock was taken, with the exact bytes
     it came from (see :meth:`ConfigStore.preload`)."""
 
-    __slots__ = ("cfg", "columns", "raw", "used")
+    __slots__ = ("loaded", "raw", "used")
 
-    def __init__(self, raw: bytes | None, cfg: Config, columns: list[str] | None) -> None:
+    def __init__(self, raw: bytes | None, loaded: Loaded) -> None:
         self.raw = raw
-        self.cfg = cfg
-        self.columns = columns
+        self.loaded = loaded
         self.used = False
+
+    @property
+    def cfg(self) -> Config:
+        return self.loaded.cfg
 
 
 class ConfigStore:
@@ -242,24 +184,23 @@ class ConfigStore:
         that does not validate is ignored too: the file is then parsed, so a damaged
         config is reported exactly as without a cache.
         """
-        return self._load()[0]
+        return self._load_bytes(self._read_bytes(self.path)).cfg
 
-    def _load(self) -> tuple[Config, list[str] | None]:
-        """:meth:`load`, and the users' columns (UserFields.columns) when the cache gave
-        them, else None."""
-        return self._load_bytes(self._read_bytes(self.path))
-
-    def _load_bytes(self, raw: bytes | None) -> tuple[Config, list[str] | None]:
-        """:meth:`_load` of ``raw``, the current file's bytes (None: there is none)."""
+    def _load_bytes(self, raw: bytes | None) -> Loaded:
+        """:meth:`load` of ``raw``, the current file's bytes (None: there is none), with
+        what the cache tells of it."""
         if raw is None:
-            return Config(), None
-        cached = self._cached_config(raw)
+            return Loaded(Config())
+        cached = self._cached_parts(raw)
         if cached is not None:
-            return cached
+            cfg, columns, fields, written = cached
+            cfg.users = users_of_fields(fields)
+            return Loaded(cfg, columns, fields, written)
         data = parse_toml_bytes(raw, self.path)
         cfg = validate_config_data(data, self.path)
-        self._write_cache(raw, {k: v for k, v in data.items() if k != "users"}, cfg)
-        return cfg, None
+        self._write_cache(raw, {k: v for k, v in data.items() if k != "users"},
+                          UserFields(cfg.users).columns, PARSED)
+        return Loaded(cfg)
 
     def load_user_table(self) -> tuple[Config, UserTable]:
         """For listings: the configuration without its node users (``users`` is left
@@ -270,30 +211,20 @@ class ConfigStore:
         if raw is not None:
             cached = self._cached_parts(raw, with_hashes=False)
             if cached is not None:
-                cfg, _columns, fields = cached
-                names, xusers, _passwords, acls, _lists = fields
+                cfg, _columns, fields, _written = cached
+                names, xusers, _hashes, acls, _lists = fields
                 return cfg, UserTable(names, xusers, acls)
         cfg = self.load()
         table = UserTable.of(cfg.users)
         cfg.users = {}
         return cfg, table
 
-    def _cached_config(self, raw: bytes) -> tuple[Config, list[str]] | None:
-        """The configuration the cache holds for exactly ``raw``, validated, and its users
-        columns; None when the cache is absent, for other bytes, damaged or not valid
-        (never an error)."""
-        cached = self._cached_parts(raw)
-        if cached is None:
-            return None
-        cfg, columns, fields = cached
-        cfg.users = users_of_fields(fields)
-        return cfg, columns
-
     def _cached_parts(self, raw: bytes, *, with_hashes: bool = True
-                      ) -> tuple[Config, list[str], CheckedFields] | None:
+                      ) -> tuple[Config, list[str], CheckedFields, bool] | None:
         """What the cache holds for exactly ``raw``, validated: the configuration without
-        its users, the users' columns and their checked fields; None when the cache is
-        absent, for other bytes, damaged or not valid (never an error)."""
+        its users, the users' columns, their checked fields and whether ``raw`` is what
+        nodecli's writer makes of them; None when the cache is absent, for other bytes,
+        damaged or not valid (never an error)."""
         import json
 
         from nodecli.fsutil import read_regular
@@ -313,43 +244,44 @@ class ConfigStore:
 
             if crc32(memoryview(blob)[start + len(raw):]) != int(crc):
                 return None  # damaged (torn, flipped, truncated)
-            parts = _lines(blob, start + len(raw), 5)
-            if parts is None:
+            parts = _lines(blob, start + len(raw), 6)
+            if parts is None or parts[0] not in (WRITTEN, PARSED):
                 return None
-            data = json.loads(parts[0])
+            data = json.loads(parts[1])
             if data.__class__ is not dict or "users" in data:
                 return None
             cfg = Config.from_dict(data)
-            columns = parts[1:5]
+            columns = parts[2:6]
             fields = checked_fields(columns, cfg.transfer_users, with_hashes=with_hashes)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
                 MemoryError):
             return None  # (ModelError is a ValueError)
         if fields is None:
             return None
-        return cfg, columns, fields
+        return cfg, columns, fields, parts[0] == WRITTEN
 
-    def _write_cache(self, raw: bytes, rest: dict[str, Any], cfg: Config,
-                     fields: UserFields | None = None) -> None:
-        """Cache ``cfg`` as parsed from ``raw``: ``rest`` is the parsed data without the
-        users (which are stored column-wise; ``fields`` when the caller has them). Best
-        effort and not fsynced: a torn or stale cache is simply not used."""
+    def _write_cache(self, raw: bytes, rest: dict[str, Any], columns: list[str] | None,
+                     form: str) -> None:
+        """Cache the configuration ``raw`` holds: ``rest``, its data without the users,
+        and ``columns``, the users column-wise (UserFields.columns; None: not cached);
+        ``form``: how ``raw`` was made (WRITTEN or PARSED). Best effort and not fsynced:
+        a torn or stale cache is simply not used."""
         import json
         from binascii import crc32
 
-        columns = (fields or UserFields(cfg.users)).columns
         if columns is None:
             return  # (nothing a valid configuration holds)
         try:
-            tail = [json.dumps(rest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")]
+            tail = [form.encode(),
+                    json.dumps(rest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")]
             tail += [column.encode("utf-8") for column in columns]
             tail = [part for field in tail for part in (field, b"\n")]
             crc = 0
             for part in tail:
                 crc = crc32(part, crc)
-            blob = b"".join((CACHE_MAGIC, b"%d %d\n" % (len(raw), crc), raw, *tail))
+            head = CACHE_MAGIC + b"%d %d\n" % (len(raw), crc)
             ensure_private_dir(self.paths.state_dir)
-            atomic_write(self.cache_path, blob, durable=False)
+            atomic_write(self.cache_path, (head, raw, *tail), durable=False, unlink_first=True)
         except (OSError, ValueError, TypeError):
             pass  # no cache this time: the next load parses the TOML again
 
@@ -365,7 +297,13 @@ class ConfigStore:
         # Validate what we are about to write so we never write what we could not read
         # back (see _checked_bytes; re-parsing the TOML cost ~0.7 s per write at 10,000
         # users).
-        data, rest, fields = self._checked_bytes(cfg, fields)
+        data, rest, fields, form = self._checked_bytes(cfg, fields)
+        self._write(data, rest, fields.columns, form, current)
+
+    def _write(self, data: bytes, rest: dict[str, Any], columns: list[str] | None,
+               form: str, current: bytes | _Unread | None) -> None:
+        """Replace the file with ``data`` (checked), keeping the previous file as .bak, and
+        cache it (see :meth:`_write_cache` for ``rest``, ``columns`` and ``form``)."""
         ensure_private_dir(self.paths.config_dir)
         for target in (self.path, self.paths.backup_file):
             if os.path.islink(target):  # refused before anything is written: nothing changes
@@ -376,11 +314,15 @@ class ConfigStore:
         remove_stale_temps(self.paths.config_dir, (os.path.basename(self.path),
                                                    os.path.basename(self.paths.backup_file)))
         old = self._read_bytes(self.path) if current is _UNREAD else current
-        if old is not None and old != data:
-            self._keep_as_backup(old)
-        if len(data) < OVERLAP_BYTES:
+
+        def replace() -> None:
+            if old is not None and old != data:
+                self._keep_as_backup(old)
             atomic_write(self.path, data)
-            self._write_cache(data, rest, cfg, fields)
+
+        if len(data) < OVERLAP_BYTES:
+            replace()
+            self._write_cache(data, rest, columns, form)
             return
         # A large file's fsync is a wait on the disk, during which the interpreter lock is
         # free: the cache is built and written meanwhile. Either may land first after a
@@ -391,29 +333,32 @@ class ConfigStore:
 
         def write() -> None:
             try:
-                atomic_write(self.path, data)
+                replace()
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 failed.append(exc)
 
         writer = threading.Thread(target=write, name="config-write")
         writer.start()
-        self._write_cache(data, rest, cfg, fields)
+        self._write_cache(data, rest, columns, form)
         writer.join()
         if failed:
             raise failed[0]
 
     def _checked_bytes(self, cfg: Config, fields: UserFields | None = None
-                       ) -> tuple[bytes, dict[str, Any], UserFields]:
+                       ) -> tuple[bytes, dict[str, Any], UserFields, str]:
         """``config.toml`` bytes of ``cfg`` once it validates (else the ConfigError a load
-        of them would give), the plain tables without ``[users]``, and the users field
-        by field in the order written (sorted by name).
+        of them would give), the plain tables without ``[users]``, the users field by
+        field in the order written (sorted by name), and WRITTEN when the users were
+        written from the template (else PARSED: the file is not cached as spliceable).
 
         The users are checked column-wise and written from a template, as the parse
         cache reads them; on any doubt the general check and writer decide (the same
         verdict, message and bytes: tests hold the two paths together)."""
+        from nodecli.config.writer import _dump_plain, _dump_with_users, _users_toml
+
         users = cfg.users
         if fields is None:
-            fields = _sorted_fields(cfg)
+            fields = UserFields(users, sort=True)
         rest = cfg.to_dict(users=False)
         try:
             Config.from_dict(rest)
@@ -422,11 +367,11 @@ class ConfigStore:
         if not valid_fields(fields, cfg.transfer_users):
             plain = cfg.to_dict()
             validate_config_data(plain, self.path)  # raises (or was only in doubt)
-            return _dump_plain(plain), rest, fields
+            return _dump_plain(plain), rest, fields, PARSED
         users_text = _users_toml(fields) if users else None
         if users_text is None:
-            return _dump_plain(cfg.to_dict()), rest, fields
-        return _dump_with_users(rest, users_text), rest, fields
+            return _dump_plain(cfg.to_dict()), rest, fields, PARSED
+        return _dump_with_users(rest, users_text), rest, fields, WRITTEN
 
     def _keep_as_backup(self, old: bytes) -> None:
         """Make the current file (``old`` is its content) the backup.
@@ -463,30 +408,47 @@ class ConfigStore:
 
         try:
             raw = self._read_bytes(self.path)
-            return Preloaded(raw, *self._load_bytes(raw))
+            return Preloaded(raw, self._load_bytes(raw))
         except NodecliError:
             return None
 
     @contextlib.contextmanager
-    def edit(self, preloaded: Preloaded | None = None) -> Iterator[Config]:
+    def edit(self, preloaded: Preloaded | None = None, *,
+             user: str | None = None) -> Iterator[Config]:
         """Read-modify-write under the lock. Nothing is written if the block raises.
 
         ``preloaded`` (from :meth:`preload`) is used only if the file, read again under
-        the lock, still has exactly the bytes it was made from."""
+        the lock, still has exactly the bytes it was made from. ``user``: the block
+        changes no node user but this one (it may add, change or delete it, and change
+        the other tables), so when the file is as nodecli wrote it, only that user's
+        table is written into the file's bytes (see :func:`splice_user`): the same
+        bytes as writing everything, for a fraction of the time at 10,000 users."""
+        from nodecli.config.writer import UNCHANGED, splice_user
+
         with self.locked():
             raw = self._read_bytes(self.path)
             if preloaded is not None and not preloaded.used and preloaded.raw == raw:
-                cfg, columns = preloaded.cfg, preloaded.columns
+                loaded = preloaded.loaded
                 preloaded.used = True  # once only: the block changes that Config
             else:
-                cfg, columns = self._load_bytes(raw)
+                loaded = self._load_bytes(raw)
+            cfg, columns = loaded.cfg, loaded.columns
             names = list(cfg.users)
             if columns is None or names != sorted(names):
-                columns = _sorted_fields(cfg).columns  # (a file not written by nodecli)
+                columns = UserFields(cfg.users, sort=True).columns  # (not written by nodecli)
             before = (cfg.to_dict(users=False), columns)
             fallback = cfg.to_dict() if columns is None else None
             yield cfg
-            fields = _sorted_fields(cfg)
+            if user is not None and loaded.written and loaded.fields is not None and \
+                    raw is not None and cfg.to_dict(users=False) == before[0]:
+                spliced = splice_user(raw, loaded.fields, cfg, user)
+                if spliced is UNCHANGED:
+                    return
+                if spliced is not None:
+                    data, new_columns = spliced
+                    self._write(data, before[0], new_columns, WRITTEN, raw)
+                    return
+            fields = UserFields(cfg.users, sort=True)
             if fields.columns is None or columns is None:
                 changed = cfg.to_dict() != fallback
             else:
