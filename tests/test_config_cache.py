@@ -367,3 +367,38 @@ def test_a_table_of_a_hand_sorted_file_is_sorted(store):
         assert (table.names, table.transfer_users, table.acls) == (
             ["amy", "zed"], ["t", "t"], ["admin", ""])
 
+
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_hash_column_check_agrees_with_the_pattern(data):
+    """hashes_valid's passes over a column of like hashes answer as the regex does,
+    whatever one character of it is changed to."""
+    import random
+
+    from nodecli.config.columns import hashes_valid
+
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    params = data.draw(st.sampled_from(["ln=15,r=8,p=1", "ln=4,r=1,p=16", "ln=20,r=32,p=1"]))
+    salt_len, digest_len = data.draw(st.integers(10, 24)), data.draw(st.integers(20, 44))
+
+    def b64(n: int) -> str:
+        return "".join(rng.choice(_B64_CHARS) for _ in range(n))
+
+    fields = [f"$scrypt${params}${b64(salt_len)}${b64(digest_len)} "
+              for _ in range(data.draw(st.integers(30, 40)))]
+    other = data.draw(st.sampled_from(["", ",p=2", "ln=1"]))
+    if other:  # one field with other parameters, of the same width (valid, or not: ln=1xx)
+        fields[rng.randrange(len(fields))] = (
+            fields[0].replace(",p=1", other, 1) if other == ",p=2"
+            else fields[0].replace("ln=", other, 1)[:-2] + " ")
+    text = "".join(fields)
+    if data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(text) - 1))
+        char = data.draw(st.sampled_from([*"$ ,=-p0123456789Aa+/\n.", "é", "\x00"]))
+        text = text[:at] + char + text[at + 1:]
+    if data.draw(st.booleans()):  # another field at the end, or a field cut short
+        text += data.draw(st.sampled_from(["- ", fields[0], fields[0][:-3] + " ", ""]))
+    assert hashes_valid(text) == (_hashes_pattern().fullmatch(text) is not None)
