@@ -29,7 +29,9 @@ READER = textwrap.dedent("""
             with open(path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
-            data = b"<missing>"
+            reads += 1
+            seen[b"<missing>"] = seen.get(b"<missing>", 0) + 1
+            continue
         reads += 1
         key = data[:1] + str(len(data)).encode() if data else b"<empty>"
         seen[key] = seen.get(key, 0) + 1
@@ -43,8 +45,11 @@ READER = textwrap.dedent("""
 SIZE = 256 * 1024
 
 
-@pytest.mark.parametrize("durable", [True, False])
-def test_reader_never_sees_empty_partial_or_missing_content(tmp_path: Path, durable: bool):
+@pytest.mark.parametrize(("durable", "unlink_first"), [(True, False), (False, False),
+                                                       (False, True)])
+def test_reader_never_sees_empty_partial_or_missing_content(tmp_path: Path, durable: bool,
+                                                            unlink_first: bool):
+    """... nor, with ``unlink_first`` (for caches), anything but old, new or no file."""
     target = tmp_path / "config.toml"
     stop = tmp_path / "stop"
     atomic_write(target, b"A" * SIZE)
@@ -56,7 +61,10 @@ def test_reader_never_sees_empty_partial_or_missing_content(tmp_path: Path, dura
     writes = 0
     try:
         while writes < 400:
-            atomic_write(target, letters[writes % len(letters):][:1] * SIZE, durable=durable)
+            letter = letters[writes % len(letters):][:1]
+            data = [letter * (SIZE // 2), letter * (SIZE - SIZE // 2)]  # (written in parts)
+            atomic_write(target, data if unlink_first else b"".join(data), durable=durable,
+                         unlink_first=unlink_first)
             writes += 1
     finally:
         stop.touch()
@@ -64,6 +72,8 @@ def test_reader_never_sees_empty_partial_or_missing_content(tmp_path: Path, dura
     lines = dict(line.rsplit(" ", 1) for line in out.splitlines())
     reads = int(lines.pop("reads"))
     assert reads > 0
+    if unlink_first:
+        lines.pop("<missing>", None)
     bad = {k: v for k, v in lines.items() if not (k[:1].isalpha() and k[1:] == str(SIZE))}
     assert bad == {}, f"reader saw {bad} in {reads} reads"
     assert target.read_bytes() == letters[(writes - 1) % len(letters):][:1] * SIZE
