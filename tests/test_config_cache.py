@@ -5,6 +5,7 @@ silently and the file is parsed: the result is always what the file says."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import stat
@@ -53,20 +54,22 @@ def _split(blob: bytes) -> tuple[bytes, dict]:
     assert zlib.crc32(rest[size:]) == crc
     lines = rest[size:].decode().split("\n")
     assert len(lines) == 7 and lines[6] == ""
-    return rest[:size], {"form": lines[0], "data": json.loads(lines[1]), "users": lines[2:6]}
+    return rest[:size], {"form": lines[0], "data": ast.literal_eval(lines[1]),
+                         "users": lines[2:6]}
 
 
 def _cache(source: bytes, doc: object) -> bytes:
     """A cache for ``source`` holding ``doc`` ({"data": ..., "users": [columns]} and maybe
-    "form", else "parsed"; other values as one JSON line after the form), well formed
-    (its CRC right)."""
+    "form", else "parsed"; other values as one line after the form), well formed (its
+    CRC right). Values are written as the store writes them (repr), columns that are not
+    strings as JSON."""
     if isinstance(doc, dict) and {"data", "users"} <= doc.keys() <= {"form", "data", "users"}:
         users = doc["users"]
         columns = ([u if isinstance(u, str) else json.dumps(u) for u in users]
                    if isinstance(users, list) else [json.dumps(users)])
-        lines = [doc.get("form", "parsed"), json.dumps(doc["data"]), *columns]
+        lines = [doc.get("form", "parsed"), repr(doc["data"]), *columns]
     else:
-        lines = ["parsed", json.dumps(doc)]
+        lines = ["parsed", repr(doc)]
     text = ("\n".join(lines) + "\n").encode()
     return CACHE_MAGIC + b"%d %d\n" % (len(source), zlib.crc32(text)) + source + text
 
@@ -197,7 +200,8 @@ def test_a_damaged_or_forged_cache_never_breaks_a_load(store, data):
     cfg = store.load()
     good = Path(store.cache_path).read_bytes()
     source, doc = _split(good)
-    how = data.draw(st.sampled_from(["truncate", "flip", "bytes", "json", "columns"]))
+    how = data.draw(st.sampled_from(["truncate", "flip", "bytes", "json", "literal",
+                                     "columns"]))
     if how == "truncate":
         blob = good[:data.draw(st.integers(0, len(good) - 1))]
     elif how == "flip":
@@ -212,6 +216,17 @@ def test_a_damaged_or_forged_cache_never_breaks_a_load(store, data):
             | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12))
         blob = _cache(source, {"data": value, "users": value} if data.draw(st.booleans())
                       else value)
+    elif how == "literal":  # any line where the data goes: code, other literals, nesting
+        line = data.draw(st.sampled_from([
+            "__import__('os').system('false')", "{'version': 1} if 1 else 0", "1+", "{",
+            "(" * 300, "[" * 100_000, "{'version': b'1'}", "{'version': (1,)}", "{1, 2}",
+            "{'version': 1, 'nodes': {('a',): {}}}", "{'version': 1e999}", "...", "9" * 5000,
+            "{'version': 1, 'transfer_users': {'x': {'restrictions': ('file:////d/*',)}}}",
+            "{'version': True}", "{'version': 1, 'defaults': {'node': None}}", "\x00",
+        ]) | st.text(max_size=40).filter(lambda t: "\n" not in t))
+        text = "\n".join(["parsed", line, *doc["users"]]) + "\n"
+        blob = (CACHE_MAGIC + b"%d %d\n" % (len(source), zlib.crc32(text.encode()))
+                + source + text.encode())
     else:
         field = st.text(st.sampled_from("u0u9aspwe -,$/+=ln15rp8admin\n\xe9"), max_size=40)
         blob = _cache(source, {"data": doc["data"],

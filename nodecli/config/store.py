@@ -45,13 +45,16 @@ MAX_CONFIG_BYTES = 64 * 1024 * 1024
 #: verbatim (compared with the file's on every load), then six lines: how those bytes
 #: were made (:data:`WRITTEN`: by nodecli's writer, from exactly this content, so an
 #: edit of one user may splice its table in place; :data:`PARSED`: read from a file
-#: anyone may have written), the parsed config without [users] as one line of JSON,
-#: and the users' four columns (see nodecli.config.columns; plain text, so that no JSON
-#: decoder scans a megabyte of hashes). Another start (an older cache) is ignored and
-#: replaced; so is a cache whose tail does not have its CRC (damaged) or does not
-#: validate. The cache is private (0600, in the private state folder): whoever can
-#: write it can write config.toml.
-CACHE_MAGIC = b"nodecli-config-cache 3 "
+#: anyone may have written), the parsed config without [users] as one line (a Python
+#: literal: ``repr`` writes it and ``ast.literal_eval``, a safe evaluator of literals
+#: that the CLI's own imports have loaded already, reads it, where importing json cost
+#: ~1 ms per command), and the users' four columns (see nodecli.config.columns; plain
+#: text, so that no decoder scans a megabyte of hashes). Another start (an older cache)
+#: is ignored and replaced; so is a cache whose tail does not have its CRC (damaged) or
+#: does not validate (Config.from_dict checks every type, as for the TOML). The cache is
+#: private (0600, in the private state folder): whoever can write it can write
+#: config.toml.
+CACHE_MAGIC = b"nodecli-config-cache 4 "
 WRITTEN = "written"
 PARSED = "parsed"
 
@@ -225,7 +228,7 @@ class ConfigStore:
         its users, the users' columns, their checked fields and whether ``raw`` is what
         nodecli's writer makes of them; None when the cache is absent, for other bytes,
         damaged or not valid (never an error)."""
-        import json
+        from ast import literal_eval
 
         from nodecli.fsutil import read_regular
 
@@ -247,14 +250,14 @@ class ConfigStore:
             parts = _lines(blob, start + len(raw), 6)
             if parts is None or parts[0] not in (WRITTEN, PARSED):
                 return None
-            data = json.loads(parts[1])
+            data = literal_eval(parts[1])
             if data.__class__ is not dict or "users" in data:
                 return None
             cfg = Config.from_dict(data)
             columns = parts[2:6]
             fields = checked_fields(columns, cfg.transfer_users, with_hashes=with_hashes)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
-                MemoryError):
+        except (OSError, ValueError, SyntaxError, KeyError, TypeError, AttributeError,
+                RecursionError, MemoryError):
             return None  # (ModelError is a ValueError)
         if fields is None:
             return None
@@ -266,14 +269,12 @@ class ConfigStore:
         and ``columns``, the users column-wise (UserFields.columns; None: not cached);
         ``form``: how ``raw`` was made (WRITTEN or PARSED). Best effort and not fsynced:
         a torn or stale cache is simply not used."""
-        import json
         from binascii import crc32
 
         if columns is None:
             return  # (nothing a valid configuration holds)
         try:
-            tail = [form.encode(),
-                    json.dumps(rest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")]
+            tail = [form.encode(), repr(rest).encode("utf-8")]  # (see CACHE_MAGIC)
             tail += [column.encode("utf-8") for column in columns]
             tail = [part for field in tail for part in (field, b"\n")]
             crc = 0
