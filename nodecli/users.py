@@ -324,7 +324,11 @@ class UserRows(Sequence[dict[str, Any]]):
     def text_column(self, key: str) -> list[str] | None:
         """The ``key`` field of every row as text, lists comma-joined (None: no such
         form for this key)."""
-        return self._table.acls if key == "acls" else None
+        t = self._table
+        if key == "acls":
+            return t.acls
+        return t.names if key == "name" else t.transfer_users if key == "transfer_user" \
+            else None
 
 
 def user_record(cfg: Config, name: str) -> dict[str, Any]:

@@ -233,8 +233,10 @@ class UserTable:
 
     __slots__ = ("acls", "names", "transfer_users")
 
-    def __init__(self, names: list[str], transfer_users: list[str], acls: list[str]) -> None:
-        if names != sorted(names):  # (a file not written by nodecli)
+    def __init__(self, names: list[str], transfer_users: list[str], acls: list[str], *,
+                 ordered: bool = False) -> None:
+        """``ordered``: the caller knows ``names`` are sorted (else they are sorted here)."""
+        if not ordered and names != sorted(names):  # (a file not written by nodecli)
             order = sorted(range(len(names)), key=names.__getitem__)
             names = [names[i] for i in order]
             transfer_users = [transfer_users[i] for i in order]
@@ -247,4 +249,4 @@ class UserTable:
     def of(cls, users: dict[str, NodeUser]) -> UserTable:
         ordered = [users[name] for name in sorted(users)]
         return cls([u.name for u in ordered], [u.transfer_user for u in ordered],
-                   [",".join(u.acls) for u in ordered])
+                   [",".join(u.acls) for u in ordered], ordered=True)

@@ -214,9 +214,10 @@ class ConfigStore:
         if raw is not None:
             cached = self._cached_parts(raw, with_hashes=False)
             if cached is not None:
-                cfg, _columns, fields, _written = cached
+                cfg, _columns, fields, written = cached
                 names, xusers, _hashes, acls, _lists = fields
-                return cfg, UserTable(names, xusers, acls)
+                # (the writer's users are in name order: no sort to check it)
+                return cfg, UserTable(names, xusers, acls, ordered=written)
         cfg = self.load()
         table = UserTable.of(cfg.users)
         cfg.users = {}
