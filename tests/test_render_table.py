@@ -7,7 +7,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodecli.render.table import Column, _cell, render_plain_table
+from nodecli.render.table import Column, _cell, render_json, render_plain_table
 from nodecli.render.text import sanitize
 
 _text = st.lists(st.one_of(st.characters(codec="utf-8", exclude_categories=("Cs",)),
@@ -119,6 +119,37 @@ def test_user_rows_made_on_demand_are_the_rows_and_render_the_same(users):
                                                 if render is render_plain_table
                                                 else b.getvalue())
     assert classic_table(lazy) == classic_table(plain) == _classic_reference(plain)
+    a, b = io.StringIO(), io.StringIO()
+    render_json(lazy, a)
+    render_json(plain, b)
+    assert a.getvalue() == b.getvalue() == json.dumps(plain, indent=2,
+                                                      ensure_ascii=False) + "\n"
+
+
+_json_key = st.one_of(_text, st.sampled_from(["%", "%s", "a%sb", '"', "\\", "é", "\x7f"]))
+_json_value = st.one_of(_text, st.lists(_text, max_size=3), st.none(), st.booleans(),
+                        st.integers(-9, 9), st.dictionaries(_text, _text, max_size=1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_json_key, min_size=0, max_size=4, unique=True), st.data())
+def test_json_of_rows_is_what_json_dumps_writes(keys, data):
+    """render_json's column-wise form of uniform rows is byte for byte json.dumps's
+    indented output; anything else (other types, keys in another order, a missing key)
+    is json.dumps's own."""
+    import json
+
+    kinds = {k: data.draw(st.sampled_from(["str", "list", "any"])) for k in keys}
+    value = {"str": _text, "list": st.lists(_text, max_size=3), "any": _json_value}
+    rows = [{k: data.draw(value[kinds[k]]) for k in keys}
+            for _ in range(data.draw(st.integers(0, 5)))]
+    if rows and data.draw(st.booleans()):  # one row with its keys in another order
+        rows[-1] = dict(reversed(list(rows[-1].items())))
+    if rows and keys and data.draw(st.booleans()):  # or with a key less
+        rows[0].pop(keys[0])
+    out = io.StringIO()
+    render_json(rows, out)
+    assert out.getvalue() == json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 @settings(max_examples=200, deadline=None)

@@ -258,7 +258,7 @@ class Terminal:
     ) -> None:
         """Render rows as table/json/jsonl/csv. JSON formats carry whole rows."""
         if fmt == "json":
-            self.json(list(rows))
+            self.json(rows)  # (a sequence: rows made on demand stay so)
         elif fmt == "jsonl":
             self.jsonl(rows)
         elif fmt == "csv":

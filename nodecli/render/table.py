@@ -62,11 +62,59 @@ def _cell(value: Any, empty: str = EMPTY) -> str:
 
 
 def render_json(data: Any, out: IO[str]) -> None:
+    """``data`` as indented JSON (a sequence of rows as a list), in one write: json.dump
+    would issue a write per token (hundreds of thousands for a 10,000-user list), which
+    costs more than the encoding itself."""
     import json
 
-    # One write of the whole document: json.dump would issue a write per token (hundreds
-    # of thousands for a 10,000-user list), which costs more than the encoding itself.
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    text = _rows_json(data) if isinstance(data, Sequence) and \
+        not isinstance(data, (str, bytes)) else None
+    if text is None:
+        if isinstance(data, Sequence) and not isinstance(data, (list, tuple, str, bytes)):
+            data = list(data)  # (rows made on demand, e.g. nodecli.users.UserRows)
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    out.write(text + "\n")
+
+
+def _rows_json(rows: Sequence[Any]) -> str | None:
+    """``json.dumps(list(rows), indent=2, ensure_ascii=False)`` for rows that are dicts
+    with the same string keys in the same order, each field a string in every row or a
+    list of strings in every row (listings); None for anything else.
+
+    json's indented output runs its pure-Python encoder (~30 ms for 10,000 users); this
+    encodes each column with its C string encoder and fills one template per row."""
+    from itertools import chain
+    from json.encoder import encode_basestring as encode  # (the C one where it exists)
+
+    if not rows or not isinstance(rows[0], dict):
+        return None
+    keys = list(rows[0])
+    if not keys or not all(k.__class__ is str for k in keys):
+        return None
+    column = getattr(rows, "column", None)  # rows that give whole columns: same keys
+    if column is None:
+        if set(map(type, rows)) != {dict} or \
+                any(list(row) != keys for row in rows):  # (a short loop: small lists)
+            return None
+        columns = [[row[k] for row in rows] for k in keys]
+    else:
+        columns = [column(k) for k in keys]
+    cells = []
+    for values in columns:
+        kinds = set(map(type, values))
+        if kinds == {str}:
+            cells.append(list(map(encode, values)))
+        elif kinds == {list} and set(map(type, chain.from_iterable(values))) <= {str}:
+            lists = list(map(tuple, values))
+            blocks = {items: "[\n" + ",\n".join("      " + encode(item) for item in items)
+                      + "\n    ]" if items else "[]" for items in set(lists)}
+            cells.append(list(map(blocks.__getitem__, lists)))
+        else:
+            return None
+    row = "  {\n" + ",\n".join(f"    {encode(k).replace('%', '%%')}: %s" for k in keys) \
+        + "\n  }"
+    return "[\n" + (",\n".join([row] * len(rows)) % tuple(
+        chain.from_iterable(zip(*cells, strict=True)))) + "\n]"
 
 
 def render_jsonl(rows: Iterable[Any], out: IO[str]) -> None:
