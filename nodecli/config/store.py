@@ -326,9 +326,9 @@ class ConfigStore:
             replace()
             self._write_cache(data, rest, columns, form)
             return
-        # A large file's fsync is a wait on the disk, during which the interpreter lock is
-        # free: the cache is built and written meanwhile. Either may land first after a
-        # crash: a cache is used only for the exact bytes of the file.
+        # A large file's .bak link and fsync are waits on the disk, during which the
+        # interpreter lock is free: the cache is built and written meanwhile. Either may
+        # land first after a crash: a cache is used only for the exact bytes of the file.
         import threading
 
         failed: list[BaseException] = []

@@ -12,6 +12,7 @@ from nodecli.config.model import Config, NodeUser, TransferUser
 
 
 def dump_config(cfg: Config) -> bytes:
+    """``config.toml`` bytes of ``cfg``, all written by tomli_w."""
     return _dump_plain(cfg.to_dict())
 
 
@@ -104,7 +105,7 @@ def _user_table(name: str, user: NodeUser, transfer_users: dict[str, TransferUse
 
 
 def splice_user(raw: bytes, fields: CheckedFields, cfg: Config, name: str
-                 ) -> tuple[bytes, list[str]] | Unchanged | None:
+                ) -> tuple[bytes, list[str]] | Unchanged | None:
     """The new ``config.toml`` bytes and users' columns of ``cfg`` when its node users
     differ from those of ``fields`` at most in user ``name``: that user's table is added
     to, changed in or removed from ``raw``, which must be exactly what the writer made
@@ -135,8 +136,9 @@ def splice_user(raw: bytes, fields: CheckedFields, cfg: Config, name: str
         return None
 
     def table(k: int) -> bytes | None:  # the table of the k-th user of ``fields``
-        return _user_table(names[k], NodeUser(names[k], xusers[k], None if hashes[k] == NO_HASH
-                           else hashes[k], acl_lists[acls[k]]), cfg.transfer_users)
+        password = None if hashes[k] == NO_HASH else hashes[k]
+        other = NodeUser(names[k], xusers[k], password, acl_lists[acls[k]])
+        return _user_table(names[k], other, cfg.transfer_users)
 
     def find(block: bytes | None) -> int:  # where a table starts in ``raw`` (-1: not there)
         return -1 if block is None else raw.find(b"\n" + block) + 1 or -1
