@@ -514,3 +514,31 @@ def test_a_large_save_that_cannot_write_raises_and_changes_nothing(store, monkey
     monkeypatch.undo()
     assert Path(store.path).read_bytes() == before
     assert "zed" not in store.load().users  # (the cache written meanwhile is not used)
+
+
+def test_a_large_save_whose_backup_fails_raises_and_changes_nothing(store, monkeypatch):
+    """The large file is written beside the .bak being made; it takes the config's name
+    only once the .bak is in place, so a .bak that cannot be made cancels the write."""
+    import errno
+
+    _many_users(store, 5000)
+    _add(store, "yan")  # (so that there is a .bak: the next one replaces it)
+    before = Path(store.path).read_bytes()
+    backup = Path(store.paths.backup_file).read_bytes()
+    cache = Path(store.cache_path).read_bytes()
+
+    def broken_disk(self, old):
+        assert Path(store.path).read_bytes() == before  # (not replaced before the .bak)
+        raise OSError(errno.EIO, "Input/output error", store.paths.backup_file)
+
+    monkeypatch.setattr(ConfigStore, "_keep_as_backup", broken_disk)
+    with pytest.raises(OSError, match="Input/output error"):
+        _add(store, "zed")
+    monkeypatch.undo()
+    assert Path(store.path).read_bytes() == before
+    assert Path(store.paths.backup_file).read_bytes() == backup
+    assert Path(store.cache_path).read_bytes() == cache
+    assert [p for p in os.listdir(store.paths.config_dir) if p.endswith(".tmp")] == []
+    _add(store, "zed")  # and the next write works
+    assert "zed" in store.load().users
+    assert Path(store.paths.backup_file).read_bytes() == before

@@ -125,6 +125,10 @@ class Loaded:
         self.written = written
 
 
+class _Cancelled(Exception):
+    """A write given up before the file was replaced (its .bak could not be made)."""
+
+
 class _Unread:
     """The type of :data:`_UNREAD`: a file's bytes not read yet."""
 
@@ -316,32 +320,47 @@ class ConfigStore:
         remove_stale_temps(self.paths.config_dir, (os.path.basename(self.path),
                                                    os.path.basename(self.paths.backup_file)))
         old = self._read_bytes(self.path) if current is _UNREAD else current
-
-        def replace() -> None:
-            if old is not None and old != data:
-                self._keep_as_backup(old)
-            atomic_write(self.path, data)
-
+        keep = old if old is not None and old != data else None  # (then it becomes .bak)
         if len(data) < OVERLAP_BYTES:
-            replace()
+            if keep is not None:
+                self._keep_as_backup(keep)
+            atomic_write(self.path, data)
             self._write_cache(data, rest, columns, form)
             return
-        # A large file's .bak link and fsync are waits on the disk, during which the
-        # interpreter lock is free: the cache is built and written meanwhile. Either may
-        # land first after a crash: a cache is used only for the exact bytes of the file.
+        # A large file's write and fsync are a wait on the disk, during which the
+        # interpreter lock is free: meanwhile this thread makes the .bak and writes the
+        # cache. The new file takes the config's name only once the .bak is in place
+        # (and not if that failed). Config and cache may land in either order after a
+        # crash: a cache is used only for the exact bytes of the file.
         import threading
 
-        failed: list[BaseException] = []
+        failed: list[BaseException] = []  # what the .bak, then the write, raised
+        kept = threading.Event()
+
+        def after_backup() -> None:
+            kept.wait()
+            if failed:
+                raise _Cancelled
 
         def write() -> None:
             try:
-                replace()
+                atomic_write(self.path, data, before_replace=after_backup)
+            except _Cancelled:
+                pass
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 failed.append(exc)
 
         writer = threading.Thread(target=write, name="config-write")
         writer.start()
-        self._write_cache(data, rest, columns, form)
+        try:
+            if keep is not None:
+                self._keep_as_backup(keep)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            failed.append(exc)
+        finally:
+            kept.set()
+        if not failed:
+            self._write_cache(data, rest, columns, form)
         writer.join()
         if failed:
             raise failed[0]
@@ -442,8 +461,9 @@ class ConfigStore:
             fallback = cfg.to_dict() if columns is None else None
             yield cfg
             if user is not None and loaded.written and loaded.fields is not None and \
-                    raw is not None and cfg.to_dict(users=False) == before[0]:
-                spliced = splice_user(raw, loaded.fields, cfg, user)
+                    columns is not None and raw is not None and \
+                    cfg.to_dict(users=False) == before[0]:
+                spliced = splice_user(raw, columns, loaded.fields, cfg, user)
                 if spliced is UNCHANGED:
                     return
                 if spliced is not None:

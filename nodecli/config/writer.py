@@ -104,14 +104,15 @@ def _user_table(name: str, user: NodeUser, transfer_users: dict[str, TransferUse
     return None if text is None else text.encode("ascii")
 
 
-def splice_user(raw: bytes, fields: CheckedFields, cfg: Config, name: str
-                ) -> tuple[bytes, list[str]] | Unchanged | None:
+def splice_user(raw: bytes, columns: list[str], fields: CheckedFields, cfg: Config,
+                name: str) -> tuple[bytes, list[str]] | Unchanged | None:
     """The new ``config.toml`` bytes and users' columns of ``cfg`` when its node users
-    differ from those of ``fields`` at most in user ``name``: that user's table is added
-    to, changed in or removed from ``raw``, which must be exactly what the writer made
-    of ``fields`` (and of the other tables of ``cfg``, which the caller found
-    unchanged); :data:`UNCHANGED` when the users are the same; None when that cannot be
-    done here (the caller then writes everything: the same bytes, or its error).
+    differ from those of ``columns`` (and their ``fields``) at most in user ``name``:
+    that user's field is added to, changed in or removed from each column, and its
+    table in ``raw``, which must be exactly what the writer made of those users (and
+    of the other tables of ``cfg``, which the caller found unchanged);
+    :data:`UNCHANGED` when the users are the same; None when that cannot be done here
+    (the caller then writes everything: the same bytes, or its error).
 
     The writer's ``[users]`` part is the users' tables in name order, separated by one
     empty line, so a table is found by its header line, which no other line of the
@@ -184,11 +185,15 @@ def splice_user(raw: bytes, fields: CheckedFields, cfg: Config, name: str
     else:
         return None  # (the first user: the writer then adds [users])
     if user is None:
-        columns = [names[:i] + names[i + 1:], xusers[:i] + xusers[i + 1:],
-                   hashes[:i] + hashes[i + 1:], acls[:i] + acls[i + 1:]]
+        values = ["", "", "", ""]
     else:
         one = UserFields({name: user})
-        values = [one.names[0], one.transfer_users[0], one.hashes[0], one.acls[0]]
-        columns = [[*column[:i], value, *column[i + had:]]
-                   for column, value in zip((names, xusers, hashes, acls), values, strict=True)]
-    return data, [" ".join(column) + " " if column else "" for column in columns]
+        values = [f"{one.names[0]} ", f"{one.transfer_users[0]} ", f"{one.hashes[0]} ",
+                  f"{one.acls[0]} "]
+    spliced = []
+    for text, items, value in zip(columns, (names, xusers, hashes, acls), values,
+                                  strict=True):
+        at = sum(map(len, items[:i])) + i  # (each field ends with a space)
+        after = at + len(items[i]) + 1 if had else at
+        spliced.append("".join((text[:at], value, text[after:])))
+    return data, spliced
