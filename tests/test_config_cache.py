@@ -417,3 +417,16 @@ def test_the_hash_column_check_agrees_with_the_pattern(data):
     if data.draw(st.booleans()):  # another field at the end, or a field cut short
         text += data.draw(st.sampled_from(["- ", fields[0], fields[0][:-3] + " ", ""]))
     assert hashes_valid(text) == (_hashes_pattern().fullmatch(text) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(st.sampled_from("aZ09_.@+-é \n\t$"), max_size=6)
+                | st.sampled_from(["a" * 128, "a" * 129, "_" + "." * 127]), max_size=40),
+       st.sampled_from(["", " ", "x", "\n"]))
+def test_the_names_column_check_agrees_with_the_pattern(names, tail):
+    """names_valid (name by name for a few, the column's regex for many) answers as
+    the column's regex does."""
+    from nodecli.config.columns import _names_pattern, names_valid
+
+    text = "".join(f"{name} " for name in names) + tail
+    assert names_valid(text) == (_names_pattern().fullmatch(text) is not None)
