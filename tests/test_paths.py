@@ -71,15 +71,16 @@ def test_unknown_user_home_is_a_plain_folder_name(tmp_path):
 
 def test_local_commands_do_not_import_pathlib(tmp_path):
     """Reading the config, listing users and adding one never import pathlib,
-    dataclasses, filelock or json (the parse cache reads no JSON): each cost start-up
-    time on every command."""
+    dataclasses, filelock, json (the parse cache reads no JSON) or locale (click's
+    message lookups are skipped): each cost start-up time on every command."""
     env = subprocess_env({"NODECLI_HOME": str(tmp_path), "NODECLI_PASSWORD": "s3cret-pw!"})
     probe = ("import sys\n"
              "sys.argv = ['nodecli', *sys.argv[1:]]\n"
              "from nodecli.cli.main import main\n"
              "try:\n    main()\n"
              "except SystemExit:\n    pass\n"
-             "bad = sorted({'pathlib', 'dataclasses', 'filelock', 'json'} & set(sys.modules))\n"
+             "bad = sorted({'pathlib', 'dataclasses', 'filelock', 'json', 'locale'}\n"
+             "             & set(sys.modules))\n"
              "sys.stderr.write(f'IMPORTED={bad}\\n')\n")
     for argv in (["xuser", "add", "aspera", "--restriction", "file:////data/*"],
                  ["user", "add", "alice", "--xuser", "aspera"], ["user", "list"], ["-l"],

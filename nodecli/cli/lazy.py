@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
+
+
+def _skip_click_translations() -> None:
+    """click looks up each of its own messages (the help option's text, a path type's
+    name, "Usage:"...) in gettext's default "messages" domain as commands are built and
+    parsed. Neither click nor nodecli ships translations, so every lookup gives the
+    English text back; yet each one probes the locale folders, and the first imports
+    locale (~1 ms a run). Where a click module bound ``gettext.gettext`` as ``_``, it is
+    given the identity instead; a click that does otherwise is left as it is."""
+    import gettext
+
+    lookup = gettext.gettext
+    for name, module in list(sys.modules.items()):
+        if (name == "click" or name.startswith("click.")) and \
+                getattr(module, "_", None) is lookup:
+            module._ = str  # type: ignore[attr-defined]  # (str(text) is text)
+
+
+_skip_click_translations()
 
 
 def _quick_parser_class() -> Any:
