@@ -169,14 +169,15 @@ def access_key_show(app: App, ak: str, output_format: str, **kwargs: Any) -> Non
     def onoff(value: bool | None, none: str) -> str:
         return none if value is None else "on" if value else "off"
 
-    app.term.fields([("id", report["id"]),
-              ("storage", f"{report['storage_type']} {report['storage_path']}"),
-              ("root file id", report["root_file_id"]),
-              ("verification key", report["verification_key_fingerprint"] or "none registered"),
-              ("logging (key)", onoff(logging["key"], "not set (inherits the node's)")),
-              ("logging (node)", onoff(logging["node"], "unknown")),
-              ("events logged", onoff(logging["events_logged"], "unknown") +
-               f" ({logging['why']})")])
+    app.term.fields([
+        ("id", report["id"]),
+        ("storage", f"{report['storage_type']} {report['storage_path']}"),
+        ("root file id", report["root_file_id"]),
+        ("verification key", report["verification_key_fingerprint"] or "none registered"),
+        ("logging (key)", onoff(logging["key"], "not set (inherits the node's)")),
+        ("logging (node)", onoff(logging["node"], "unknown")),
+        ("events logged", onoff(logging["events_logged"], "unknown") + f" ({logging['why']})"),
+    ])
 
 
 @access_key.command("set", context_settings=CONTEXT)

@@ -29,12 +29,6 @@ from nodecli.render import sanitize
 from nodecli.render.operations import OP_COLUMNS, op_line, stop_reason_text
 
 
-def elapsed(seconds: float) -> str:
-    from nodecli.timeparse import describe_delta
-
-    return describe_delta(seconds)
-
-
 def render_op(app: App, op: dict[str, Any], fmt: str) -> None:
     """One operation: the object itself in json, a one-row table otherwise."""
     if fmt == "json":
@@ -158,6 +152,8 @@ def watch(app: App, client: Any, ref: Any, interval: float, timeout: float | Non
 
 
 def finish_watch(app: App, result: Any, ref: Any) -> None:
+    from nodecli.timeparse import describe_delta as elapsed
+
     op = result.operation
     if result.timed_out:
         raise NodecliError(f"operation {sanitize(ref.op_id)} is still "

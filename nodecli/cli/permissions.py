@@ -191,4 +191,4 @@ def permission_show(app: App, perm_id: str, output_format: str, **kwargs: Any) -
         app.term.json(perm)
         return
     app.term.fields([(k, perm.get(k)) for k in ("id", "file_id", "access_type", "access_id",
-                                         "access_levels", "tags")])
+                                                "access_levels", "tags")])

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nodecli.errors import shorten
 from nodecli.node.events.pages import event_types
 from nodecli.render.text import iso_time, sanitize
-
-if TYPE_CHECKING:
-    pass
-
 
 MAX_FIELD = 200  # characters of one server string shown in a summary
 

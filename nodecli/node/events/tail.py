@@ -264,9 +264,9 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
         attempt = 0
         if page.foreign_host is not None and page.foreign_host not in told_hosts:
             told_hosts.add(page.foreign_host)
-            if warn or notice:  # a warning, as 'events list' gives it
-                (warn or notice)(foreign_host_notice(page.foreign_host,  # type: ignore[misc]
-                                                     client.endpoint.base_url))
+            say = warn or notice  # a warning, as 'events list' gives it
+            if say is not None:
+                say(foreign_host_notice(page.foreign_host, client.endpoint.base_url))
         if first:
             first = False
             if len(page) == 0 and not hinted and notice and not opts.flt.params():
