@@ -32,29 +32,24 @@ from nodecli.config.model import (
     check_name,
 )
 from nodecli.errors import ConflictError, NotFoundError, UsageError
+from nodecli.record import Record
 
 MAX_DOCROOT_LENGTH = 4096
 
 PasswordSource = str | Callable[[], str]
 
 
-class Outcome:
+class Outcome(Record):
     """What a command did: a message for stderr, warnings, and optional data."""
+
+    _FIELDS = ("message", "warnings", "data")
+    __slots__ = _FIELDS
 
     def __init__(self, message: str, warnings: list[str] | None = None,
                  data: Any = None) -> None:
         self.message = message
         self.warnings: list[str] = [] if warnings is None else warnings
         self.data = data
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.message, self.warnings, self.data) == (
-            other.message, other.warnings, other.data)  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"Outcome(message={self.message!r}, warnings={self.warnings!r}, data={self.data!r})"
 
 
 # -- validation of single values --------------------------------------------------------
@@ -312,23 +307,15 @@ class UserRows(Sequence[dict[str, Any]]):
 
     def column(self, key: str) -> list[Any]:
         """The ``key`` field of every row."""
-        t = self._table
-        if key == "name":
-            return t.names
-        if key == "transfer_user":
-            return t.transfer_users
         if key == "acls":
-            return [acls.split(",") if acls else [] for acls in t.acls]
-        return [None] * len(self)
+            return [acls.split(",") if acls else [] for acls in self._table.acls]
+        return self.text_column(key) or [None] * len(self)
 
     def text_column(self, key: str) -> list[str] | None:
         """The ``key`` field of every row as text, lists comma-joined (None: no such
         form for this key)."""
         t = self._table
-        if key == "acls":
-            return t.acls
-        return t.names if key == "name" else t.transfer_users if key == "transfer_user" \
-            else None
+        return {"name": t.names, "transfer_user": t.transfer_users, "acls": t.acls}.get(key)
 
 
 def user_record(cfg: Config, name: str) -> dict[str, Any]:

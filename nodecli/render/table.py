@@ -91,16 +91,11 @@ def _rows_json(rows: Sequence[Any]) -> str | None:
     keys = list(rows[0])
     if not keys or not all(k.__class__ is str for k in keys):
         return None
-    column = getattr(rows, "column", None)  # rows that give whole columns: same keys
-    if column is None:
-        if set(map(type, rows)) != {dict} or \
-                any(list(row) != keys for row in rows):  # (a short loop: small lists)
-            return None
-        columns = [[row[k] for row in rows] for k in keys]
-    else:
-        columns = [column(k) for k in keys]
+    if getattr(rows, "column", None) is None and (  # (rows with columns have one shape)
+            set(map(type, rows)) != {dict} or any(list(row) != keys for row in rows)):
+        return None
     cells = []
-    for values in columns:
+    for values in (_column_values(rows, k) for k in keys):
         kinds = set(map(type, values))
         if kinds == {str}:
             cells.append(list(map(encode, values)))
