@@ -8,7 +8,6 @@ import json
 import os
 import re
 import time
-import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -85,7 +84,9 @@ def _info_cache_file(state_dir: str | os.PathLike[str], who: str) -> str:
     """``state/cache/info-<crc32 of who>.json``. Two identities may share a name (a
     checksum, not a digest: importing hashlib cost ~2 ms a run); the
     file names its identity, so one never reads the other's."""
-    crc = zlib.crc32(who.encode("utf-8", "surrogateescape"))
+    from binascii import crc32  # (zlib's CRC-32; the config cache has loaded binascii)
+
+    crc = crc32(who.encode("utf-8", "surrogateescape"))
     return os.path.join(state_dir, "cache", f"info-{crc:08x}.json")
 
 

@@ -61,11 +61,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "DEFAULT_PAGE_SIZE", "DEFAULT_SINCE", "MAX_COUNT", "Checkpoint", "CheckpointFile",
-    "EventFilter", "FileSink", "GracefulStop", "ListResult", "MalformedPage", "Page", "Sink",
-    "StreamSink", "TailInterrupted", "TailOptions", "TailState", "check_destinations",
-    "event_id", "event_types", "fetch_page", "foreign_host_notice", "get_event",
-    "iter_pages", "list_events", "node_key", "parse_events", "parse_page", "raw_lines",
-    "resume_path", "run_tail", "validate_page_size", "validate_token",
-]
+__all__ = sorted(_WHERE)  # (every name above, each from its submodule)
