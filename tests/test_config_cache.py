@@ -18,12 +18,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
-from nodecli.config.columns import _hashes_pattern, users_from_columns, users_to_columns
+from nodecli.config.columns import UserFields, _hashes_pattern, checked_fields, users_of_fields
 from nodecli.config.model import KNOWN_ACLS
 from nodecli.config.store import CACHE_MAGIC, parse_config_bytes
 from nodecli.config.writer import dump_config
 from nodecli.errors import ConfigError
 from nodecli.passwords import MAX_LOG_N, MAX_P, MAX_R, hash_password, is_valid_hash
+
+
+def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:
+    """The four columns the store caches for ``users`` (what a save writes)."""
+    return UserFields(users).columns
+
+
+def users_from_columns(columns: object, xusers: dict[str, TransferUser]
+                       ) -> dict[str, NodeUser] | None:
+    """The users a load takes from cached ``columns`` (None: the file is parsed)."""
+    fields = checked_fields(columns, xusers)
+    return None if fields is None else users_of_fields(fields)
+
 
 HASH = ("$scrypt$ln=15,r=8,p=1$5Qvheb8IBxDGm/PNAybueA"
         "$tUU+cdQGfZf/fBrvRGTqNUt9W7OGi0klxagbk/FDZ/c")

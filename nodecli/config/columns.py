@@ -155,11 +155,6 @@ def valid_fields(fields: UserFields, transfer_users: dict[str, TransferUser]) ->
                for joined in set(fields.acls))
 
 
-def users_to_columns(users: dict[str, NodeUser]) -> list[str] | None:
-    """``users`` as the four columns :func:`users_from_columns` reads (see UserFields)."""
-    return UserFields(users).columns
-
-
 #: The checked fields of :func:`checked_fields`: names, transfer users, hashes (``NO_HASH``
 #: for none; empty unless asked for), comma-joined ACLs and each ACL field as a list.
 CheckedFields = tuple[list[str], list[str], list[str], list[str], dict[str, list[str]]]
@@ -202,14 +197,6 @@ def checked_fields(columns: Any, transfer_users: dict[str, TransferUser], *,
             return None
         acl_lists[joined] = parts
     return names, xusers, hashes, acls, acl_lists
-
-
-def users_from_columns(columns: Any, transfer_users: dict[str, TransferUser]
-                       ) -> dict[str, NodeUser] | None:
-    """The node users held by ``columns`` (see :func:`users_to_columns`), checked as the
-    general reader checks them against ``transfer_users``; None when anything is off."""
-    fields = checked_fields(columns, transfer_users)
-    return None if fields is None else users_of_fields(fields)
 
 
 def users_of_fields(fields: CheckedFields) -> dict[str, NodeUser]:
