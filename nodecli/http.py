@@ -33,6 +33,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin
 
@@ -50,7 +51,6 @@ from nodecli.http_errors import (
     tls_error,
 )
 from nodecli.links import origin
-from nodecli.record import FrozenRecord, Record
 
 USER_AGENT = f"nodecli/{__version__}"
 DEFAULT_ACCESS_KEY_HEADER = "X-Vendor-AccessKey"
@@ -60,7 +60,8 @@ MAX_CA_FILE_BYTES = 16 * 1024 * 1024  # a CA bundle of the whole web is ~250 kB
 Log = Callable[[str], None]
 
 
-class Auth(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class Auth:
     """Credentials for one endpoint.
 
     kind: ``none``; ``basic`` (node user or access key id + password/secret);
@@ -70,24 +71,13 @@ class Auth(FrozenRecord):
     password and token are never in its repr.
     """
 
-    _FIELDS = ("kind", "username", "password", "token", "access_key", "access_key_header",
-               "note")
-    __slots__ = _FIELDS
-    _NO_REPR = frozenset({"password", "token"})
-    kind: str
-    username: str | None
-    password: str | None
-    token: str | None
-    access_key: str | None
-    access_key_header: str
-    note: str
-
-    def __init__(self, kind: str = "none", username: str | None = None,
-                 password: str | None = None, token: str | None = None,
-                 access_key: str | None = None,
-                 access_key_header: str = DEFAULT_ACCESS_KEY_HEADER, note: str = "") -> None:
-        self._set(kind=kind, username=username, password=password, token=token,
-                  access_key=access_key, access_key_header=access_key_header, note=note)
+    kind: str = "none"
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
+    access_key: str | None = None
+    access_key_header: str = DEFAULT_ACCESS_KEY_HEADER
+    note: str = ""
 
     def headers(self) -> dict[str, str]:
         if self.kind == "basic":
@@ -118,56 +108,43 @@ class Auth(FrozenRecord):
         return [s for s in (self.password, self.token) if s]
 
 
-class Endpoint(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class Endpoint:
     """Where and how to reach a server. ``deadline`` bounds a whole request (every
-    attempt, backoff and body); ``label`` is the profile name or URL, for messages;
-    ``peer`` and ``cacert_env`` are for the TLS hint: what this endpoint is and the
-    variable that gives its CA file (node commands read NODECLI_CACERT, service
+    attempt, backoff, headers and body); ``label`` is the profile name or URL, for
+    messages; ``peer`` and ``cacert_env`` are for the TLS hint: what this endpoint is and
+    the variable that gives its CA file (node commands read NODECLI_CACERT, service
     commands NODECLI_SERVICE_CACERT)."""
 
-    _FIELDS = ("base_url", "auth", "cacert", "insecure", "connect_timeout", "read_timeout",
-               "deadline", "max_attempts", "max_body", "label", "peer", "cacert_env")
-    __slots__ = _FIELDS
     base_url: str
-    auth: Auth
-    cacert: str | None
-    insecure: bool
-    connect_timeout: float
-    read_timeout: float
-    deadline: float
-    max_attempts: int
-    max_body: int
-    label: str
-    peer: str
-    cacert_env: str
-
-    def __init__(self, base_url: str, auth: Auth | None = None, cacert: str | None = None,
-                 insecure: bool = False, connect_timeout: float = 10.0,
-                 read_timeout: float = 30.0, deadline: float = 120.0, max_attempts: int = 4,
-                 max_body: int = 64 * 1024 * 1024, label: str = "", peer: str = "node",
-                 cacert_env: str = "NODECLI_CACERT") -> None:
-        self._set(base_url=base_url, auth=Auth() if auth is None else auth, cacert=cacert,
-                  insecure=insecure, connect_timeout=connect_timeout,
-                  read_timeout=read_timeout, deadline=deadline, max_attempts=max_attempts,
-                  max_body=max_body, label=label, peer=peer, cacert_env=cacert_env)
+    auth: Auth = field(default_factory=Auth)
+    cacert: str | None = None
+    insecure: bool = False
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    deadline: float = 120.0
+    max_attempts: int = 4
+    max_body: int = 64 * 1024 * 1024
+    label: str = ""
+    peer: str = "node"
+    cacert_env: str = "NODECLI_CACERT"
 
     def with_auth(self, auth: Auth) -> Endpoint:
-        return self.replace(auth=auth)
+        return replace(self, auth=auth)
+
+    def replace(self, **changes: Any) -> Endpoint:
+        return replace(self, **changes)
 
 
-class Response(Record):
+@dataclass(slots=True)
+class Response:
     """One HTTP answer; header names are lower-case."""
 
-    _FIELDS = ("status", "headers", "body", "url", "elapsed")
-    __slots__ = _FIELDS
-
-    def __init__(self, status: int, headers: dict[str, str], body: bytes, url: str,
-                 elapsed: float) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.url = url
-        self.elapsed = elapsed
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    url: str
+    elapsed: float
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -180,6 +157,12 @@ class Response(Record):
                 f"{self.url}: the server sent a response that is not valid JSON "
                 f"({len(self.body)} bytes)"
             ) from None
+
+
+def _header_safe(value: str) -> bool:
+    """Whether ``value`` can be sent as an HTTP header value as it is."""
+    return (value.isprintable() and value.isascii()) or (
+        all(" " <= c <= "~" or "\x80" <= c <= "\xff" for c in value))
 
 
 def _has_surrogates(text: Any) -> bool:
@@ -226,6 +209,86 @@ class _Transient(Exception):
         self.response = response
 
 
+class _Watchdog:
+    """Ends an attempt that outlives the request's deadline.
+
+    httpx2's timeouts bound each socket operation, so a server that drips its status line
+    and headers a byte at a time never trips them. The watchdog knows the sockets this
+    client opened (httpx2's documented ``trace`` extension reports each new connection)
+    and shuts them down when the armed deadline passes; the blocked read then fails and
+    the attempt is reported as past the deadline. One thread per client, started on the
+    first request, waiting on a condition between requests."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._sockets: list[tuple[Any, int]] = []  # (socket object, its descriptor)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.fired = False
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None and sock.fileno() >= 0:
+                with self._cond:
+                    # (the TLS socket takes over the TCP socket's descriptor)
+                    live = [(s, fd) for s, fd in self._sockets
+                            if s.fileno() == fd and fd != sock.fileno()]
+                    self._sockets = [*live, (sock, sock.fileno())]
+
+    def arm(self, deadline_at: float) -> None:
+        with self._cond:
+            self.fired = False
+            self._deadline = deadline_at
+            if self._thread is None:
+                import threading
+
+                self._thread = threading.Thread(target=self._run, name="nodecli-deadline",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._deadline = None
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def _run(self) -> None:
+        import os
+        import socket
+
+        with self._cond:
+            while not self._closed:
+                if self._deadline is None:
+                    self._cond.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self.fired = True
+                self._deadline = None
+                for sock, fd in self._sockets:
+                    if sock.fileno() != fd:
+                        continue  # closed meanwhile
+                    # shutdown through a duplicate of the descriptor: it ends the
+                    # connection for the reader without touching its socket object
+                    try:
+                        with socket.socket(fileno=os.dup(fd)) as dup:
+                            dup.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                self._sockets = []
+
+
 class Client:
     """A configured HTTP client for one endpoint. Use :func:`open_client`."""
 
@@ -237,10 +300,9 @@ class Client:
         self._origin = origin(endpoint.base_url)
         self._extra_secrets: list[str] = []
         # a bad CA file is a usage error at once, whatever the URL
-        self._verify: Any = (self._tls_verify() if endpoint.cacert and not endpoint.insecure
-                             else None)
-        self._client: Any = None  # httpx2, made for the first https:// request
-        self._plain: Any = None  # http.client, for plain http:// URLs (nodecli.plain_http)
+        self._verify: Any = self._tls_verify()
+        self._client: Any = None  # httpx2.Client, made for the first request
+        self._watchdog = _Watchdog()
 
     def _tls_verify(self) -> Any:
         """What httpx2 is told to verify with: the system trust store, a private CA, or
@@ -270,7 +332,7 @@ class Client:
 
             endpoint = self.endpoint
             self._client = httpx2.Client(
-                verify=self._verify if self._verify is not None else self._tls_verify(),
+                verify=self._verify,
                 timeout=httpx2.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
                 follow_redirects=False,
                 headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
@@ -278,23 +340,12 @@ class Client:
             )
         return self._client
 
-    def _plain_transport(self) -> Any:
-        if self._plain is None:
-            from nodecli.plain_http import Transport
-
-            self._plain = Transport(
-                connect_timeout=self.endpoint.connect_timeout,
-                read_timeout=self.endpoint.read_timeout,
-                headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
-        return self._plain
-
     # -- plumbing ----------------------------------------------------------------------
 
     def close(self) -> None:
+        self._watchdog.close()
         if self._client is not None:
             self._client.close()
-        if self._plain is not None:
-            self._plain.close()
 
     def __enter__(self) -> Client:
         return self
@@ -325,7 +376,16 @@ class Client:
     def _headers_for(self, url: str, extra: dict[str, str] | None) -> dict[str, str]:
         headers = dict(extra or {})
         if origin(url) == self._origin:
-            headers.update(self.endpoint.auth.headers())
+            auth = self.endpoint.auth
+            for name, value in auth.headers().items():
+                if not _header_safe(value):
+                    what = "bearer token" if auth.kind in ("bearer", "oauth") and \
+                        name == "Authorization" else f"{name} header"
+                    raise UsageError(
+                        f"the {what} ({auth.describe()}) holds a line break, a control "
+                        "character or a character HTTP headers cannot carry",
+                        hint="a token file holds one token on one line")
+                headers[name] = value
         return headers
 
     # -- one attempt -------------------------------------------------------------------
@@ -333,23 +393,19 @@ class Client:
     def _attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
                  headers: dict[str, str], deadline_at: float) -> Response:
         started = time.monotonic()
-        shown = {k: ("***" if k.lower() in ("authorization", "cookie") else v)
-                 for k, v in headers.items()}
-        self.log(f"> {method} {url}" + (f" params={params}" if params else ""))
-        if shown:
-            self.log(f"> headers {shown}")
-        if url[:7].lower() == "http://":
-            resp = self._plain_attempt(method, url, params=params, content=content,
-                                       headers=headers, deadline_at=deadline_at,
-                                       started=started)
-        else:
-            resp = self._httpx_attempt(method, url, params=params, content=content,
-                                       headers=headers, deadline_at=deadline_at,
-                                       started=started)
-        self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, {len(resp.body)} bytes)")
         if self._log:
-            self.log("< headers " + str({k: ("***" if k in ("set-cookie", "authorization") else v)
-                                         for k, v in resp.headers.items()}))
+            shown = {k: ("***" if k.lower() in ("authorization", "cookie") else v)
+                     for k, v in headers.items()}
+            self.log(f"> {method} {url}" + (f" params={params}" if params else ""))
+            if shown:
+                self.log(f"> headers {shown}")
+        resp = self._send(method, url, params=params, content=content, headers=headers,
+                          deadline_at=deadline_at, started=started)
+        if self._log:
+            self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, "
+                     f"{len(resp.body)} bytes)")
+            self.log("< headers " + str({k: ("***" if k in ("set-cookie", "authorization")
+                                               else v) for k, v in resp.headers.items()}))
         if resp.status in RETRY_STATUSES:
             raise _Transient(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")),
                              resp)
@@ -364,44 +420,23 @@ class Client:
                 raise RemoteError(f"{url}: response larger than "
                                   f"{self.endpoint.max_body} bytes; refused")
             if time.monotonic() > deadline_at:
-                raise _Transient("the response took longer than the deadline")
+                raise _Transient(self._past_deadline())
             body.append(chunk)
         return b"".join(body)
 
-    def _plain_attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
-                       headers: dict[str, str], deadline_at: float, started: float) -> Response:
-        from nodecli.plain_http import TransportError
+    def _past_deadline(self) -> str:
+        return f"no complete answer within the deadline of {self.endpoint.deadline:g} s"
 
-        try:
-            r = self._plain_transport().send(method, url, params=params, content=content,
-                                             headers=headers)
-            chunks = r.iter_bytes()
-            try:
-                body = self._read_body(url, chunks, deadline_at)
-            finally:
-                chunks.close()
-        except TransportError as exc:
-            if exc.kind == "connect-timeout":
-                raise _Transient("connection timed out") from None
-            if exc.kind == "read-timeout":
-                raise _Transient("no answer within the read timeout") from None
-            if exc.kind == "connect":
-                raise _Transient(f"cannot connect: {exc.text}") from None
-            if exc.kind == "invalid-url":
-                raise UsageError(f"invalid URL {url!r}: {exc.text}") from None
-            if exc.kind == "invalid-header":
-                raise UsageError(f"cannot send the request: {exc.text}") from None
-            raise _Transient(f"connection broken: {exc.text}") from None
-        return Response(r.status_code, r.headers, body, r.url, time.monotonic() - started)
-
-    def _httpx_attempt(self, method: str, url: str, *, params: Any, content: bytes | None,
-                       headers: dict[str, str], deadline_at: float, started: float) -> Response:
+    def _send(self, method: str, url: str, *, params: Any, content: bytes | None,
+              headers: dict[str, str], deadline_at: float, started: float) -> Response:
         client = self._httpx_client()
         import httpx2
 
+        watchdog = self._watchdog
+        watchdog.arm(deadline_at)
         try:
-            with client.stream(method, url, params=params, content=content,
-                               headers=headers) as r:
+            with client.stream(method, url, params=params, content=content, headers=headers,
+                               extensions={"trace": watchdog.trace}) as r:
                 body = self._read_body(url, r.iter_bytes(), deadline_at)
                 return Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
                                 body, str(r.url), time.monotonic() - started)
@@ -410,6 +445,8 @@ class Client:
         except httpx2.ReadTimeout:
             raise _Transient("no answer within the read timeout") from None
         except httpx2.ConnectError as exc:
+            if watchdog.fired:
+                raise _Transient(self._past_deadline()) from None
             text = str(exc)
             tls_problem = tls_error(text, url, self.endpoint.cacert, peer=self.endpoint.peer,
                                     cacert_env=self.endpoint.cacert_env)
@@ -417,13 +454,21 @@ class Client:
                 raise tls_problem from None
             raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None
         except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
+            if watchdog.fired:
+                raise _Transient(self._past_deadline()) from None
             raise _Transient(f"connection broken: {exc or type(exc).__name__}") from None
         except httpx2.TimeoutException:
             raise _Transient("timed out") from None
+        except httpx2.DecodingError:
+            raise RemoteError(f"{method} {self.redact(url)}: the body does not decode as its "
+                              "Content-Encoding says") from None
         except httpx2.UnsupportedProtocol:
             raise UsageError(f"unsupported URL {url!r}: use http:// or https://") from None
-        except httpx2.InvalidURL as exc:
-            raise UsageError(f"invalid URL {url!r}: {exc}") from None
+        except (httpx2.InvalidURL, httpx2.LocalProtocolError) as exc:
+            raise UsageError(f"cannot send {method} {self.redact(url)}: "
+                             f"{self.redact(str(exc))}") from None
+        finally:
+            watchdog.disarm()
 
     # -- public ------------------------------------------------------------------------
 
@@ -483,13 +528,47 @@ class Client:
             if resp.status in (301, 302, 303, 307, 308) and resp.header("location"):
                 redirects += 1
                 if redirects > MAX_REDIRECTS:
-                    raise RemoteError(f"{method} {url}: more than {MAX_REDIRECTS} redirects")
-                url = urljoin(url, resp.header("location") or "")
-                if resp.status == 303 or (resp.status in (301, 302) and method == "POST"):
-                    method, content = "GET", None
-                self.log(f"> redirected to {url}")
+                    raise RemoteError(f"{method} {self.redact(url)}: more than "
+                                      f"{MAX_REDIRECTS} redirects")
+                url, method, content = self._redirect(resp, url, method, content)
                 continue
             return self._finish(resp, expect, method, hint_for)
+
+    def _redirect(self, resp: Response, url: str, method: str, content: bytes | None
+                  ) -> tuple[str, str, bytes | None]:
+        """Where a redirect leads, and the method and body to send there.
+
+        Never from https to http (anything sent would travel in clear text); never a
+        request with a body to another origin (the body may hold a secret, and a POST
+        turned into a GET there would be reported as done); credentials go only to the
+        endpoint's own origin (see :meth:`_headers_for`)."""
+        where = resp.header("location") or ""
+        shown = self.redact(where)[:200]
+        try:
+            target = urljoin(url, where)
+            new_origin = origin(target)
+            if not target.lower().startswith(("http://", "https://")) or not new_origin[1]:
+                raise ValueError("not an http or https URL with a host")
+            if new_origin[2] == -1:
+                raise ValueError("not a usable port")
+        except ValueError as exc:
+            raise RemoteError(f"{method} {self.redact(url)}: HTTP {resp.status} redirect to "
+                              f"an unusable Location {shown!r} ({exc})") from None
+        old_origin = origin(url)
+        if old_origin[0] == "https" and new_origin[0] != "https":
+            raise RemoteError(
+                f"{method} {self.redact(url)}: HTTP {resp.status} redirect from https to "
+                f"{shown!r} refused: nodecli never follows https to plain http",
+                hint="if the move is real, use the new https:// URL")
+        if content is not None and new_origin != old_origin:
+            raise RemoteError(
+                f"{method} {self.redact(url)}: HTTP {resp.status} redirect to another "
+                f"origin ({shown!r}) refused: a request body is never sent elsewhere",
+                hint="nothing was sent there; if the node really moved, use its new URL")
+        if resp.status == 303 or (resp.status in (301, 302) and method == "POST"):
+            method, content = "GET", None
+        self.log(f"> redirected to {target}")
+        return target, method, content
 
     def _finish(self, resp: Response, expect: tuple[int, ...], method: str,
                 hint_for: Callable[[int], str | None] | None) -> Response:

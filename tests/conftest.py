@@ -160,6 +160,12 @@ class EmulatorHandle:
 
         return ca_file(self.paths)
 
+    def endpoint(self, auth=None, **settings):
+        """An http.Endpoint for this emulator that trusts its CA."""
+        from nodecli.http import Auth, Endpoint
+
+        return Endpoint(self.url, auth or Auth(), cacert=self.ca_file, **settings)
+
     def add_node_user(self, name: str, password: str, *, xuser: str = "xfer",
                       restrictions: tuple[str, ...] = ("file:////data/*",),
                       acls: tuple[str, ...] = ()) -> None:
@@ -200,7 +206,7 @@ def _fresh(handle: EmulatorHandle):
 
 
 @pytest.fixture(scope="session")
-def _emulator_session(tmp_path_factory: pytest.TempPathFactory):
+def _plain_emulator_session(tmp_path_factory: pytest.TempPathFactory):
     yield from _session_emulator(tmp_path_factory, tls=False)
 
 
@@ -210,15 +216,30 @@ def _tls_emulator_session(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture
-def emulator(_emulator_session: EmulatorHandle) -> EmulatorHandle:
-    """The plain-HTTP emulator, reset for this test. Node user admin / admin-pass."""
-    yield from _fresh(_emulator_session)
+def emulator(_tls_emulator_session: EmulatorHandle,
+             monkeypatch: pytest.MonkeyPatch) -> EmulatorHandle:
+    """The emulator over HTTPS, as nodes serve, reset for this test. Node user admin /
+    admin-pass. Its CA is trusted through NODECLI_CACERT and NODECLI_SERVICE_CACERT (set
+    for this test, so in-process and child nodecli alike verify the certificate)."""
+    monkeypatch.setenv("NODECLI_CACERT", _tls_emulator_session.ca_file)
+    monkeypatch.setenv("NODECLI_SERVICE_CACERT", _tls_emulator_session.ca_file)
+    yield from _fresh(_tls_emulator_session)
 
 
 @pytest.fixture
-def tls_emulator(_tls_emulator_session: EmulatorHandle) -> EmulatorHandle:
-    """The HTTPS emulator (self-signed CA at .ca_file), reset for this test."""
-    yield from _fresh(_tls_emulator_session)
+def tls_emulator(emulator: EmulatorHandle,
+                 monkeypatch: pytest.MonkeyPatch) -> EmulatorHandle:
+    """The HTTPS emulator with its CA NOT trusted from the environment (tests of --cacert,
+    --insecure and TLS failures give it themselves)."""
+    monkeypatch.delenv("NODECLI_CACERT")
+    monkeypatch.delenv("NODECLI_SERVICE_CACERT")
+    return emulator
+
+
+@pytest.fixture
+def plain_emulator(_plain_emulator_session: EmulatorHandle) -> EmulatorHandle:
+    """The emulator over plain HTTP, for the tests about http:// URLs."""
+    yield from _fresh(_plain_emulator_session)
 
 
 @pytest.fixture

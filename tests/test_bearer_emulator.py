@@ -139,18 +139,18 @@ def test_bearer_redacted_from_verbose_log(invoke, emulator, tmp_path, registered
 
 def test_user_role_cannot_change_the_key_admin_role_can(emulator, tmp_path, registered):
     from nodecli.errors import AuthError
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http import Auth, open_client
     from nodecli.node.access_keys import set_verification_key
 
     pem = _public_pem(tmp_path, _key()).read_text()
     user_tok = create_token(_key(), "akb", "u", role="user")
-    client = open_client(Endpoint(emulator.url, Auth("bearer", token=user_tok,
+    client = open_client(emulator.endpoint(Auth("bearer", token=user_tok,
                                                      access_key="akb")))
     with pytest.raises(AuthError) as exc:
         set_verification_key(client, "akb", pem)
     assert exc.value.status == 403
     admin_tok = create_token(_key(), "akb", "u", role="admin")
-    client = open_client(Endpoint(emulator.url, Auth("bearer", token=admin_tok,
+    client = open_client(emulator.endpoint(Auth("bearer", token=admin_tok,
                                                      access_key="akb")))
     set_verification_key(client, "akb", pem)
 

@@ -23,7 +23,7 @@ from nodecli.render import events as rev
 @pytest.fixture
 def client(emulator):
     c = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass"),
-                             label="emu"))
+                             label="emu", cacert=emulator.ca_file))
     c._sleep = lambda s: None
     yield c
     c.close()

@@ -112,9 +112,9 @@ def test_non_utf8_ids_are_usage_errors(args):
 
 def test_the_http_client_refuses_undecodable_values_before_sending(emulator):
     from nodecli.errors import UsageError
-    from nodecli.http import Endpoint, open_client
+    from nodecli.http import open_client
 
-    with open_client(Endpoint(emulator.url)) as client, pytest.raises(UsageError):
+    with open_client(emulator.endpoint()) as client, pytest.raises(UsageError):
         client.request("GET", "/events", params=[("iteration_token", "\udcc9")])
 
 

@@ -12,7 +12,7 @@ from nodecli.links import LinkError, iter_link_header, next_link
 
 def _client(emulator, auth: Auth | None = None, **kw):
     logs: list[str] = []
-    ep = Endpoint(emulator.url, auth or Auth("basic", "admin", "admin-pass"), **kw)
+    ep = emulator.endpoint(auth or Auth("basic", "admin", "admin-pass"), **kw)
     client = open_client(ep, log=logs.append)
     client._sleep = lambda s: None  # retries in tests wait for nothing
     return client, logs
@@ -78,7 +78,8 @@ def test_secrets_redacted_from_verbose_log(emulator):
 
 def test_credentials_never_sent_to_another_origin(emulator):
     client, _logs = _client(emulator)
-    other = emulator.url.replace("127.0.0.1", "localhost")
+    other = emulator.url.replace("localhost", "127.0.0.1")
+    assert other != emulator.url  # the same server under another origin
     with pytest.raises(AuthError):
         client.json("GET", other + "/info")
 
@@ -254,6 +255,6 @@ def test_every_secret_redacted_from_messages_and_log_lines(emulator):
 
 
 def test_no_log_callable_means_no_logging(emulator):
-    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass")))
+    client = open_client(emulator.endpoint(Auth("basic", "admin", "admin-pass")))
     client.log("nothing happens")  # and nothing fails
     assert client.json("GET", "/info")["transfer_user"] == "xfer"

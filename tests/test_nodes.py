@@ -129,18 +129,18 @@ def test_profile_functions(home):
 
 
 def test_node_info_normalises_capabilities(emulator):
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http import Auth, open_client
 
-    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass")))
+    client = open_client(emulator.endpoint(Auth("basic", "admin", "admin-pass")))
     info = info_document(client)
     assert all(set(c) == {"name", "value"} for c in info["capabilities"])
     assert info["transfer_user"] == "xfer"
 
 
 def test_create_access_key_input_checks(emulator):
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http import Auth, open_client
 
-    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass")))
+    client = open_client(emulator.endpoint(Auth("basic", "admin", "admin-pass")))
     with pytest.raises(UsageError, match="not supported"):
         create_access_key(client, "s3", "/x")
     with pytest.raises(UsageError, match="invalid access key id"):

@@ -376,8 +376,8 @@ def test_node_list_empty(invoke):
     assert invoke("node", "list", "-o", "json").stdout.strip() == "[]"
 
 
-def test_https_against_plain_http_port_is_explained(invoke, emulator):
-    url = emulator.url.replace("http://", "https://")
+def test_https_against_plain_http_port_is_explained(invoke, plain_emulator):
+    url = plain_emulator.url.replace("http://", "https://")
     r = invoke("node", "info", "--url", url, "--user", "admin", "--password-stdin", input=PW)
     assert r.exit_code == 6, r
     assert "does not answer with TLS" in r.stderr and "http://" in r.stderr

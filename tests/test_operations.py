@@ -106,9 +106,9 @@ def test_two_filters_refused_before_any_request(invoke, service, args):
 
 def test_emulator_refuses_two_filters_itself(service):
     from nodecli.errors import NodecliError
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http import Auth, open_client
 
-    with open_client(Endpoint(service.emulator.url, Auth("oauth", token=service.token))) as c:
+    with open_client(service.emulator.endpoint(Auth("oauth", token=service.token))) as c:
         with pytest.raises(NodecliError) as info:
             c.json("GET", "/operations", params={"user_id": "u1", "group_id": "g1"})
     assert info.value.status == 400
@@ -164,10 +164,10 @@ def test_admin_token_lists_the_organization(invoke, seeded):
 
 def test_service_checks_scope_too(service):
     from nodecli.errors import AuthError
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http import Auth, open_client
 
     token = mint_service_token(service.state, "u1", "self")
-    with open_client(Endpoint(service.emulator.url, Auth("oauth", token=token))) as c:
+    with open_client(service.emulator.endpoint(Auth("oauth", token=token))) as c:
         with pytest.raises(AuthError) as info:
             c.json("GET", "/operations")
     assert info.value.status == 403
@@ -221,7 +221,7 @@ def test_watch_to_success(invoke, service):
 
 
 def test_watch_to_stopped_then_second_conflict(invoke, service):
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http import Auth, open_client
 
     op = add_operation(service.state, parent_id="100", folder_name="Shared", conflicts=2)
     args = ("operations", "watch", op.id, "--workspace", "100", "--interval", "0.01")
@@ -229,7 +229,7 @@ def test_watch_to_stopped_then_second_conflict(invoke, service):
     assert r.exit_code == 1, r
     assert "stopped: folder_conflict: folder 'Shared' already exists" in r.stderr
     assert "operations resolve 1 --workspace 100" in r.stderr
-    with open_client(Endpoint(service.emulator.url, Auth("oauth", token=service.token))) as c:
+    with open_client(service.emulator.endpoint(Auth("oauth", token=service.token))) as c:
         answer = c.json("PUT", "/workspaces/100/operations/1",
                         json_body={"folder_name": "Shared-2", "apply_to_all": False})
     assert answer["status"] == "running" and "data" not in answer

@@ -226,8 +226,12 @@ def test_link_relation_types_compare_case_insensitively(invoke, node_env, log, e
 def test_events_answers_carry_no_cache_and_connection_close(emulator, log):
     log.generate(2)
     parts = urlsplit(emulator.url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
     import base64
+    import ssl
+
+    conn = http.client.HTTPSConnection(
+        parts.hostname, parts.port, timeout=10,
+        context=ssl.create_default_context(cafile=emulator.ca_file))
 
     auth = base64.b64encode(b"admin:admin-pass").decode()
     conn.request("GET", "/events?count=1", headers={"Authorization": f"Basic {auth}"})

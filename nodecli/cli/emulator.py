@@ -72,6 +72,9 @@ def _port_file_holds(path: Path, port: int) -> bool:
 @click.option("--link-host", default=None, metavar="HOST[:PORT]",
               help="Name this host in the Link rel=\"next\" of GET /events (a node behind "
                    "a proxy or NAT advertising its internal name).")
+@click.option("--keep-alive", is_flag=True,
+              help="Keep connections open after GET /events answers (a node closes them: "
+                   "'Connection: close'); for measuring keep-alive clients.")
 @click.option("--service-token", "service_token", metavar="VALUE", default=None,
               help="Also accept this opaque access token as it is (user admin, user:all): "
                    "a service whose tokens are not the documented envelope. Prefer "
@@ -89,7 +92,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
           event_rate: float, activity_logging: str, max_count: int | None,
-          link_host: str | None,
+          link_host: str | None, keep_alive: bool,
           service_token: str | None, service_paths: tuple[str, ...],
           service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
@@ -138,7 +141,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
                               version=version, access_key_header=access_key_header,
                               access_log=access_log, max_count=max_count,
                               link_host=link_host, service_tokens=tokens,
-                              service_paths=paths)
+                              service_paths=paths, keep_alive=keep_alive)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise NodecliError(f"cannot listen on {host}:{port}: the address is in use",

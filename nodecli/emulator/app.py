@@ -24,12 +24,15 @@ def build_server(
     link_host: str | None = None,
     service_tokens: dict[str, str] | None = None,
     service_paths: dict[str, str] | None = None,
+    keep_alive: bool = False,
 ) -> EmulatorServer:
     """An emulator ready to start. ``max_count`` caps the events a GET /events answer
     carries whatever count asks; ``link_host`` is the host its Link rel="next" names
-    (a node behind a proxy advertising its internal name). ``service_tokens`` are
-    opaque access tokens the collaboration service accepts as they are (token -> user
-    id); ``service_paths`` moves what interface.md does not show (ServicePaths names)."""
+    (a node behind a proxy advertising its internal name); ``keep_alive`` keeps
+    connections open after GET /events answers (a node shows "Connection: close").
+    ``service_tokens`` are opaque access tokens the collaboration service accepts as
+    they are (token -> user id); ``service_paths`` moves the service paths a node's
+    documentation does not show (ServicePaths names)."""
     state = NodeState(paths, version=version, access_key_header=access_key_header,
                       persist=persist)
     cert = None
@@ -47,7 +50,7 @@ def build_server(
     for feature in (node, events, operations, access):
         feature.register(server.router, state)
     log = events.log_for(state)
-    log.count_cap, log.link_host = max_count, link_host
+    log.count_cap, log.link_host, log.keep_alive = max_count, link_host, keep_alive
     return server
 
 

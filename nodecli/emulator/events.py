@@ -82,6 +82,8 @@ class EventLog:
         # "at most"), and a Link rel="next" naming another host (a node behind a proxy)
         self.count_cap: int | None = None
         self.link_host: str | None = None
+        # keep the connection open after an answer (opt-in: interface.md shows close)
+        self.keep_alive = False
         self.queries: deque[str] = deque(maxlen=50)  # raw query strings, for tests
         self._lock = threading.Lock()
         self._items: list[_Stored] = []
@@ -152,6 +154,7 @@ class EventLog:
         self.logging_enabled = True
         self.count_cap = None
         self.link_host = None
+        self.keep_alive = False
 
     def __len__(self) -> int:
         with self._lock:
@@ -425,10 +428,13 @@ def register(router: Router, state: NodeState) -> None:
             base = f"{scheme}://{log.link_host}"
         link = f'<{base}/events?{urlencode(params)}>; rel="next"'
         body = b"[" + b",".join(blobs) + b"]"
-        # the response headers interface.md 4.1 shows: no-cache, connection close
-        return Reply(200, body, {"Content-Type": "application/json; charset=utf-8",
-                                 "Cache-Control": "no-cache", "Connection": "close",
-                                 "Link": link})
+        # the response headers a node sends: no-cache and, unless the emulator was
+        # asked to keep connections open, connection close
+        headers = {"Content-Type": "application/json; charset=utf-8",
+                   "Cache-Control": "no-cache", "Link": link}
+        if not log.keep_alive:
+            headers["Connection"] = "close"
+        return Reply(200, body, headers)
 
     def get_event(req: Request) -> Reply:
         if version_tuple(state.version) < (3, 7, 3):
