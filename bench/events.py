@@ -119,8 +119,9 @@ def main() -> None:
 
 def serve(home: str) -> None:
     """The emulator process: print its URL, then generate N events per line read."""
-    from nodecli.config import ConfigStore, NodeUser, TransferUser
+    from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
+    from nodecli.config.store import ConfigStore
     from nodecli.emulator.app import build_server
     from nodecli.emulator.events import log_for
     from nodecli.passwords import hash_password

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -176,22 +176,17 @@ def _parent(path: StrPath) -> str:
     return os.path.dirname(os.fspath(path)) or "."
 
 
-def atomic_write(path: StrPath, data: bytes | Sequence[bytes | memoryview],
-                 mode: int = PRIVATE_FILE, *, durable: bool = True,
-                 unlink_first: bool = False,
-                 before_replace: Callable[[], None] | None = None) -> None:
-    """Replace ``path`` with ``data`` (bytes, or parts written one after the other)
-    atomically and durably.
+@contextlib.contextmanager
+def replacing(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
+              durable: bool = True) -> Iterator[None]:
+    """Replace ``path`` with ``data`` atomically and durably, once the block has run.
 
-    A reader (or a crash at any instant) sees either the old content or the new
-    one, never a mix. The temporary file is created with ``mode`` from the start.
-    ``durable=False`` skips the fsyncs, for caches that are checked before use.
-    ``unlink_first`` removes the old file just before the new one takes its name, so a
-    reader may find no file for that instant; in exchange ext4 does not force the
-    allocation of the new file's blocks, as it does on a rename over a file (~2 ms
-    for 2.7 MB). For caches, whose absence only costs time. ``before_replace`` is
-    called once the new content is written (and synced), just before it takes the
-    name; what it raises cancels the write (nothing is replaced).
+    The data goes to a temporary file in the same folder, created with ``mode`` from the
+    start, and is synced before the block runs; after the block, the temporary file is
+    renamed over ``path`` and the folder is synced, so the rename itself survives a power
+    cut. A reader (or a crash at any instant) sees either the old content or the new
+    one, never a mix. If writing fails, or the block raises, ``path`` is left as it was.
+    ``durable=False`` skips the syncs, for caches that are checked before use.
     """
     path = os.fspath(path)
     if os.path.islink(path):
@@ -200,22 +195,16 @@ def atomic_write(path: StrPath, data: bytes | Sequence[bytes | memoryview],
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, mode)
     try:
-        os.fchmod(fd, mode)
-        for part in (data,) if isinstance(data, bytes) else data:
-            _write_all(fd, part)
-        if durable:
-            os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        if before_replace is not None:
-            before_replace()
-        if unlink_first:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        try:
+            os.fchmod(fd, mode)
+            _write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        yield
         os.replace(tmp, path)
     except BaseException as exc:
-        if fd >= 0:
-            os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError) and not exc.filename:
@@ -224,6 +213,13 @@ def atomic_write(path: StrPath, data: bytes | Sequence[bytes | memoryview],
         raise
     if durable:
         fsync_dir(_parent(path))
+
+
+def atomic_write(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
+                 durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically and durably (see :func:`replacing`)."""
+    with replacing(path, data, mode, durable=durable):
+        pass
 
 
 def try_lock(lock_path: StrPath, timeout: float) -> Callable[[], None] | None:

@@ -28,20 +28,13 @@ MAX_PASSWORD_BYTES = 4096
 MAX_LOG_N = 20
 MAX_R = 32
 MAX_P = 16
+# scrypt needs 128 * r * 2**ln bytes; hashlib gives it at most 2 GiB (maxmem below is
+# twice this): a stored hash that would need more could never verify, so it is refused.
+MAX_SCRYPT_MEMORY = 512 * 1024 * 1024
 
-# Compiled on first use (re caches it): most commands never need it.
-_PHC = (
+_PHC = re.compile(
     r"^\$scrypt\$ln=(?P<ln>\d{1,2}),r=(?P<r>\d{1,2}),p=(?P<p>\d{1,2})"
     r"\$(?P<salt>[A-Za-z0-9+/]{11,88})\$(?P<hash>[A-Za-z0-9+/]{22,88})$"
-)
-
-
-# The common case of a valid hash, ranges included, in one match (ASCII digits only);
-# anything else is judged by _PHC and the range checks in is_valid_hash. Compiled on
-# first use (listings check hashes column-wise and never need it).
-_VALID_PLAIN = (
-    r"\$scrypt\$ln=(?:0?[1-9]|1[0-9]|20),r=(?:0?[1-9]|[12][0-9]|3[0-2]),p=(?:0?[1-9]|1[0-6])"
-    r"\$[A-Za-z0-9+/]{11,88}\$[A-Za-z0-9+/]{22,88}"
 )
 
 
@@ -66,7 +59,7 @@ def _scrypt(password: str, salt: bytes, ln: int, r: int, p: int, dklen: int) -> 
 
     n = 1 << ln
     return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p,
-                          maxmem=128 * r * n * 2 + 1024 * 1024, dklen=dklen)
+                          maxmem=2 * MAX_SCRYPT_MEMORY + 1024 * 1024, dklen=dklen)
 
 
 def check_password_text(password: str) -> None:
@@ -92,21 +85,21 @@ def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
 
 
 def is_valid_hash(phc: str) -> bool:
-    if re.fullmatch(_VALID_PLAIN, phc) is not None:
-        return True
-    m = re.match(_PHC, phc)
+    """Whether ``phc`` is a hash :func:`verify_password` can check."""
+    m = _PHC.match(phc)
     return bool(m) and _in_range(int(m["ln"]), int(m["r"]), int(m["p"]))
 
 
 def _in_range(ln: int, r: int, p: int) -> bool:
-    return 1 <= ln <= MAX_LOG_N and 1 <= r <= MAX_R and 1 <= p <= MAX_P
+    return (1 <= ln <= MAX_LOG_N and 1 <= r <= MAX_R and 1 <= p <= MAX_P
+            and 128 * r * (1 << ln) <= MAX_SCRYPT_MEMORY)
 
 
 def verify_password(password: str, phc: str | None) -> bool:
     """Constant-time check of ``password`` against a stored PHC hash; False on any doubt."""
     if not phc or not password:
         return False
-    m = re.match(_PHC, phc)
+    m = _PHC.match(phc)
     if not m:
         return False
     ln, r, p = int(m["ln"]), int(m["r"]), int(m["p"])

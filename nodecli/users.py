@@ -20,10 +20,10 @@ The user data as a whole (export file format, import, config check, restore) is
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from nodecli.config.columns import UserTable
 from nodecli.config.model import (
     KNOWN_ACLS,
     Config,
@@ -32,24 +32,19 @@ from nodecli.config.model import (
     check_name,
 )
 from nodecli.errors import ConflictError, NotFoundError, UsageError
-from nodecli.record import Record
 
 MAX_DOCROOT_LENGTH = 4096
 
 PasswordSource = str | Callable[[], str]
 
 
-class Outcome(Record):
+@dataclass(slots=True)
+class Outcome:
     """What a command did: a message for stderr, warnings, and optional data."""
 
-    _FIELDS = ("message", "warnings", "data")
-    __slots__ = _FIELDS
-
-    def __init__(self, message: str, warnings: list[str] | None = None,
-                 data: Any = None) -> None:
-        self.message = message
-        self.warnings: list[str] = [] if warnings is None else warnings
-        self.data = data
+    message: str
+    warnings: list[str] = field(default_factory=list)
+    data: Any = None
 
 
 # -- validation of single values --------------------------------------------------------
@@ -119,41 +114,21 @@ def parse_restriction_args(values: Sequence[str]) -> list[str]:
         raise UsageError(str(exc)) from None
 
 
-def hash_new_password(password: str) -> str:
-    from nodecli.passwords import PasswordError, check_password_text, hash_password
+def _start_hashing(source: PasswordSource | None) -> Callable[[], str | None]:
+    """Ask for the password (``source`` may be a prompt), check it, and start hashing it
+    in a thread; the returned function gives the hash (None without a password). scrypt
+    releases the interpreter lock, so the configuration is read and checked meanwhile:
+    at 10,000 users that hides most of the load behind the deliberately slow hash."""
+    if source is None:
+        return lambda: None
+    password = source() if callable(source) else source
+    from nodecli.passwords import PasswordError, check_password_text, hash_password, in_background
 
     try:
         check_password_text(password)
     except PasswordError as exc:
         raise UsageError(str(exc)) from None
-    return hash_password(password)
-
-
-def _resolve_password(source: PasswordSource) -> str:
-    return hash_new_password(source() if callable(source) else source)
-
-
-def _hash_while_loading(store: Any, password: PasswordSource | None,
-                        preloaded: Any) -> tuple[str | None, Any]:
-    """The new password's hash (None without a password) and the configuration to edit
-    (``store.preload()``). scrypt runs in a thread (it releases the interpreter lock), so
-    reading and checking the configuration (a while at 10,000 users) costs no time when
-    a password is set. A prompt is answered first, in this thread; an error of the
-    password (refused text, prompt cancelled) comes first, as without the thread.
-    Nothing is locked meanwhile: the edit uses what was read only if the file is still
-    the same once it holds the lock."""
-    if password is None:
-        return None, preloaded
-    if callable(password):
-        password = password()
-    if preloaded is not None:
-        return _resolve_password(password), preloaded
-    from nodecli.passwords import in_background
-
-    text = password
-    password_hash = in_background(lambda: _resolve_password(text), "password-hash")
-    preloaded = store.preload()
-    return password_hash(), preloaded
+    return in_background(lambda: hash_password(password), "password-hash")
 
 
 # -- pure operations over a Config --------------------------------------------------------
@@ -269,55 +244,6 @@ def user_rows(cfg: Config) -> list[dict[str, Any]]:
     return [user_row(cfg.users[name]) for name in sorted(cfg.users)]
 
 
-class UserRows(Sequence[dict[str, Any]]):
-    """:func:`user_rows` made on demand from a :class:`~nodecli.config.columns.UserTable`:
-    a table needs a few columns of 10,000 users, not 10,000 dicts. Iterating (JSON, CSV)
-    gives the same dicts as user_rows; :meth:`column` gives one field of every row and
-    :meth:`text_column` the ACLs comma-joined, which the table renderers use."""
-
-    def __init__(self, table: UserTable) -> None:
-        self._table = table
-
-    def __len__(self) -> int:
-        return len(self._table.names)
-
-    def _row(self, i: int) -> dict[str, Any]:
-        t = self._table
-        acls = t.acls[i]
-        return {"name": t.names[i], "transfer_user": t.transfer_users[i],
-                "acls": acls.split(",") if acls else []}
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self._row(i) for i in range(len(self))[index]]
-        return self._row(range(len(self))[index])
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(self._row, range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, UserRows | list):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"UserRows({list(self)!r})"
-
-    def column(self, key: str) -> list[Any]:
-        """The ``key`` field of every row."""
-        if key == "acls":
-            return [acls.split(",") if acls else [] for acls in self._table.acls]
-        return self.text_column(key) or [None] * len(self)
-
-    def text_column(self, key: str) -> list[str] | None:
-        """The ``key`` field of every row as text, lists comma-joined (None: no such
-        form for this key)."""
-        t = self._table
-        return {"name": t.names, "transfer_user": t.transfer_users, "acls": t.acls}.get(key)
-
-
 def user_record(cfg: Config, name: str) -> dict[str, Any]:
     user = get_user(cfg, name)
     xuser = cfg.transfer_users.get(user.transfer_user)
@@ -429,22 +355,11 @@ def transfer_user_row(cfg: Config, xuser: TransferUser) -> dict[str, Any]:
     }
 
 
-def transfer_user_rows(cfg: Config, table: UserTable | None = None) -> list[dict[str, Any]]:
-    """Every transfer user with the node users on it; ``table``: the node users, when
-    ``cfg.users`` was left empty (see ConfigStore.load_user_table)."""
-    if table is None:
-        table = UserTable.of(cfg.users)
+def transfer_user_rows(cfg: Config) -> list[dict[str, Any]]:
+    """Every transfer user with the node users on it."""
     by_xuser: dict[str, list[str]] = {}
-    names, xusers = table.names, table.transfer_users
-    distinct = set(xusers)
-    if len(distinct) <= 4:  # one pass per transfer user, in C
-        from itertools import compress
-
-        for x in distinct:
-            by_xuser[x] = list(compress(names, map(x.__eq__, xusers)))
-    else:
-        for uname, x in zip(names, xusers, strict=True):
-            by_xuser.setdefault(x, []).append(uname)
+    for uname in sorted(cfg.users):
+        by_xuser.setdefault(cfg.users[uname].transfer_user, []).append(uname)
     return [
         {"name": x.name, "restrictions": list(x.restrictions), "docroot": x.docroot,
          "node_users": by_xuser.get(x.name, [])}
@@ -464,8 +379,8 @@ def transfer_user_record(cfg: Config, name: str) -> dict[str, Any]:
 # -- one function per command, over the store ---------------------------------------------
 
 
-def list_users(store: Any) -> UserRows:
-    return UserRows(store.load_user_table()[1])
+def list_users(store: Any) -> list[dict[str, Any]]:
+    return user_rows(store.load())
 
 
 def show_user(store: Any, name: str) -> dict[str, Any]:
@@ -479,14 +394,12 @@ def add_user(store: Any, name: str, *, transfer_user: str, password: PasswordSou
     command. The hash is computed outside the lock (it is deliberately slow)."""
     validate_name(name, "node user name")
     validate_name(transfer_user, "transfer user name")
-    preloaded = None
     if callable(password):
-        preloaded = store.preload()
-        check_can_add_user(preloaded.cfg if preloaded else store.load(), name, transfer_user)
-    password_hash, preloaded = _hash_while_loading(store, password, preloaded)
-    with store.edit(preloaded, user=name) as cfg:
+        check_can_add_user(store.load(), name, transfer_user)
+    hashed = _start_hashing(password)
+    with store.edit() as cfg:
         warnings = apply_add_user(cfg, name, transfer_user=transfer_user,
-                                  password_hash=password_hash, acls=acls)
+                                  password_hash=hashed(), acls=acls)
     return Outcome(f"added node user {name!r} on transfer user {transfer_user!r}", warnings)
 
 
@@ -501,14 +414,13 @@ def modify_user(
     acl_del: Sequence[str] = (),
 ) -> Outcome:
     validate_name(name, "node user name")
-    preloaded = None
     if callable(password):
-        preloaded = store.preload()
-        get_user(preloaded.cfg if preloaded else store.load(), name)  # fail before a prompt
+        get_user(store.load(), name)  # fail before a prompt
     if transfer_user is not None:
         validate_name(transfer_user, "transfer user name")
-    password_hash, preloaded = _hash_while_loading(store, password, preloaded)
-    with store.edit(preloaded, user=name) as cfg:
+    hashed = _start_hashing(password)
+    with store.edit() as cfg:
+        password_hash = hashed()
         warnings = apply_modify_user(cfg, name, password_hash=password_hash,
                                      transfer_user=transfer_user, acl_set=acl_set,
                                      acl_add=acl_add, acl_del=acl_del)
@@ -526,13 +438,13 @@ def modify_user(
 
 def delete_user(store: Any, name: str) -> Outcome:
     validate_name(name, "node user name")
-    with store.edit(user=name) as cfg:
+    with store.edit() as cfg:
         apply_delete_user(cfg, name)
     return Outcome(f"deleted node user {name!r}")
 
 
 def list_transfer_users(store: Any) -> list[dict[str, Any]]:
-    return transfer_user_rows(*store.load_user_table())
+    return transfer_user_rows(store.load())
 
 
 def show_transfer_user(store: Any, name: str) -> dict[str, Any]:

@@ -169,7 +169,8 @@ class EmulatorHandle:
     def add_node_user(self, name: str, password: str, *, xuser: str = "xfer",
                       restrictions: tuple[str, ...] = ("file:////data/*",),
                       acls: tuple[str, ...] = ()) -> None:
-        from nodecli.config import ConfigStore, NodeUser, TransferUser
+        from nodecli.config.model import NodeUser, TransferUser
+        from nodecli.config.store import ConfigStore
         from nodecli.passwords import hash_password
 
         with ConfigStore(self.paths).edit() as cfg:

@@ -9,18 +9,16 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodecli.config import (
+from nodecli.config.model import (
+    KNOWN_ACLS,
     Config,
-    ConfigStore,
     NodeProfile,
     NodeUser,
     ServiceProfile,
     TransferUser,
-    resolve_paths,
 )
-from nodecli.config.model import KNOWN_ACLS
-from nodecli.config.store import parse_config_bytes
-from nodecli.config.writer import dump_config
+from nodecli.config.paths import resolve_paths
+from nodecli.config.store import ConfigStore, dump_config, parse_config_bytes
 from nodecli.user_data import dump_export, parse_export
 
 
@@ -239,12 +237,13 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
         r = invoke("user", "list", "-o", "json")
         assert r.exit_code == 0 and json.loads(r.stdout)[0]["acls"] == ["admin"]
     # a forged cache that does not match the file is ignored too
+    import marshal
     import zlib
 
-    from nodecli.config.store import CACHE_MAGIC
+    from nodecli.config.cache import MAGIC
 
-    tail = b'parsed\n{"version": 1}\n\n\n\n\n'  # (valid for a file holding 'version = 1')
-    forged = CACHE_MAGIC + b"12 %d\nversion = 1\n" % zlib.crc32(tail) + tail
+    tail = marshal.dumps({"version": 1})  # (valid for a file holding 'version = 1')
+    forged = MAGIC + b"12 %d\nversion = 1\n" % zlib.crc32(tail) + tail
     Path(store.cache_path).write_bytes(forged)
     assert len(json.loads(invoke("user", "list", "-o", "json").stdout)) == 2
 
@@ -254,8 +253,7 @@ def test_parse_cache_never_outranks_the_file(invoke, home):
 @given(configs())
 def test_store_save_load_identity_with_and_without_parse_cache(home, cfg):
     store = _store(home)
-    with store.locked():
-        store.save_unlocked(cfg)
+    store.replace_all(cfg)
     assert store.load() == cfg  # through the cache written by save
     Path(store.cache_path).unlink()
     assert store.load() == cfg  # through the TOML parser

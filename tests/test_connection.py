@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodecli.config import Config, NodeProfile
+from nodecli.config.model import Config, NodeProfile
 from nodecli.errors import NotFoundError, UsageError
 from nodecli.profiles.node import NodeFlags, resolve_node
 

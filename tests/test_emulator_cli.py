@@ -15,8 +15,9 @@ from tests.conftest import nodecli_cmd, subprocess_env
 
 
 def _add_admin(home: Path, password: str = "admin-pass") -> None:  # noqa: S107
-    from nodecli.config import ConfigStore, NodeUser, TransferUser
+    from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
+    from nodecli.config.store import ConfigStore
     from nodecli.passwords import hash_password
 
     with ConfigStore(resolve_paths(home)).edit() as cfg:

@@ -287,8 +287,9 @@ def test_emulator_serve_event_rate_feeds_a_follower(home, run_cli, tmp_path):
 
     if importlib.util.find_spec("nodecli.cli.emulator") is None:
         pytest.skip("this build has no 'emulator serve' command")
-    from nodecli.config import ConfigStore, NodeUser, TransferUser
+    from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
+    from nodecli.config.store import ConfigStore
     from nodecli.passwords import hash_password
 
     with ConfigStore(resolve_paths(home)).edit() as cfg:

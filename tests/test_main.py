@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 
-from nodecli.config import ConfigStore, NodeUser, TransferUser, resolve_paths
+from nodecli.config.model import NodeUser, TransferUser
+from nodecli.config.paths import resolve_paths
+from nodecli.config.store import ConfigStore
 from nodecli.errors import ExitCode
 from nodecli.passwords import hash_password
 from tests.conftest import nodecli_cmd, subprocess_env
@@ -71,7 +73,7 @@ def test_profile_listings_stay_local_and_light(home, tmp_path):
     import (the secret store is opened only for a profile that keeps its token there)."""
     import sys
 
-    from nodecli.config import NodeProfile, ServiceProfile
+    from nodecli.config.model import NodeProfile, ServiceProfile
     from tests.conftest import REPO_ROOT
 
     token_file = tmp_path / "svc.tok"

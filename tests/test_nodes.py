@@ -47,8 +47,7 @@ def test_validate_profile_never_crashes(name, url, user, header):
         return
     # what is accepted is storable: it survives a config round trip
     from nodecli.config.model import Config
-    from nodecli.config.store import parse_config_bytes
-    from nodecli.config.writer import dump_config
+    from nodecli.config.store import dump_config, parse_config_bytes
 
     cfg = Config()
     cfg.nodes[p.name] = p

@@ -284,8 +284,9 @@ def test_old_nodes_get_the_version_in_the_message(invoke, node_env, node_version
 
 
 def test_emulator_serve_max_count_and_link_host(home, tmp_path, invoke, recorder):
-    from nodecli.config import ConfigStore, NodeUser, TransferUser
+    from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
+    from nodecli.config.store import ConfigStore
     from nodecli.passwords import hash_password
 
     with ConfigStore(resolve_paths(home)).edit() as cfg:

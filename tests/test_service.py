@@ -6,8 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from nodecli.config import Config
-from nodecli.config.model import ServiceProfile
+from nodecli.config.model import Config, ServiceProfile
 from nodecli.errors import AuthError, NotFoundError, UsageError
 from nodecli.profiles.service import ServiceFlags, resolve_service
 from nodecli.service.preflight import preflight

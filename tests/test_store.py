@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodecli.config import Config, ConfigStore, NodeUser, TransferUser, resolve_paths
+from nodecli.config.model import Config, NodeUser, TransferUser
+from nodecli.config.paths import resolve_paths
+from nodecli.config.store import ConfigStore
 from nodecli.errors import ConfigError, NotFoundError
 
 
@@ -147,136 +149,6 @@ def test_large_user_table_round_trips_through_the_store(store):
     assert loaded.users["user002"].acls == []
 
 
-def test_backup_is_the_previous_file_under_a_second_name(store):
-    _add(store, "alice")
-    first = Path(store.path).read_bytes()
-    first_inode = Path(store.path).stat().st_ino
-    _add(store, "bob")
-    bak = Path(store.paths.backup_file)
-    assert bak.read_bytes() == first
-    assert bak.stat().st_ino == first_inode != Path(store.path).stat().st_ino
-    assert stat.S_IMODE(bak.stat().st_mode) == 0o600
-    assert not [p.name for p in Path(store.paths.config_dir).iterdir() if p.name.endswith(".tmp")]
-
-
-def test_backup_is_a_copy_when_the_config_has_other_names(store, tmp_path):
-    _add(store, "alice")
-    other = Path(store.paths.config_dir) / "mine.toml"
-    os.link(store.path, other)  # the user's own second name for the file
-    _add(store, "bob")
-    bak = Path(store.paths.backup_file)
-    assert bak.read_bytes() == other.read_bytes()
-    assert bak.stat().st_ino != other.stat().st_ino  # editing mine.toml leaves .bak alone
-    assert other.stat().st_nlink == 1
-
-
-_acl_or_junk = st.one_of(st.sampled_from(["admin", "internal", "impersonation", "root", ""]),
-                         st.integers(), st.none(), st.lists(st.text(max_size=2), max_size=1))
-_user_entry = st.one_of(
-    st.fixed_dictionaries(
-        {"transfer_user": st.sampled_from(["aspera", "nobody"])},
-        optional={"password": st.sampled_from([
-            "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
-            "$scrypt$ln=21,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
-            "plain", 7]),
-            "acls": st.one_of(st.lists(_acl_or_junk, max_size=3), st.text(max_size=3)),
-            "extra": st.just(1)}),
-    st.integers(), st.text(max_size=3))
-
-
-@settings(max_examples=400, deadline=None)
-@given(users=st.dictionaries(st.one_of(st.sampled_from(["alice", "bob", "c.d@e", "-x", "a b"]),
-                                       st.text(max_size=4)), _user_entry, max_size=5))
-def test_user_tables_load_as_the_general_reader_loads_them(users):
-    """The inline [users] checks accept and refuse exactly what the general reader does,
-    with the same message (the reader is run entry by entry as the reference)."""
-    from nodecli.config.model import ModelError, _read_user, _Reader
-
-    data = {"version": 1, "transfer_users": {"aspera": {"restrictions": ["file:////*"]}},
-            "users": users}
-    try:
-        got: object = Config.from_dict(data).users
-    except ModelError as exc:
-        got = exc.text
-    cfg = Config(transfer_users={"aspera": TransferUser("aspera", ["file:////*"])})
-    try:
-        want: object = {name: _read_user(r, name, cfg)
-                        for name, r in _Reader(data, []).tables("users")}
-    except ModelError as exc:
-        want = exc.text
-    assert got == want
-
-
-@settings(max_examples=500, deadline=None)
-@given(ln=st.integers(0, 99), r=st.integers(0, 99), p=st.integers(0, 99),
-       width=st.sampled_from(["{:d}", "{:02d}", "{:03d}"]),
-       salt=st.text("A+/z9", max_size=90), digest=st.text("A+/z9=", max_size=90),
-       tail=st.sampled_from(["", "\n", " "]))
-def test_password_hash_shape_check_has_one_answer(ln, r, p, width, salt, digest, tail):
-    import re
-
-    from nodecli.passwords import _PHC, is_valid_hash
-
-    phc = (f"$scrypt$ln={width.format(ln)},r={width.format(r)},p={width.format(p)}"
-           f"${salt}${digest}{tail}")
-    m = re.match(_PHC, phc)
-    # the bounds verify_password computes within (ln <= 20, r <= 32, p <= 16)
-    general = (bool(m) and 1 <= int(m["ln"]) <= 20 and 1 <= int(m["r"]) <= 32
-               and 1 <= int(m["p"]) <= 16)
-    assert is_valid_hash(phc) == general
-
-
-_xuser_names = st.sampled_from(["aspera", "xfer", "gone"])
-_HASH = ("$scrypt$ln=15,r=8,p=1$5Qvheb8IBxDGm/PNAybueA"
-         "$tUU+cdQGfZf/fBrvRGTqNUt9W7OGi0klxagbk/FDZ/c")
-_user_dicts = st.fixed_dictionaries(
-    {"transfer_user": _xuser_names},
-    optional={"acls": st.lists(st.sampled_from(["admin", "internal", "root"]), max_size=2),
-              "password": st.sampled_from(["$bad", "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0$"
-                                                   "aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo"])})
-
-
-_any_name = st.sampled_from(["u1", "u2", "a.b", "x@y.org", "p+q", "-x", "a b", "é", "",
-                             "n\n", "a" * 129, "Z_9"])
-
-
-@settings(max_examples=400, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(users=st.dictionaries(_any_name, st.tuples(
-           _xuser_names, st.sampled_from([None, "$bad", "-", _HASH, _HASH + " ", ""]),
-           st.lists(st.sampled_from(["admin", "internal", "root", "", "a,b", "admin "]),
-                    max_size=2)), max_size=4),
-       xusers=st.sets(_xuser_names, min_size=1),
-       both=st.booleans(), node_url=st.sampled_from([None, "https://h", "ftp://h"]))
-def test_a_save_refuses_and_writes_exactly_what_the_general_path_does(
-        store, users, xusers, both, node_url):
-    """The column-wise check and template writer of a save against the general ones:
-    the same refusal and message, or the same bytes."""
-    from nodecli.config.model import NodeProfile
-    from nodecli.config.store import validate_config_data
-    from nodecli.config.writer import _dump_plain
-
-    cfg = Config(transfer_users={x: TransferUser(x, ["file:////*"], "/d" if both else None)
-                                 for x in sorted(xusers)},
-                 users={n: NodeUser(n, x, p, list(a)) for n, (x, p, a) in users.items()})
-    if node_url:
-        cfg.nodes["n"] = NodeProfile("n", node_url)
-    plain = cfg.to_dict()
-    try:
-        validate_config_data(plain, store.path)
-    except ConfigError as exc:
-        with pytest.raises(ConfigError) as got:
-            store._checked_bytes(cfg)
-        assert (got.value.message, got.value.hint) == (exc.message, exc.hint)
-        return
-    import tomli_w
-
-    from nodecli.config.writer import _HEADER
-
-    written = store._checked_bytes(cfg)[0]
-    assert written == _dump_plain(plain) == (_HEADER + tomli_w.dumps(plain)).encode()
-
-
 def test_an_edit_that_breaks_an_unchanged_user_is_refused(store):
     _add(store, "alice")
     with pytest.raises(ConfigError, match="unknown transfer user 'aspera'"), \
@@ -292,8 +164,8 @@ def test_model_records_compare_and_show_by_their_fields():
     a = NodeUser("alice", "aspera", None, ["admin"])
     assert a == NodeUser(name="alice", transfer_user="aspera", acls=["admin"])
     assert a != NodeUser("alice", "aspera") and a != "alice"
-    assert repr(a) == "NodeUser(name='alice', transfer_user='aspera', password_hash=None, " \
-                      "acls=['admin'])"
+    # (the hash never shows in a repr, in a log or a traceback)
+    assert repr(a) == "NodeUser(name='alice', transfer_user='aspera', acls=['admin'])"
     with pytest.raises(TypeError):
         hash(a)  # mutable records are not hashable (as dataclasses with eq)
     assert TransferUser("x").restrictions == [] and TransferUser("x").restrictions \
@@ -386,75 +258,7 @@ def test_replace_all_writes_the_config_and_keeps_the_old_one(store):
     assert Path(store.paths.backup_file).read_bytes() == before
 
 
-def test_backup_link_temp_name_is_one_the_stale_cleanup_knows(store, monkeypatch):
-    from nodecli.fsutil import remove_stale_temps
-
-    _add(store, "alice")
-    real_link = os.link
-    names: list[str] = []
-
-    def spy(src, dst, **kw):
-        names.append(os.path.basename(dst))
-        return real_link(src, dst, **kw)
-
-    monkeypatch.setattr(os, "link", spy)
-    _add(store, "bob")
-    monkeypatch.undo()
-    assert len(names) == 1
-    left = Path(store.paths.config_dir) / names[0]
-    left.write_bytes(b"")  # as a writer killed between link and rename would leave it
-    os.utime(left, (0, 0))
-    names = [Path(store.path).name, Path(store.paths.backup_file).name]
-    assert remove_stale_temps(store.paths.config_dir, names) == [str(left)]
-
-
-@pytest.mark.parametrize("shape", ["all with passwords", "some without", "quoted names"])
-def test_the_users_template_writes_what_tomli_w_writes(store, shape):
-    import tomli_w
-
-    from nodecli.config.writer import _HEADER
-
-    acls = [[], ["admin"], ["admin", "internal"], ["impersonation", "internal", "admin"]]
-    cfg = Config(transfer_users={"aspera": TransferUser("aspera", ["file:////*"]),
-                                 "web": TransferUser("web", [], "/srv")})
-    for i in range(60):
-        name = f"u{i:03d}" if shape != "quoted names" or i % 7 else f"mail.{i}@x.org"
-        password = None if shape == "some without" and i % 5 == 0 else _HASH
-        cfg.users[name] = NodeUser(name, "web" if i % 3 else "aspera", password, acls[i % 4])
-    with store.locked():
-        store.save_unlocked(cfg)
-    assert Path(store.path).read_bytes() == (_HEADER + tomli_w.dumps(cfg.to_dict())).encode()
-    assert store.load() == cfg
-
-
-# -- preloading (a password hash runs while the config is read) and large saves ----------
-
-
-def test_a_preload_is_used_only_while_the_file_is_unchanged_and_only_once(store):
-    _add(store, "alice")
-    first = store.preload()
-    assert first is not None and set(first.cfg.users) == {"alice"}
-    with store.edit(first) as cfg:  # the file is as it was read: that Config is edited
-        assert cfg is first.cfg
-        cfg.users["bob"] = NodeUser("bob", "aspera")
-    with store.edit(first) as cfg:  # used once: a fresh read, with bob
-        assert cfg is not first.cfg and set(cfg.users) == {"alice", "bob"}
-    stale = store.preload()
-    _add(store, "carol")  # another writer in between
-    with store.edit(stale) as cfg:  # the bytes differ: read again, carol is not lost
-        cfg.users["dave"] = NodeUser("dave", "aspera")
-    assert set(store.load().users) == {"alice", "bob", "carol", "dave"}
-
-
-def test_a_preload_of_a_damaged_config_is_none_and_the_edit_reports_it(store):
-    _add(store, "alice")
-    Path(store.path).write_text("version = 1\n[users.x\n")
-    assert store.preload() is None
-    with pytest.raises(ConfigError, match="invalid TOML"), store.edit():
-        pytest.fail("the block ran on a damaged config")
-
-
-def test_user_add_hashes_while_reading_and_reports_errors_in_the_same_order(store):
+def test_user_add_hashes_and_reports_errors_in_order(store):
     from nodecli.errors import UsageError
     from nodecli.passwords import verify_password
     from nodecli.users import add_user, modify_user
@@ -474,71 +278,134 @@ def test_user_add_hashes_while_reading_and_reports_errors_in_the_same_order(stor
     assert Path(store.path).read_bytes() == before + b"\n[users.x\n"
 
 
-def _many_users(store: ConfigStore, count: int) -> None:
-    with store.edit() as cfg:
-        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////data/*"])
-        for i in range(count):
-            cfg.users[f"u{i:05d}"] = NodeUser(f"u{i:05d}", "aspera", None, ["admin"])
+def test_the_backup_is_a_copy_of_its_own(store, tmp_path):
+    _add(store, "alice")
+    first = Path(store.path).read_bytes()
+    other = Path(store.paths.config_dir) / "mine.toml"
+    os.link(store.path, other)  # the user's own second name for the file
+    _add(store, "bob")
+    bak = Path(store.paths.backup_file)
+    assert bak.read_bytes() == first == other.read_bytes()
+    assert bak.stat().st_ino not in (other.stat().st_ino, Path(store.path).stat().st_ino)
+    assert stat.S_IMODE(bak.stat().st_mode) == 0o600
+    assert not [p.name for p in Path(store.paths.config_dir).iterdir() if p.name.endswith(".tmp")]
 
 
-def test_a_large_save_writes_the_config_and_its_cache(store):
-    from nodecli.config.store import OVERLAP_BYTES
+def _temp(path: str) -> str:
+    """A temporary name of fsutil.temp_name without its random part: ``.NAME.tmp``."""
+    import re
 
-    _many_users(store, 5000)
-    raw = Path(store.path).read_bytes()
-    assert len(raw) >= OVERLAP_BYTES  # the save that wrote it overlapped the two writes
-    assert store._cached_parts(raw) is not None  # the cache is for exactly these bytes
-    _add(store, "zed")
-    raw = Path(store.path).read_bytes()
-    assert b"[users.zed]" in raw and store._cached_parts(raw) is not None
-    assert len(store.load().users) == 5001
+    return re.sub(r"\.(\d+)\.[0-9a-f]{8}\.tmp$", ".tmp", path)
 
 
-def test_a_large_save_that_cannot_write_raises_and_changes_nothing(store, monkeypatch):
+def _fsync_targets(monkeypatch) -> list[tuple[str, str]]:
+    """Record, in order, each fsync (with the file or folder it syncs) and each rename."""
+    from nodecli import fsutil
+
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", _temp(os.readlink(f"/proc/self/fd/{fd}"))))
+        return real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(("rename", f"{_temp(os.fspath(src))} -> {os.fspath(dst)}"))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(fsutil.os, "fsync", fsync)
+    monkeypatch.setattr(fsutil.os, "replace", replace)
+    return events
+
+
+def test_a_durable_write_syncs_the_file_then_renames_then_syncs_the_folder(tmp_path,
+                                                                           monkeypatch):
+    from nodecli.fsutil import atomic_write, temp_name
+
+    target = tmp_path / "f.toml"
+    events = _fsync_targets(monkeypatch)
+    atomic_write(target, b"data")
+    tmp = _temp(temp_name(target))
+    assert events == [("fsync", tmp), ("rename", f"{tmp} -> {target}"),
+                      ("fsync", str(tmp_path))]
+    assert target.read_bytes() == b"data"
+
+
+def test_a_config_save_is_durable_in_order_with_its_backup_before_the_rename(store,
+                                                                          monkeypatch):
+    from nodecli.fsutil import temp_name
+
+    _add(store, "alice")
+    events = _fsync_targets(monkeypatch)
+    _add(store, "bob")
+    cfg_tmp, bak_tmp = _temp(temp_name(store.path)), _temp(temp_name(store.paths.backup_file))
+    folder = store.paths.config_dir
+    durable = [e for e in events if "config.cache" not in e[1]]  # (the cache: no syncs)
+    assert durable == [
+        ("fsync", cfg_tmp),  # the new config, written and synced first
+        ("fsync", bak_tmp), ("rename", f"{bak_tmp} -> {store.paths.backup_file}"),
+        ("fsync", folder),  # the backup, in place
+        ("rename", f"{cfg_tmp} -> {store.path}"), ("fsync", folder),  # then the config
+    ]
+
+
+@pytest.mark.parametrize("fails", ["config", "backup"])
+def test_a_save_that_cannot_write_changes_nothing_and_restore_still_undoes(store, monkeypatch,
+                                                                           fails):
+    """A full disk while the new config or the backup is written: config.toml, its
+    backup and the undo of the last change are as they were."""
     import errno
 
-    from nodecli.config import store as store_module
+    from nodecli import fsutil
+    from nodecli.fsutil import temp_name
 
-    _many_users(store, 5000)
-    before = Path(store.path).read_bytes()
-    real = store_module.atomic_write
-
-    def full_disk(path, data, *args, **kwargs):
-        if path == store.path:
-            raise OSError(errno.ENOSPC, "No space left on device", path)
-        return real(path, data, *args, **kwargs)
-
-    monkeypatch.setattr(store_module, "atomic_write", full_disk)
-    with pytest.raises(OSError, match="No space left"):
-        _add(store, "zed")
-    monkeypatch.undo()
-    assert Path(store.path).read_bytes() == before
-    assert "zed" not in store.load().users  # (the cache written meanwhile is not used)
-
-
-def test_a_large_save_whose_backup_fails_raises_and_changes_nothing(store, monkeypatch):
-    """The large file is written beside the .bak being made; it takes the config's name
-    only once the .bak is in place, so a .bak that cannot be made cancels the write."""
-    import errno
-
-    _many_users(store, 5000)
-    _add(store, "yan")  # (so that there is a .bak: the next one replaces it)
+    _add(store, "alice")
+    _add(store, "bob")  # the backup holds alice alone
     before = Path(store.path).read_bytes()
     backup = Path(store.paths.backup_file).read_bytes()
-    cache = Path(store.cache_path).read_bytes()
+    doomed = _temp(temp_name(store.path if fails == "config" else store.paths.backup_file))
+    real = fsutil._write_all
 
-    def broken_disk(self, old):
-        assert Path(store.path).read_bytes() == before  # (not replaced before the .bak)
-        raise OSError(errno.EIO, "Input/output error", store.paths.backup_file)
+    def full_disk(fd, data):
+        if _temp(os.readlink(f"/proc/self/fd/{fd}")) == doomed:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
 
-    monkeypatch.setattr(ConfigStore, "_keep_as_backup", broken_disk)
-    with pytest.raises(OSError, match="Input/output error"):
-        _add(store, "zed")
+    monkeypatch.setattr(fsutil, "_write_all", full_disk)
+    with pytest.raises(OSError, match="No space left") as exc:
+        _add(store, "carol")
+    assert exc.value.filename in (store.path, store.paths.backup_file)
     monkeypatch.undo()
     assert Path(store.path).read_bytes() == before
     assert Path(store.paths.backup_file).read_bytes() == backup
-    assert Path(store.cache_path).read_bytes() == cache
     assert [p for p in os.listdir(store.paths.config_dir) if p.endswith(".tmp")] == []
-    _add(store, "zed")  # and the next write works
-    assert "zed" in store.load().users
-    assert Path(store.paths.backup_file).read_bytes() == before
+    assert set(store.restore_backup().users) == {"alice"}  # the undo of adding bob
+
+
+_names = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,12}", fullmatch=True)
+_acls = st.lists(st.sampled_from(["admin", "impersonation", "internal"]), unique=True)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(xusers=st.dictionaries(_names, st.one_of(
+           st.tuples(st.lists(st.sampled_from(["file:////data/*", "s3://*", "!gs://*"]),
+                              min_size=1, max_size=3), st.none()),
+           st.tuples(st.just([]), st.sampled_from(["/srv/x", "/d é"])),
+           st.tuples(st.just([]), st.none())), min_size=1, max_size=4),
+       users=st.dictionaries(_names, st.tuples(
+           st.sampled_from([None, "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0"
+                                  "$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo"]), _acls), max_size=6))
+def test_a_save_then_a_load_gives_back_the_same_configuration(store, xusers, users):
+    names = sorted(xusers)
+    with store.edit() as cfg:
+        cfg.transfer_users.clear()
+        cfg.users.clear()
+        for name, (restrictions, docroot) in xusers.items():
+            cfg.transfer_users[name] = TransferUser(name, restrictions, docroot)
+        for i, (name, (phc, acls)) in enumerate(sorted(users.items())):
+            cfg.users[name] = NodeUser(name, names[i % len(names)], phc, acls)
+        want = Config(**{f: getattr(cfg, f) for f in ("transfer_users", "users")})
+    Path(store.cache_path).unlink(missing_ok=True)
+    assert store.load() == want  # parsed from the file
+    assert store.load() == want  # and from the cache

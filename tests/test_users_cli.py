@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nodecli.config import ConfigStore, resolve_paths
+from nodecli.config.paths import resolve_paths
+from nodecli.config.store import ConfigStore
 from nodecli.passwords import verify_password
 from tests.conftest import REPO_ROOT, subprocess_env
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodecli import user_data, users
-from nodecli.config import Config, TransferUser
+from nodecli.config.model import Config, TransferUser
 from nodecli.errors import ConflictError, NodecliError, NotFoundError, UsageError
 
 

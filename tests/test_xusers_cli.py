@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nodecli.config import ConfigStore, resolve_paths
+from nodecli.config.paths import resolve_paths
+from nodecli.config.store import ConfigStore
 
 
 def _cfg(home):

@@ -80,36 +80,16 @@ def classic_table(rows: Sequence[dict[str, Any]]) -> str:
         ============= ===================== =====================
         node_ibmuser  root                  [admin,impersonation]
     """
-    from nodecli.render.table import sanitize_all
-    from nodecli.render.text import UNSAFE
-
-    column = getattr(rows, "column", None)  # users.UserRows gives whole columns
-    if column is None:
-        def column(key: str) -> list[Any]:
-            return [r[key] for r in rows]
-    names = sanitize_all(column("name"))
-    xusers = sanitize_all(column("transfer_user"))
-    text_column = getattr(rows, "text_column", None)
-    joined = text_column("acls") if text_column is not None else None
-    if joined is None or UNSAFE.search("".join(joined)) is not None:
-        acls = column("acls")
-        if UNSAFE.search("".join(a for acl in acls for a in acl)) is None:
-            joined = [",".join(acl) for acl in acls]  # nothing to clean: as they are
-        else:
-            joined = [",".join(sanitize(a) for a in acl) for acl in acls]
-    # an ACL cell is "[" + the joined ACLs + "]"
-    widths = [max(13, max(map(len, names), default=0)),
-              max(21, max(map(len, xusers), default=0)),
-              max(21, max(map(len, joined), default=0) + 2)]
-    head = [("user", "system/transfer", "user acls"), tuple("=" * w for w in widths)]
-    lines = [" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-             for line in head]
-    # each line is stripped of its trailing padding: the last cell ends in "]", so only
-    # the padding of that cell goes, and it is simply not added
-    from nodecli.render.table import _format_lines
-
-    text = _format_lines(f"\n%-{widths[0]}s %-{widths[1]}s [%s]", [names, xusers, joined])
-    return "\n".join(["List of Node API user(s):", *lines]) + text
+    names = [sanitize(r["name"]) for r in rows]
+    xusers = [sanitize(r["transfer_user"]) for r in rows]
+    acls = [f"[{','.join(map(sanitize, r['acls']))}]" for r in rows]
+    w1, w2, w3 = (max([13, *map(len, names)]), max([21, *map(len, xusers)]),
+                  max([21, *map(len, acls)]))
+    # (the last cell of a user's line ends in "]": nothing to strip)
+    lines = ["List of Node API user(s):", f"{'user':<{w1}} {'system/transfer':<{w2}} user acls",
+             f"{'=' * w1} {'=' * w2} {'=' * w3}",
+             *(f"{n:<{w1}} {x:<{w2}} {a}" for n, x, a in zip(names, xusers, acls, strict=True))]
+    return "\n".join(lines)
 
 
 def _render_acls(app: App, rows: list[dict[str, Any]], fmt: str) -> None:

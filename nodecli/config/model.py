@@ -9,10 +9,10 @@ trip is the identity.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from nodecli.passwords import is_valid_hash
-from nodecli.record import Record as _Record
 
 CONFIG_VERSION = 1
 
@@ -52,16 +52,13 @@ def check_name(name: object, kind: str = "name") -> str:
     return name
 
 
-class TransferUser(_Record):
+@dataclass(slots=True)
+class TransferUser:
     """A system user on the node: EITHER restrictions OR a docroot (or neither yet)."""
 
-    _FIELDS = ("name", "restrictions", "docroot")
-
-    def __init__(self, name: str, restrictions: list[str] | None = None,
-                 docroot: str | None = None) -> None:
-        self.name = name
-        self.restrictions: list[str] = [] if restrictions is None else restrictions
-        self.docroot = docroot
+    name: str
+    restrictions: list[str] = field(default_factory=list)
+    docroot: str | None = None
 
     @property
     def configured(self) -> bool:
@@ -76,19 +73,14 @@ class TransferUser(_Record):
         return d
 
 
-class NodeUser(_Record):
+@dataclass(slots=True)
+class NodeUser:
     """A Node API user tied to a transfer user; the password is a PHC hash string."""
 
-    # slots: a 10,000-user config builds (and frees) 10,000 of these on every load
-    _FIELDS = ("name", "transfer_user", "password_hash", "acls")
-    __slots__ = _FIELDS
-
-    def __init__(self, name: str, transfer_user: str, password_hash: str | None = None,
-                 acls: list[str] | None = None) -> None:
-        self.name = name
-        self.transfer_user = transfer_user
-        self.password_hash = password_hash
-        self.acls: list[str] = [] if acls is None else acls
+    name: str
+    transfer_user: str
+    password_hash: str | None = field(default=None, repr=False)
+    acls: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"transfer_user": self.transfer_user}
@@ -99,24 +91,18 @@ class NodeUser(_Record):
         return d
 
 
-class NodeProfile(_Record):
+@dataclass(slots=True)
+class NodeProfile:
     """How to reach a node. Secrets are NOT stored here (see nodecli.secrets)."""
 
-    _FIELDS = ("name", "url", "user", "access_key", "bearer_file", "cacert", "insecure",
-               "access_key_header")
-
-    def __init__(self, name: str, url: str, user: str | None = None,
-                 access_key: str | None = None, bearer_file: str | None = None,
-                 cacert: str | None = None, insecure: bool = False,
-                 access_key_header: str | None = None) -> None:
-        self.name = name
-        self.url = url
-        self.user = user
-        self.access_key = access_key
-        self.bearer_file = bearer_file
-        self.cacert = cacert
-        self.insecure = insecure
-        self.access_key_header = access_key_header
+    name: str
+    url: str
+    user: str | None = None
+    access_key: str | None = None
+    bearer_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    access_key_header: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
@@ -129,21 +115,18 @@ class NodeProfile(_Record):
         return d
 
 
-class ServiceProfile(_Record):
-    """How to reach a collaboration service (OAuth bearer token kept as a secret)."""
+@dataclass(slots=True)
+class ServiceProfile:
+    """How to reach a collaboration service (OAuth bearer token kept as a secret).
+    ``paths`` overrides the service paths a node's documentation does not show
+    (operations.ServicePaths names)."""
 
-    _FIELDS = ("name", "url", "token_file", "cacert", "insecure", "paths")
-
-    def __init__(self, name: str, url: str, token_file: str | None = None,
-                 cacert: str | None = None, insecure: bool = False,
-                 paths: dict[str, str] | None = None) -> None:
-        self.name = name
-        self.url = url
-        self.token_file = token_file
-        self.cacert = cacert
-        self.insecure = insecure
-        # overrides of the paths interface.md does not show (operations.ServicePaths names)
-        self.paths: dict[str, str] = {} if paths is None else paths
+    name: str
+    url: str
+    token_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    paths: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
@@ -158,30 +141,20 @@ class ServiceProfile(_Record):
         return d
 
 
-class Config(_Record):
-    _FIELDS = ("version", "transfer_users", "users", "nodes", "services", "default_node",
-               "default_service")
-
-    def __init__(self, version: int = CONFIG_VERSION,
-                 transfer_users: dict[str, TransferUser] | None = None,
-                 users: dict[str, NodeUser] | None = None,
-                 nodes: dict[str, NodeProfile] | None = None,
-                 services: dict[str, ServiceProfile] | None = None,
-                 default_node: str | None = None, default_service: str | None = None) -> None:
-        self.version = version
-        self.transfer_users: dict[str, TransferUser] = (
-            {} if transfer_users is None else transfer_users)
-        self.users: dict[str, NodeUser] = {} if users is None else users
-        self.nodes: dict[str, NodeProfile] = {} if nodes is None else nodes
-        self.services: dict[str, ServiceProfile] = {} if services is None else services
-        self.default_node = default_node
-        self.default_service = default_service
+@dataclass(slots=True)
+class Config:
+    version: int = CONFIG_VERSION
+    transfer_users: dict[str, TransferUser] = field(default_factory=dict)
+    users: dict[str, NodeUser] = field(default_factory=dict)
+    nodes: dict[str, NodeProfile] = field(default_factory=dict)
+    services: dict[str, ServiceProfile] = field(default_factory=dict)
+    default_node: str | None = None
+    default_service: str | None = None
 
     # -- serialisation -------------------------------------------------------------
 
-    def to_dict(self, *, users: bool = True) -> dict[str, Any]:
-        """Plain tables as in ``config.toml``; without ``[users]`` when ``users`` is False
-        (the store handles those column-wise)."""
+    def to_dict(self) -> dict[str, Any]:
+        """Plain tables as in ``config.toml``."""
         d: dict[str, Any] = {"version": self.version}
         defaults = {}
         if self.default_node:
@@ -192,7 +165,7 @@ class Config(_Record):
             d["defaults"] = defaults
         for key in ("transfer_users", "users", "nodes", "services"):
             table = getattr(self, key)
-            if table and (users or key != "users"):
+            if table:
                 d[key] = {name: table[name].to_dict() for name in sorted(table)}
         return d
 
@@ -221,12 +194,10 @@ class Config(_Record):
                     raise ModelError([*r.where, "restrictions", str(i)], err)
             cfg.transfer_users[name] = TransferUser(name, restrictions, docroot)
 
-        users = v.data.get("users")
-        if isinstance(users, dict) and _plain_names(users):
-            _read_users_fast(users, cfg)
-        else:
-            for name, r in v.tables("users"):
-                cfg.users[name] = _read_user(r, name, cfg)
+        users = v.sub("users")
+        if users is not None:
+            for name, data in users.data.items():
+                cfg.users[name] = _read_user(name, data, cfg)
 
         for name, r in v.tables("nodes"):
             r.only({"url", "user", "access_key", "bearer_file", "cacert", "insecure",
@@ -269,65 +240,49 @@ class Config(_Record):
 
 _USER_KEYS = frozenset({"transfer_user", "password", "acls"})
 _KNOWN_ACL_SET = frozenset(KNOWN_ACLS)
-_MISSING = object()
 
 
-def _plain_names(table: dict[Any, Any]) -> bool:
-    """Whether every entry of a ``[users]`` table has an acceptable name and is a table
-    (else the general reader names the first one that is not)."""
-    match = _NAME_RE.match
-    return all(name.__class__ is str and match(name) is not None and value.__class__ is dict
-               for name, value in table.items())
+def _known_acls(acls: Any) -> bool:
+    """Whether ``acls`` is a list of known ACL names (else the reader says what is wrong)."""
+    try:
+        return acls.__class__ is list and _KNOWN_ACL_SET.issuperset(acls)
+    except TypeError:  # an element that cannot be hashed (a table, a list)
+        return False
 
 
-def _read_users_fast(table: dict[str, Any], cfg: Config) -> None:
-    """``[users]`` entries into ``cfg.users`` with the checks of the general reader, done
-    inline: at 10,000 users a reader object and its calls per user were most of a load.
-    An entry the inline checks do not pass goes through the general reader, so every
-    error message is the same."""
-    xusers = cfg.transfer_users
-    known = _KNOWN_ACL_SET
-    valid_hash = is_valid_hash
-    out: dict[str, NodeUser] = {}
-    for name, data in table.items():
-        xuser = data.get("transfer_user")
-        password = data.get("password", _MISSING)
-        acls = data.get("acls", _MISSING)
-        acls_ok = acls is _MISSING
-        if acls.__class__ is list:
-            try:
-                acls_ok = known.issuperset(acls)  # only known names (so only strings)
-            except TypeError:  # an element that is a table or a list
-                acls_ok = False
-        if (acls_ok and data.keys() <= _USER_KEYS and xuser.__class__ is str
-                and xuser in xusers
-                and (password is _MISSING
-                     or (password.__class__ is str and valid_hash(password)))):
-            out[name] = NodeUser(name, xuser, None if password is _MISSING else password,
-                                 [] if acls is _MISSING else list(acls))
-            continue
-        out[name] = _read_user(_Reader(data, ["users", name]), name, cfg)
-    cfg.users.update(out)
-
-
-def _read_user(r: _Reader, name: str, cfg: Config) -> NodeUser:
-    r.only(set(_USER_KEYS))
-    xuser = r.req("transfer_user", str)
+def _read_user(name: Any, data: Any, cfg: Config) -> NodeUser:
+    """One ``[users.NAME]`` table. Written out rather than through :class:`_Reader`: a
+    config may hold tens of thousands of users, and every load checks each of them."""
+    where = ["users", str(name)]
+    if name.__class__ is not str or _NAME_RE.match(name) is None:
+        try:
+            check_name(name)
+        except ValueError as exc:
+            raise ModelError(where, str(exc)) from None
+    if data.__class__ is not dict:
+        raise ModelError(where, "must be a table")
+    if not data.keys() <= _USER_KEYS:
+        _Reader(data, where).only(_USER_KEYS)
+    xuser = data.get("transfer_user")
+    if xuser.__class__ is not str:
+        raise ModelError([*where, "transfer_user"],
+                         "is required" if xuser is None else "must be a string")
     if xuser not in cfg.transfer_users:
-        raise ModelError([*r.where, "transfer_user"], f"unknown transfer user {xuser!r}")
-    password = r.opt("password", str, None)
-    if password is not None and not is_valid_hash(password):
-        raise ModelError(
-            [*r.where, "password"], "is not a password hash (PHC string starting '$')"
-        )
-    acls = r.opt_str_list("acls")
-    for acl in acls:
-        if acl not in KNOWN_ACLS:
-            raise ModelError(
-                [*r.where, "acls"],
-                f"unknown ACL {acl!r} (known: {', '.join(KNOWN_ACLS)})",
-            )
-    return NodeUser(name, xuser, password, acls)
+        raise ModelError([*where, "transfer_user"], f"unknown transfer user {xuser!r}")
+    password = data.get("password")
+    if password is not None and (password.__class__ is not str
+                                 or not is_valid_hash(password)):
+        raise ModelError([*where, "password"],
+                         "is not a password hash (PHC string starting '$')"
+                         if isinstance(password, str) else "must be a string")
+    acls = data.get("acls", [])
+    if not _known_acls(acls):
+        acls = _Reader(data, where).opt_str_list("acls")
+        for acl in acls:
+            if acl not in KNOWN_ACLS:
+                raise ModelError([*where, "acls"],
+                                 f"unknown ACL {acl!r} (known: {', '.join(KNOWN_ACLS)})")
+    return NodeUser(name, xuser, password, list(acls))
 
 
 def _service_paths(r: _Reader) -> dict[str, str]:
@@ -379,7 +334,9 @@ class _Reader:
     def _fail(self, key: str, message: str) -> ModelError:
         return ModelError([*self.where, key], message)
 
-    def only(self, allowed: set[str]) -> None:
+    def only(self, allowed: set[str] | frozenset[str]) -> None:
+        if self.data.keys() <= allowed:
+            return
         for key in self.data:
             if key not in allowed:
                 raise self._fail(key, f"unknown key (allowed: {', '.join(sorted(allowed))})")

@@ -1,0 +1,60 @@
+"""The one parse cache of ``config.toml``: its parsed table, for exactly its bytes.
+
+Parsing TOML in pure Python is most of what a command that reads a large config does;
+the cache keeps the parsed table (``marshal``, which reads back plain data without a
+parser) next to the exact bytes it came from. It is only a shortcut: a cache for other
+bytes, damaged or unreadable is ignored, and what it gives is validated by the model like
+a parse would be. It lives in the private state folder, 0600: it holds what config.toml
+holds (password hashes), and whoever can write it can write config.toml.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+from binascii import crc32
+from typing import Any
+
+MAGIC = b"nodecli-config-cache 5\n"
+
+
+def load(path: str, raw: bytes) -> dict[str, Any] | None:
+    """The parsed table cached for ``raw``; None when there is none (never an error)."""
+    from nodecli.fsutil import read_regular
+
+    try:
+        blob = read_regular(path, 4 * len(raw) + 1024)
+    except (OSError, ValueError):
+        return None
+    head = len(MAGIC)
+    end = blob.find(b"\n", head, head + 40)
+    fields = blob[head:end].split(b" ")
+    if not blob.startswith(MAGIC) or end < 0 or len(fields) != 2 or \
+            not all(f.isdigit() for f in fields) or int(fields[0]) != len(raw):
+        return None
+    start = end + 1
+    if not blob.startswith(raw, start):  # (compared in place)
+        return None
+    payload = memoryview(blob)[start + len(raw):]
+    if crc32(payload) != int(fields[1]):
+        return None  # torn or damaged
+    try:
+        # (only plain data is used: what is not a table validating as a config is
+        # ignored; the file is private to its owner, like config.toml)
+        data = marshal.loads(payload)  # noqa: S302
+    except (EOFError, ValueError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def save(path: str, raw: bytes, data: dict[str, Any]) -> None:
+    """Cache ``data``, the parsed table of ``raw``. Best effort, not synced: a cache that
+    is missing, stale or torn is simply not used."""
+    from nodecli.fsutil import atomic_write, ensure_private_dir
+
+    with contextlib.suppress(OSError, ValueError):
+        payload = marshal.dumps(data)
+        ensure_private_dir(os.path.dirname(path))
+        head = MAGIC + b"%d %d\n" % (len(raw), crc32(payload))
+        atomic_write(path, head + raw + payload, durable=False)
