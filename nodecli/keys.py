@@ -32,11 +32,11 @@ import hashlib
 import json
 import os
 import stat
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, ConflictError, NotFoundError, UsageError
 from nodecli.fsutil import StrPath, atomic_write, create_exclusive, ensure_private_dir
-from nodecli.record import FrozenRecord
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -75,20 +75,14 @@ def public_path_for(private_path: StrPath) -> str:
     return os.path.join(folder, PUBLIC_NAME if name == PRIVATE_NAME else name + ".pub")
 
 
-class KeyPairInfo(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class KeyPairInfo:
     """A key pair just written: its two files, size and fingerprint."""
 
-    _FIELDS = ("private_path", "public_path", "bits", "fingerprint")
-    __slots__ = _FIELDS
     private_path: str
     public_path: str
     bits: int
     fingerprint: str
-
-    def __init__(self, private_path: StrPath, public_path: StrPath, bits: int,
-                 fingerprint: str) -> None:
-        self._set(private_path=os.fspath(private_path), public_path=os.fspath(public_path),
-                  bits=bits, fingerprint=fingerprint)
 
 
 # -- generation --------------------------------------------------------------------------
@@ -160,7 +154,8 @@ def write_key_pair(private_path: StrPath, key: RSAPrivateKey, *, force: bool = F
             raise ConflictError(f"{private_path} already exists: not overwritten") from None
     atomic_write(public_path, public_pem_bytes(key), 0o644)
     _remember_validated(hashlib.sha256(data).hexdigest(), state_dir)
-    return KeyPairInfo(private_path, public_path, key.key_size, key_fingerprint(key))
+    return KeyPairInfo(os.fspath(private_path), os.fspath(public_path), key.key_size,
+                       key_fingerprint(key))
 
 
 def generate_key_pair(private_path: StrPath, bits: int = DEFAULT_BITS, *, force: bool = False,
@@ -263,21 +258,6 @@ class NotValidatedYet(Exception):
     """``load_private_key(..., known_only=True)`` met a key never validated before."""
 
 
-def pem_private_key_loader() -> Any:
-    """cryptography's ``load_pem_private_key``, taken from where its public module takes
-    it: importing ``cryptography.hazmat.primitives.serialization`` also imports its SSH
-    key support, most of the cost of starting ``token create``. Falls back to the public
-    import if the binding ever moves."""
-    try:
-        from cryptography.hazmat.bindings._rust import openssl as rust_openssl
-
-        return rust_openssl.keys.load_pem_private_key
-    except (ImportError, AttributeError):  # pragma: no cover - another cryptography layout
-        from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-        return load_pem_private_key
-
-
 def load_private_key(path: StrPath, *, state_dir: StrPath | None = None,
                      known_only: bool = False) -> RSAPrivateKey:
     """Load an RSA private key (PKCS#8 or PKCS#1 PEM, unencrypted) from ``path``.
@@ -295,8 +275,9 @@ def load_private_key(path: StrPath, *, state_dir: StrPath | None = None,
     if known_only and not known:
         raise NotValidatedYet(str(path))
     try:
-        key = pem_private_key_loader()(data, password=None,
-                                       unsafe_skip_rsa_key_validation=known)
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+        key = load_pem_private_key(data, password=None, unsafe_skip_rsa_key_validation=known)
     except TypeError:
         raise KeyFileError(
             f"{path}: the private key is encrypted with a passphrase, which nodecli does "

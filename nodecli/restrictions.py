@@ -21,8 +21,7 @@ character is the delimiter: ``|file:////data/mnt1/*|s3://mys3/bucket/*``.
 from __future__ import annotations
 
 import re
-
-from nodecli.record import FrozenRecord
+from dataclasses import dataclass
 
 OBJECT_SCHEMES = (
     "s3", "azu", "azure-files", "adl", "swift", "oss", "gs", "google-gcs", "hdfs",
@@ -50,19 +49,15 @@ class RestrictionError(ValueError):
     """One restriction (or list) is malformed; the message names it and the fix."""
 
 
-class Restriction(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class Restriction:
     """One parsed restriction. ``storage`` is "local", "local-windows", an object scheme,
     "udp", "tcp" or "stream"; ``pattern`` the glob without the leading "!"."""
 
-    _FIELDS = ("raw", "negated", "storage", "pattern")
-    __slots__ = _FIELDS
     raw: str
     negated: bool
     storage: str
     pattern: str
-
-    def __init__(self, raw: str, negated: bool, storage: str, pattern: str) -> None:
-        self._set(raw=raw, negated=negated, storage=storage, pattern=pattern)
 
     @property
     def accepts(self) -> bool:

@@ -76,7 +76,6 @@ def _warm_up_signing() -> None:
     """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
     from cryptography.hazmat.primitives import hashes  # noqa: F401
     from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
-
-    from nodecli.keys import pem_private_key_loader
-
-    pem_private_key_loader()
+    from cryptography.hazmat.primitives.serialization import (  # noqa: F401
+        load_pem_private_key,
+    )

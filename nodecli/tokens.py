@@ -34,11 +34,11 @@ import os
 import re
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, UsageError
-from nodecli.record import FrozenRecord
 from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_iso8601, utc_now
 from nodecli.values import no_constants, unique_keys
 
@@ -84,17 +84,13 @@ class TokenInputError(UsageError):
     """Unusable values given to build a token (exit 2)."""
 
 
-class DecodedToken(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class DecodedToken:
     """A token taken apart without any trust: claims, exact payload bytes, signature."""
 
-    _FIELDS = ("claims", "payload", "signature")
-    __slots__ = _FIELDS
     claims: dict[str, Any]
     payload: bytes
     signature: bytes
-
-    def __init__(self, claims: dict[str, Any], payload: bytes, signature: bytes) -> None:
-        self._set(claims=claims, payload=payload, signature=signature)
 
     def __hash__(self) -> int:  # claims is a dict: hashed by the exact bytes instead
         return hash((self.payload, self.signature))

@@ -362,26 +362,6 @@ def test_cacert_and_bearer_file_expand_a_quoted_tilde(invoke, tmp_path, monkeypa
     assert str(tmp_path / "ca.pem") in shown and "~/" not in shown
 
 
-# -- short options parse without click's guessing (difflib) ---------------------------
-
-
-@pytest.mark.parametrize("argv", [["-l"], ["user", "list", "-o", "json"],
-                                  ["xuser", "list", "-o", "csv"], ["-au", "u1", "-x", "x1"]])
-def test_short_options_cost_no_suggestion_search(argv, home):
-    """click tries '-o' as a long option first and, on the miss, imports difflib to rank
-    every long option as a suggestion; nodecli's parser skips that for short options."""
-    import subprocess
-    import sys
-
-    from .conftest import subprocess_env
-
-    code = ("import sys\nfrom nodecli.cli.main import run\n"
-            f"try:\n    run({argv!r})\nexcept SystemExit:\n    pass\n"
-            "print('difflib' in sys.modules, file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=subprocess_env({"NODECLI_PASSWORD": "pw"}), timeout=60)
-    assert proc.stderr.strip().splitlines()[-1] == "False", proc.stderr
-
 
 def test_a_mistyped_long_option_still_gets_a_suggestion(invoke):
     r = invoke("user", "list", "--outptu", "json")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from nodecli.emulator.server import Reply
 from nodecli.errors import NodecliError, UsageError
 from nodecli.http import Auth, Endpoint, open_client
-from nodecli.node import events as ev
+from nodecli.node.events import checkpoint, pages, sinks, tail
 from nodecli.node.events.tail import tail as run_tail_loop
 from nodecli.node.info import NodeInfo
 from nodecli.render import events as rev
@@ -112,11 +112,11 @@ def test_after_time_and_token_more_recent_point_wins(client, log):
     for i in range(10):
         log.append({"time": f"2030-01-01T00:00:{i:02d}Z", "types": ["file.created"]})
     # token after id 7, time after 00:00:02 (id 3): the token is more recent
-    page = ev.fetch_page(client, "/events", [("iteration_token", "7"),
+    page = pages.fetch_page(client, "/events", [("iteration_token", "7"),
                                              ("after_time", "2030-01-01T00:00:02Z")])
     assert [e["id"] for e in page.events] == ["8", "9", "10"]
     # token after id 2, time after 00:00:05 (id 6): the time is more recent
-    page = ev.fetch_page(client, "/events", [("iteration_token", "2"),
+    page = pages.fetch_page(client, "/events", [("iteration_token", "2"),
                                              ("after_time", "2030-01-01T00:00:05Z")])
     assert [e["id"] for e in page.events] == ["7", "8", "9", "10"]
 
@@ -131,7 +131,7 @@ def test_after_time_and_token_more_recent_point_wins(client, log):
 def test_node_refuses_malformed_queries(client, log, params):
     log.generate(3)
     with pytest.raises(NodecliError) as exc:
-        ev.fetch_page(client, "/events", params)
+        pages.fetch_page(client, "/events", params)
     assert exc.value.status == 400
 
 
@@ -207,10 +207,10 @@ def test_version_too_old_for_events(invoke, node_env, log, version, home):
 def test_emulator_gates_paths_by_version(client, version):
     version("3.5.0")
     with pytest.raises(NodecliError) as exc:
-        ev.fetch_page(client, "/events")
+        pages.fetch_page(client, "/events")
     assert exc.value.status == 404
     version("3.7.0")
-    ev.fetch_page(client, "/events")
+    pages.fetch_page(client, "/events")
     with pytest.raises(NodecliError) as exc:
         client.request("GET", "/events/1")
     assert exc.value.status == 404
@@ -308,7 +308,7 @@ def test_follow_treats_malformed_pages_and_5xx_as_transient(client, emulator, lo
         def position(self):
             return None
 
-    opts = ev.TailOptions(follow=True, token="0", fmt="jsonl", max_events=5, interval=0.01)
+    opts = tail.TailOptions(follow=True, token="0", fmt="jsonl", max_events=5, interval=0.01)
     state = run_tail_loop(client, opts, Sink(), status=statuses.append, sleep=lambda s: None)
     emulator.faults.path_prefix = "/"
     assert jsonl_ids("".join(out)) == ["1", "2", "3", "4", "5"]
@@ -361,8 +361,8 @@ def test_summaries_per_family():
 @given(st.binary(max_size=300))
 def test_parse_events_never_crashes_on_bytes(body):
     try:
-        items = ev.parse_events(body)
-    except ev.MalformedPage:
+        items = pages.parse_events(body)
+    except pages.MalformedPage:
         return
     assert all(isinstance(o, dict) for o, _ in items)
 
@@ -380,8 +380,8 @@ json_values = st.recursive(
 def test_parse_events_passes_objects_through(events, indent):
     body = json.dumps(events, indent=indent).encode()
     try:
-        items = ev.parse_events(body)
-    except ev.MalformedPage:
+        items = pages.parse_events(body)
+    except pages.MalformedPage:
         assert any(not isinstance(e.get("id"), (str, int)) or isinstance(e.get("id"), bool)
                    or e.get("id") == "" for e in events)
         return
@@ -398,7 +398,7 @@ def test_parse_events_passes_objects_through(events, indent):
 @given(st.one_of(st.none(), st.text(max_size=40)), st.one_of(st.none(), st.text(max_size=40)))
 def test_event_filter_validation(type_, glob):
     try:
-        flt = ev.EventFilter(type_, glob)
+        flt = pages.EventFilter(type_, glob)
     except UsageError:
         return
     assert len(flt.params()) <= 1
@@ -408,16 +408,16 @@ def test_event_filter_validation(type_, glob):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_link_and_tokens_never_crash(value):
-    page = ev.parse_page(b"[]", value, "http://127.0.0.1:1/events", "http://127.0.0.1:1")
+    page = pages.parse_page(b"[]", value, "http://127.0.0.1:1/events", "http://127.0.0.1:1")
     assert (page.next_url is None) == (page.link_problem is not None)
     stripped = value.strip()
     valid = (0 < len(stripped) <= 1000
              and all(33 <= ord(c) != 127 for c in stripped))
     if valid:
-        assert ev.validate_token(value) == stripped
+        assert pages.validate_token(value) == stripped
     else:
         with pytest.raises(UsageError, match="iteration token"):
-            ev.validate_token(value)
+            pages.validate_token(value)
 
 
 @pytest.mark.parametrize(("value", "ok"), [
@@ -427,10 +427,10 @@ def test_link_and_tokens_never_crash(value):
 ])
 def test_validate_token_boundaries(value, ok):
     if ok:
-        assert ev.validate_token(value) == value.strip()
+        assert pages.validate_token(value) == value.strip()
     else:
         with pytest.raises(UsageError):
-            ev.validate_token(value)
+            pages.validate_token(value)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -463,7 +463,7 @@ def test_checkpoint_load_refuses_hostile_files(tmp_path_factory, raw):
 
     path = tmp_path_factory.mktemp("ck") / "ck.json"
     path.write_bytes(raw)
-    ck = ev.CheckpointFile(path, node="n", flt=ev.EventFilter())
+    ck = checkpoint.CheckpointFile(path, node="n", flt=pages.EventFilter())
     try:
         cp = ck.load()
     except (ConfigError, UsageError):
@@ -479,9 +479,9 @@ def test_file_recovery_keeps_only_whole_event_lines(tmp_path_factory, ids, torn)
     path = tmp_path_factory.mktemp("out") / "events.jsonl"
     head = b'{"id":"0"}\n'
     path.write_bytes(head)
-    sink = ev.FileSink(path, "jsonl")
+    sink = sinks.FileSink(path, "jsonl")
     try:
-        cp = ev.Checkpoint("0", output=sink.position())
+        cp = checkpoint.Checkpoint("0", output=sink.position())
         lines = b"".join(json.dumps({"id": str(i)}).encode() + b"\n" for i in ids)
         with open(path, "ab") as fh:
             fh.write(lines + torn)
@@ -498,9 +498,9 @@ def test_file_recovery_keeps_only_whole_event_lines(tmp_path_factory, ids, torn)
 
 def test_filter_keys_name_checkpoint_files_stably():
     # --resume NAME finds NAME@<key>.json: a changed key silently restarts every resume
-    assert ev.EventFilter().key() == "all"
-    assert ev.EventFilter(type="transfer.started").key() == "type-transfer.started"
-    assert ev.EventFilter(type_glob="file.*").key() == "glob-file.ANY"
+    assert pages.EventFilter().key() == "all"
+    assert pages.EventFilter(type="transfer.started").key() == "type-transfer.started"
+    assert pages.EventFilter(type_glob="file.*").key() == "glob-file.ANY"
 
 
 def test_node_now_adds_the_time_since_info_and_never_goes_back():
@@ -522,12 +522,12 @@ def test_node_now_adds_the_time_since_info_and_never_goes_back():
 def test_get_event_id_boundaries(client, eid, ok):
     if ok:  # a well-formed id reaches the node (which has no such event)
         with pytest.raises(NodecliError) as info:
-            ev.get_event(client, eid)
+            pages.get_event(client, eid)
         assert not isinstance(info.value, UsageError)
         assert "list event ids" in (info.value.hint or "")
     else:
         with pytest.raises(UsageError, match="event id"):
-            ev.get_event(client, eid)
+            pages.get_event(client, eid)
 
 
 # -- parse_events / parse_page / is_caught_up, case by case ----------------------------------
@@ -646,8 +646,8 @@ def test_is_caught_up(n, next_token, used, caught_up):
 
 
 def _ck(tmp_path, node="n1", flt=None):
-    return ev.CheckpointFile(tmp_path / "cp" / "ck.json", node=node,
-                             flt=flt or ev.EventFilter(type="transfer.started"))
+    return checkpoint.CheckpointFile(tmp_path / "cp" / "ck.json", node=node,
+                             flt=flt or pages.EventFilter(type="transfer.started"))
 
 
 def test_checkpoint_round_trip_is_exact_and_private(tmp_path):
@@ -655,7 +655,7 @@ def test_checkpoint_round_trip_is_exact_and_private(tmp_path):
 
     ck = _ck(tmp_path)
     ck.path.parent.mkdir()
-    ck.save(ev.Checkpoint("tok-9", skip=["a", "b"], last_ids=["z"],
+    ck.save(checkpoint.Checkpoint("tok-9", skip=["a", "b"], last_ids=["z"],
                           output={"path": "o", "size": 3}))
     data = json.loads(ck.path.read_bytes())
     assert {k: v for k, v in data.items() if k != "saved_at"} == {
@@ -664,7 +664,7 @@ def test_checkpoint_round_trip_is_exact_and_private(tmp_path):
         "last_ids": ["z"], "output": {"path": "o", "size": 3}}
     assert ck.path.read_bytes().endswith(b"}\n")
     assert stat_.S_IMODE(ck.path.stat().st_mode) == 0o600
-    assert ck.load() == ev.Checkpoint("tok-9", None, ["a", "b"], ["z"], "n1",
+    assert ck.load() == checkpoint.Checkpoint("tok-9", None, ["a", "b"], ["z"], "n1",
                                       {"type": "transfer.started", "type_glob": None},
                                       {"path": "o", "size": 3})
 
@@ -672,7 +672,7 @@ def test_checkpoint_round_trip_is_exact_and_private(tmp_path):
 def test_checkpoint_before_the_first_page_keeps_the_start_time(tmp_path):
     ck = _ck(tmp_path)
     ck.path.parent.mkdir()
-    ck.save(ev.Checkpoint("", after_time="2030-01-02T03:04:05Z"))
+    ck.save(checkpoint.Checkpoint("", after_time="2030-01-02T03:04:05Z"))
     assert json.loads(ck.path.read_bytes())["iteration_token"] is None
     cp = ck.load()
     assert (cp.token, cp.after_time, cp.skip, cp.output) == ("", "2030-01-02T03:04:05Z", [], None)
@@ -749,25 +749,25 @@ def test_checkpoint_lock_is_exclusive_until_released(tmp_path):
 
 def test_resume_path_names(tmp_path):
     client = open_client(Endpoint("http://node.example:9092", Auth("basic", "admin", "pw")))
-    key = ev.node_key(client)
+    key = checkpoint.node_key(client)
     import hashlib
 
     digest = hashlib.sha256(b"http://node.example:9092|admin").hexdigest()[:10]
     assert key == f"node.example_9092-{digest}"
-    flt = ev.EventFilter(type_glob="file.*")
-    assert ev.resume_path(tmp_path, client, "a" * 64, flt) == \
+    flt = pages.EventFilter(type_glob="file.*")
+    assert checkpoint.resume_path(tmp_path, client, "a" * 64, flt) == \
         tmp_path / "checkpoints" / key / f"{'a' * 64}@glob-file.ANY.json"
     for bad in ("a" * 65, "", ".hidden", "a/b", "a b"):
         with pytest.raises(UsageError) as exc:
-            ev.resume_path(tmp_path, client, bad, flt)
+            checkpoint.resume_path(tmp_path, client, bad, flt)
         assert exc.value.message == (f"invalid checkpoint name {bad[:40]!r}: letters, digits, "
                                      "'.', '_' and '-' (at most 64)")
-    long_type = ev.EventFilter(type="a." + "b" * 90)
-    got = ev.resume_path(tmp_path, client, "n", long_type).name
+    long_type = pages.EventFilter(type="a." + "b" * 90)
+    got = checkpoint.resume_path(tmp_path, client, "n", long_type).name
     assert got == "n@f-" + hashlib.sha256(long_type.key().encode()).hexdigest()[:16] + ".json"
     labelled = open_client(Endpoint("http://x:1", Auth("bearer", token="t", access_key="ak"),
                                     label="my prod/node"))
-    assert ev.node_key(labelled).startswith("my_prod_node-")
+    assert checkpoint.node_key(labelled).startswith("my_prod_node-")
 
 
 # -- sinks -----------------------------------------------------------------------------------
@@ -785,7 +785,7 @@ def test_stream_sink_flushes_every_write():
             self.flushed.append("".join(self.parts))
 
     s = Stream()
-    sink = ev.StreamSink(s)
+    sink = sinks.StreamSink(s)
     sink.write("a\n")
     sink.write("b\n")
     assert s.flushed == ["a\n", "a\nb\n"] and sink.position() is None
@@ -794,7 +794,7 @@ def test_stream_sink_flushes_every_write():
 def test_file_sink_appends_and_reports_its_position(tmp_path):
     path = tmp_path / "out.jsonl"
     path.write_bytes(b'{"id":"0"}\n')
-    sink = ev.FileSink(path, "jsonl")
+    sink = sinks.FileSink(path, "jsonl")
     try:
         sink.write('{"id":"é"}\n')
         pos = sink.position()
@@ -812,7 +812,7 @@ def test_file_sink_appends_and_reports_its_position(tmp_path):
 def test_file_sink_creates_the_file_0644_under_the_umask(tmp_path):
     old = os.umask(0o022)
     try:
-        ev.FileSink(tmp_path / "new.jsonl", "jsonl").close()
+        sinks.FileSink(tmp_path / "new.jsonl", "jsonl").close()
     finally:
         os.umask(old)
     assert (tmp_path / "new.jsonl").stat().st_mode & 0o777 == 0o644
@@ -835,7 +835,7 @@ def test_file_sink_refusals(tmp_path):
     timer.start()
     try:
         with pytest.raises(UsageError) as exc:
-            ev.FileSink(fifo, "jsonl")
+            sinks.FileSink(fifo, "jsonl")
     finally:
         timer.cancel()
     assert rescued == []
@@ -847,16 +847,16 @@ def test_file_sink_refusals(tmp_path):
     target.write_text("")
     os.symlink(target, tmp_path / "link")
     with pytest.raises(UsageError):
-        ev.FileSink(tmp_path / "link", "jsonl")
-    a = ev.FileSink(target, "jsonl")
+        sinks.FileSink(tmp_path / "link", "jsonl")
+    a = sinks.FileSink(target, "jsonl")
     try:
         with pytest.raises(ConflictError) as exc:
-            ev.FileSink(target, "jsonl")
+            sinks.FileSink(target, "jsonl")
         assert exc.value.message == f"{target} is being written by another 'events tail'"
     finally:
         a.close()
     with pytest.raises(UsageError) as exc:
-        ev.FileSink(tmp_path, "jsonl")
+        sinks.FileSink(tmp_path, "jsonl")
     assert exc.value.message.startswith(f"cannot open {tmp_path} for appending: ")
 
 
@@ -876,9 +876,9 @@ def test_file_sink_recovery_cases(tmp_path, fmt, after, ids, kept):
     path = tmp_path / "out"
     head = b'{"id":"0"}\n'
     path.write_bytes(head)
-    sink = ev.FileSink(path, fmt)
+    sink = sinks.FileSink(path, fmt)
     try:
-        cp = ev.Checkpoint("0", output=sink.position())
+        cp = checkpoint.Checkpoint("0", output=sink.position())
         with open(path, "ab") as fh:
             fh.write(after)
         assert sink.recover(cp) == ids
@@ -890,7 +890,7 @@ def test_file_sink_recovery_cases(tmp_path, fmt, after, ids, kept):
 def test_file_sink_recovery_leaves_other_files_alone(tmp_path):
     path = tmp_path / "out"
     path.write_bytes(b'{"id":"0"}\n{"id":"1"')
-    sink = ev.FileSink(path, "jsonl")
+    sink = sinks.FileSink(path, "jsonl")
     try:
         pos = sink.position()
         # another file (inode, device), even with a size that would cut this one at a
@@ -900,7 +900,7 @@ def test_file_sink_recovery_leaves_other_files_alone(tmp_path):
                        {**pos, "dev": pos["dev"] + 1, "size": 11},
                        {**pos, "size": pos["size"] + 1}, {**pos, "size": -1},
                        {**pos, "size": "3"}, {**pos, "size": pos["size"]}):
-            cp = ev.Checkpoint("0", output=output)
+            cp = checkpoint.Checkpoint("0", output=output)
             assert sink.recover(cp) == []
         assert sink.recover(None) == []
     finally:
@@ -911,9 +911,9 @@ def test_file_sink_recovery_leaves_other_files_alone(tmp_path):
 def test_file_sink_recovery_from_an_empty_checkpointed_file(tmp_path):
     path = tmp_path / "out"
     path.write_bytes(b"")
-    sink = ev.FileSink(path, "jsonl")
+    sink = sinks.FileSink(path, "jsonl")
     try:
-        cp = ev.Checkpoint("0", output=sink.position())
+        cp = checkpoint.Checkpoint("0", output=sink.position())
         with open(path, "ab") as fh:
             fh.write(b'{"id":"0"}\n{"id":"1"')
         assert sink.recover(cp) == ["0"]

@@ -258,3 +258,12 @@ def test_no_log_callable_means_no_logging(emulator):
     client = open_client(emulator.endpoint(Auth("basic", "admin", "admin-pass")))
     client.log("nothing happens")  # and nothing fails
     assert client.json("GET", "/info")["transfer_user"] == "xfer"
+
+
+def test_secrets_never_show_in_a_repr():
+    from nodecli.profiles.node import NodeFlags
+
+    auth = Auth("basic", "admin", "pw-123", token="tok-456")
+    text = repr(Endpoint("https://x", auth)) + repr(NodeFlags(password="pw-789"))
+    assert "pw-123" not in text and "tok-456" not in text and "pw-789" not in text
+    assert "admin" in text  # (the rest is shown)

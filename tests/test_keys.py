@@ -319,26 +319,3 @@ def test_spinner_with_elapsed_time_for_big_keys_in_a_terminal(tmp_path: Path) ->
     child.close()
     assert child.exitstatus == 0
     assert load_private_key(target, state_dir=tmp_path).key_size == 8192
-
-
-def test_private_keys_load_without_the_ssh_key_machinery(golden_copy: Path,
-                                                         tmp_path: Path) -> None:
-    """Loading a private key (token create) uses cryptography's own PEM loader without
-    importing its serialization package (whose SSH support is most of the start-up)."""
-    import sys
-
-    from cryptography.hazmat.primitives import serialization
-
-    from tests.conftest import subprocess_env
-
-    assert keys.pem_private_key_loader() is serialization.load_pem_private_key
-    code = ("import sys\n"
-            "from nodecli.keys import load_private_key\n"
-            "from nodecli.tokens import create_token, verify\n"
-            f"key = load_private_key({str(golden_copy)!r}, state_dir={str(tmp_path)!r})\n"
-            "token = create_token(key, 'AK1', 'alice')\n"
-            "assert verify(token, key.public_key())['user_id'] == 'alice'\n"
-            "print(sorted(m for m in sys.modules if '.serialization' in m))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=subprocess_env(), check=True).stdout
-    assert out.strip() == "[]"

@@ -28,7 +28,7 @@ def _since(value: str | None) -> Any:
 
 
 def _filter(type_: str | None, type_glob: str | None) -> Any:
-    from nodecli.node.events import EventFilter
+    from nodecli.node.events.pages import EventFilter
 
     return EventFilter(type_, type_glob)
 
@@ -81,21 +81,21 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
       nodecli events list --type transfer.ended --since 1d -o json
       nodecli events list --iteration-token 1440571
     """
-    from nodecli.node import events as ev
+    from nodecli.node.events import pages
 
     conn = pop_node_options(kwargs)
     flt = _filter(type_, type_glob)
     after = _since(since)
-    token = ev.validate_token(iteration_token) if iteration_token is not None else None
+    token = pages.validate_token(iteration_token) if iteration_token is not None else None
     client = open_node_client(app, conn)
     with client:
-        result = ev.list_events(client, flt, since=after, token=token, count=count,
+        result = pages.list_events(client, flt, since=after, token=token, count=count,
                                 state_dir=app.paths.state_dir, log=app.term.debug)
     _show_page(app, result, output_format)
 
 
 def _show_page(app: App, result: Any, output_format: str) -> None:
-    from nodecli.node import events as ev
+    from nodecli.node.events.pages import event_types, foreign_host_notice
     from nodecli.render import events as rev
 
     page = result.page
@@ -108,7 +108,7 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
         from nodecli.render import Column, iso_time
 
         rows = [{"id": rev.clean(e.get("id"), 80), "time": iso_time(rev.clean(e.get("time"), 40)),
-                 "type": rev.clean(rev.main_type(ev.event_types(e)), 60),
+                 "type": rev.clean(rev.main_type(event_types(e)), 60),
                  "user": rev.clean(e.get("user_id"), 60), "summary": rev.summary(e)}
                 for e in page.events]
         if rows or output_format == "csv":
@@ -121,7 +121,7 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     if page.link_problem:
         app.term.warn(rev.clean(page.link_problem, 300))
     if page.foreign_host is not None:
-        app.term.warn(rev.clean(ev.foreign_host_notice(page.foreign_host, result.base_url), 400))
+        app.term.warn(rev.clean(foreign_host_notice(page.foreign_host, result.base_url), 400))
     if output_format != "json" and page.next_token:
         app.term.info(f"next iteration token: {rev.clean(page.next_token, 200)} "
                       f"(continue with --iteration-token {rev.clean(page.next_token, 200)})")
@@ -142,13 +142,13 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
       nodecli events get 1440571
       nodecli events get 1440571 -o json | jq .data
     """
-    from nodecli.node import events as ev
+    from nodecli.node.events.pages import event_types, get_event
     from nodecli.render import events as rev
 
     conn = pop_node_options(kwargs)
     client = open_node_client(app, conn)
     with client:
-        event = ev.get_event(client, event_id, state_dir=app.paths.state_dir,
+        event = get_event(client, event_id, state_dir=app.paths.state_dir,
                              log=app.term.debug)
     if output_format == "json":
         app.term.json(event)
@@ -160,7 +160,7 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
     data = json.dumps(event.get("data"), indent=2, ensure_ascii=False).splitlines()
     app.term.fields([("id", rev.clean(event.get("id"))),
                      ("time", iso_time(rev.clean(event.get("time")))),
-                     ("types", ev.event_types(event)),
+                     ("types", event_types(event)),
                      ("user", rev.clean(event.get("user_id"))), ("summary", rev.summary(event)),
                      ("data", data[0])])
     for line in data[1:]:  # the object goes on under its first line, aligned with it
@@ -216,7 +216,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
       nodecli events tail -f --resume siem -o jsonl | siem-forwarder
       nodecli events tail -f --to /var/log/node-events.jsonl
     """
-    from nodecli.node import events as ev
+    from nodecli.node.events import tail as ev
+    from nodecli.node.events.pages import validate_token
 
     conn = pop_node_options(kwargs)
     if fmt is not None and fmt not in TAIL_FORMATS:
@@ -233,7 +234,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         fmt = fmt or ("pretty" if app.term.stdout_is_tty else "plain")
     opts = ev.TailOptions(
         flt=_filter(type_, type_glob), follow=follow, since=_since(since),
-        token=ev.validate_token(iteration_token) if iteration_token is not None else None,
+        token=validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
         until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out))
     from pathlib import Path

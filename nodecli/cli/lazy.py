@@ -3,68 +3,9 @@
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 import click
-
-
-def _skip_click_translations() -> None:
-    """click looks up each of its own messages (the help option's text, a path type's
-    name, "Usage:"...) in gettext's default "messages" domain as commands are built and
-    parsed. Neither click nor nodecli ships translations, so every lookup gives the
-    English text back; yet each one probes the locale folders, and the first imports
-    locale (~1 ms a run). Where a click module bound ``gettext.gettext`` as ``_``, it is
-    given the identity instead; a click that does otherwise is left as it is."""
-    import gettext
-
-    lookup = gettext.gettext
-    for name, module in list(sys.modules.items()):
-        if (name == "click" or name.startswith("click.")) and \
-                getattr(module, "_", None) is lookup:
-            module._ = str  # type: ignore[attr-defined]  # (str(text) is text)
-
-
-_skip_click_translations()
-
-
-def _quick_parser_class() -> Any:
-    """click's option parser, minus the cost of guessing on every short option.
-
-    click matches ``-o`` as a long option first; the miss builds a NoSuchOption that
-    imports difflib and ranks every long option as a suggestion (a few ms on each run
-    with a short option), only for the parser to catch it and try ``-o`` as a short
-    option. This parser skips the guessing when a short option will be tried anyway;
-    a real mistake (``--outptu``) still gets click's "Did you mean". click's parser class
-    is private: if it is ever missing, click's own is used unchanged.
-    """
-    base = getattr(click.parser, "_OptionParser", None)
-    if base is None or not hasattr(base, "_match_long_opt"):
-        return None
-
-    class QuickParser(base):  # type: ignore[misc, valid-type]
-        def _match_long_opt(self, opt: str, explicit_value: Any, state: Any) -> None:
-            if opt not in self._long_opt and opt[:2] not in self._opt_prefixes:
-                raise click.NoSuchOption(opt, ctx=self.ctx)  # retried as a short option
-            super()._match_long_opt(opt, explicit_value, state)
-
-    return QuickParser
-
-
-_QUICK_PARSER = _quick_parser_class()
-
-
-def _quick(parser: Any) -> Any:
-    if _QUICK_PARSER is not None and type(parser) is _QUICK_PARSER.__base__:
-        parser.__class__ = _QUICK_PARSER
-    return parser
-
-
-class QuickCommand(click.Command):
-    """A command parsed by the quick parser (every command of the tree is one)."""
-
-    def make_parser(self, ctx: click.Context) -> Any:
-        return _quick(super().make_parser(ctx))
 
 
 class HelpGroup(click.Group):
@@ -74,11 +15,6 @@ class HelpGroup(click.Group):
     Every group of the tree uses this class; ``nodecli.cli.main`` also maps click's
     "no args is help" error the same way, so a group added without ``cls=`` behaves alike.
     """
-
-    command_class = QuickCommand  # (a subgroup made with .group() is a HelpGroup too)
-
-    def make_parser(self, ctx: click.Context) -> Any:
-        return _quick(super().make_parser(ctx))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and self.no_args_is_help and not ctx.resilient_parsing:

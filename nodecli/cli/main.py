@@ -110,18 +110,16 @@ def main() -> None:
     import gc
 
     # A command is a short-lived process that allocates a lot and frees it by reference
-    # counting (imports; 10,000 users loaded, listed and written): the cyclic collector's
-    # default pace (a pass every 700 allocations) cost ~20% of a 10,000-user load. It runs
-    # every 20,000 instead (long-running commands are collected just as well, later).
+    # counting (imports; 10,000 users loaded, listed and written): at the cyclic
+    # collector's default pace (a pass every 700 allocations) most passes find nothing.
+    # It runs every 20,000 instead (long-running commands are collected just as well).
     # Set here, not on import: a program that imports nodecli keeps its own pace.
     if gc.get_threshold()[0] < 20_000:
         gc.set_threshold(20_000, *gc.get_threshold()[1:])
-    try:  # the C module under ``signal``: signal.py's enum classes cost ~0.4 ms a start
-        import _signal as signals
-    except ImportError:
-        import signal as signals  # type: ignore[no-redef]
-    if hasattr(signals, "SIGTERM"):
-        signals.signal(signals.SIGTERM, _on_sigterm)
+    import signal
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _on_sigterm)
     code = run()
     try:
         sys.stdout.flush()

@@ -16,27 +16,19 @@ config and secrets, user data folder for keys, user state folder for state.
 from __future__ import annotations
 
 import os
-
-from nodecli.record import FrozenRecord
+from dataclasses import dataclass
 
 APP_NAME = "nodecli"
 HOME_ENV = "NODECLI_HOME"
 
 
-class Paths(FrozenRecord):
-    """The three folders, as absolute path strings (``str``, so commands that only read
-    the config never import pathlib), and the files nodecli keeps in them."""
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """The three folders, as absolute path strings, and the files nodecli keeps in them."""
 
-    _FIELDS = ("config_dir", "data_dir", "state_dir")
-    __slots__ = _FIELDS
     config_dir: str
     data_dir: str
     state_dir: str
-
-    def __init__(self, config_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str],
-                 state_dir: str | os.PathLike[str]) -> None:
-        self._set(config_dir=os.fspath(config_dir), data_dir=os.fspath(data_dir),
-                  state_dir=os.fspath(state_dir))
 
     @property
     def config_file(self) -> str:

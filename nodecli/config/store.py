@@ -84,22 +84,6 @@ def toml_bytes(data: dict[str, Any]) -> bytes:
     return (HEADER + tomli_w.dumps(data)).encode("utf-8")
 
 
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause the cycle collector while a configuration is built or written: a large one
-    is tens of thousands of small tables, lists and records, none of which form cycles,
-    and each few hundred of them would otherwise start a collection over all the rest."""
-    import gc
-
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 class ConfigStore:
     def __init__(self, paths: Paths) -> None:
         self.paths = paths
@@ -135,10 +119,6 @@ class ConfigStore:
         """The configuration ``raw`` holds (None: no file, an empty configuration)."""
         if raw is None:
             return Config()
-        with _no_cycle_collection():
-            return self._parse_bytes(raw)
-
-    def _parse_bytes(self, raw: bytes) -> Config:
         cached = cache.load(self.cache_path, raw)
         if cached is not None:
             try:
@@ -181,9 +161,8 @@ class ConfigStore:
     def _save(self, data: dict[str, Any], current: bytes | None) -> None:
         """Write ``data`` (``Config.to_dict()``) in place of ``current`` (the file's bytes,
         read under the lock the caller holds), keeping ``current`` as the .bak."""
-        with _no_cycle_collection():
-            validate_config_data(data, self.path)  # never write what could not be read back
-            new = toml_bytes(data)
+        validate_config_data(data, self.path)  # never write what could not be read back
+        new = toml_bytes(data)
         for target in (self.path, self.paths.backup_file):
             if os.path.islink(target):  # refused before anything is written
                 raise ConfigError(f"{target}: is a symbolic link; nodecli does not write "

@@ -9,11 +9,11 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import NodecliError
-from nodecli.record import Record
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -28,19 +28,15 @@ INFO_CACHE_TTL = 120.0
 Status = Callable[[str], None]
 
 
-class NodeInfo(Record):
+@dataclass(slots=True)
+class NodeInfo:
     """What GET /info said: version, clock, and ``logging`` (activity_event_logging as
     /info reports it); ``fetched_at`` is when (``time.time()``)."""
 
-    _FIELDS = ("version", "current_time", "fetched_at", "logging")
-    __slots__ = _FIELDS
-
-    def __init__(self, version: str | None, current_time: str | None = None,
-                 fetched_at: float | None = None, logging: bool | None = None) -> None:
-        self.version = version
-        self.current_time = current_time
-        self.fetched_at = time.time() if fetched_at is None else fetched_at
-        self.logging = logging
+    version: str | None
+    current_time: str | None = None
+    fetched_at: float = field(default_factory=time.time)
+    logging: bool | None = None
 
     @property
     def version_tuple(self) -> tuple[int, ...] | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from nodecli.config.model import Config, NodeProfile, check_name
@@ -29,7 +30,6 @@ from nodecli.errors import ConflictError, UsageError
 from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
 from nodecli.node.access_keys import AK_ID_RE
 from nodecli.profiles import pick_profile, read_token_file, unknown_profile
-from nodecli.record import Record
 from nodecli.secrets import secret_key
 
 ENV = {
@@ -43,46 +43,33 @@ ENV = {
 }
 
 
-class NodeFlags(Record):
+@dataclass(slots=True)
+class NodeFlags:
     """What the command line said (None = not given). ``password`` comes from
     --password-stdin (never from argv). ``user_login`` is False for commands whose own
     --user names a grantee (permissions): hints then offer only the access-key login,
     not a --user the command gives another meaning."""
 
-    _FIELDS = ("node", "url", "user", "access_key", "bearer_file", "cacert", "insecure",
-               "access_key_header", "password", "user_login")
-    __slots__ = _FIELDS
-    _NO_REPR = frozenset({"password"})
-
-    def __init__(self, node: str | None = None, url: str | None = None,
-                 user: str | None = None, access_key: str | None = None,
-                 bearer_file: str | None = None, cacert: str | None = None,
-                 insecure: bool = False, access_key_header: str | None = None,
-                 password: str | None = None, user_login: bool = True) -> None:
-        self.node = node
-        self.url = url
-        self.user = user
-        self.access_key = access_key
-        self.bearer_file = bearer_file
-        self.cacert = cacert
-        self.insecure = insecure
-        self.access_key_header = access_key_header
-        self.password = password
-        self.user_login = user_login
+    node: str | None = None
+    url: str | None = None
+    user: str | None = None
+    access_key: str | None = None
+    bearer_file: str | None = None
+    cacert: str | None = None
+    insecure: bool = False
+    access_key_header: str | None = None
+    password: str | None = field(default=None, repr=False)
+    user_login: bool = True
 
 
-class NodeTarget(Record):
+@dataclass(slots=True)
+class NodeTarget:
     """A resolved node, still missing its secret when ``secret_needed`` is set
     ("password for node user 'x'" / "secret of access key 'k'")."""
 
-    _FIELDS = ("endpoint", "profile", "secret_needed")
-    __slots__ = _FIELDS
-
-    def __init__(self, endpoint: Endpoint, profile: NodeProfile | None,
-                 secret_needed: str | None) -> None:
-        self.endpoint = endpoint
-        self.profile = profile
-        self.secret_needed = secret_needed
+    endpoint: Endpoint
+    profile: NodeProfile | None
+    secret_needed: str | None
 
     def with_secret(self, secret: str, source: str = "typed at the prompt") -> Endpoint:
         auth = self.endpoint.auth

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -27,7 +28,6 @@ from nodecli.node.info import (
     Status,
     node_info,
 )
-from nodecli.record import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -50,16 +50,14 @@ class MalformedPage(RemoteError):
     """The node answered 200 with something that is not a valid events page."""
 
 
-class EventFilter(FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class EventFilter:
     """At most one of ``type`` and ``type_glob`` (the node takes one per request)."""
 
-    _FIELDS = ("type", "type_glob")
-    __slots__ = _FIELDS
-    type: str | None
-    type_glob: str | None
+    type: str | None = None
+    type_glob: str | None = None
 
-    def __init__(self, type: str | None = None, type_glob: str | None = None) -> None:
-        self._set(type=type, type_glob=type_glob)
+    def __post_init__(self) -> None:
         self._check()
 
     def _check(self) -> None:
@@ -123,25 +121,20 @@ def build_params(flt: EventFilter, *, since: datetime | None = None,
     return params
 
 
-class Page(Record):
+@dataclass(slots=True)
+class Page:
     """One answer of GET /events: events (object + original JSON text) and what's next.
 
     ``foreign_host`` is the host a Link rel="next" named when it was not the user's (its
     query is then requested on the user's base URL instead; nothing is ever sent to
     that host)."""
 
-    _FIELDS = ("items", "next_url", "next_token", "url", "link_problem", "foreign_host")
-    __slots__ = _FIELDS
-
-    def __init__(self, items: list[tuple[dict[str, Any], str]], next_url: str | None,
-                 next_token: str | None, url: str, link_problem: str | None = None,
-                 foreign_host: str | None = None) -> None:
-        self.items = items
-        self.next_url = next_url
-        self.next_token = next_token
-        self.url = url
-        self.link_problem = link_problem
-        self.foreign_host = foreign_host
+    items: list[tuple[dict[str, Any], str]]
+    next_url: str | None
+    next_token: str | None
+    url: str
+    link_problem: str | None = None
+    foreign_host: str | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -355,16 +348,13 @@ def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
     return hint if len(probe) == 0 else None
 
 
-class ListResult(Record):
+@dataclass(slots=True)
+class ListResult:
     """One page as ``events list`` shows it, with a hint when it came back empty."""
 
-    _FIELDS = ("page", "hint", "base_url")
-    __slots__ = _FIELDS
-
-    def __init__(self, page: Page, hint: str | None = None, base_url: str = "") -> None:
-        self.page = page
-        self.hint = hint
-        self.base_url = base_url
+    page: Page
+    hint: str | None = None
+    base_url: str = ""
 
 
 def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
