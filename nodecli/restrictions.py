@@ -21,6 +21,7 @@ character is the delimiter: ``|file:////data/mnt1/*|s3://mys3/bucket/*``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 OBJECT_SCHEMES = (
@@ -163,6 +164,40 @@ def parse_restrictions(values: list[str] | tuple[str, ...]) -> list[Restriction]
                 seen.add(r.raw)
                 out.append(r)
     return out
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A node glob as a regular expression for ``fullmatch``: ``?`` one character, ``*``
+    any run (``/`` included), ``\\`` makes the next character literal."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "*" else "." if c == "?" else re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def restriction_matcher(restrictions: list[str] | tuple[str, ...]) -> Callable[[str], bool]:
+    """``url -> allowed`` for a transfer user's restrictions: a URL is allowed when some
+    accepting restriction matches it and no rejecting one (``!``) does, whatever their
+    order."""
+    rules = [(raw.startswith("!"), glob_regex(raw[1:] if raw.startswith("!") else raw))
+             for raw in restrictions]
+
+    def allowed(url: str) -> bool:
+        accepted = False
+        for negated, rx in rules:
+            if rx.fullmatch(url):
+                if negated:
+                    return False
+                accepted = True
+        return accepted
+
+    return allowed
 
 
 def to_list_string(restrictions: list[str], delimiter: str = "|") -> str:

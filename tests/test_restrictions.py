@@ -277,3 +277,52 @@ def test_list_refusal_message_is_exact(text, message):
     with pytest.raises(RestrictionError) as exc:
         split_restriction_list(text)
     assert str(exc.value) == message
+
+
+# -- matching: what a transfer user with these restrictions may reach (golden cases) ------
+
+MATCH_GOLDEN = [
+    # (restrictions, url, allowed)
+    (["file:////data/*"], "file:////data/a.txt", True),
+    (["file:////data/*"], "file:////data/sub/deep/a.txt", True),  # * crosses folders
+    (["file:////data/*"], "file:////other/a.txt", False),
+    (["file:////data/*"], "file:////data", False),  # the folder itself is not data/*
+    (["file:////data/?.txt"], "file:////data/a.txt", True),  # ? is one character
+    (["file:////data/?.txt"], "file:////data/ab.txt", False),
+    (["file:////data/?.txt"], "file:////data/.txt", False),
+    # ! rejects what it matches, before or after the rule that accepts it
+    (["file:////data/*", "!file:////data/private/*"], "file:////data/private/k", False),
+    (["!file:////data/private/*", "file:////data/*"], "file:////data/private/k", False),
+    (["file:////data/*", "!file:////data/private/*"], "file:////data/public/k", True),
+    (["!file:////data/private/*"], "file:////data/public/k", False),  # nothing accepts
+    # \* is a literal star, \? a literal question mark, \\ a backslash
+    (["file:////data/\\*"], "file:////data/*", True),
+    (["file:////data/\\*"], "file:////data/x", False),
+    (["file:////data/a\\?"], "file:////data/a?", True),
+    (["file:////data/a\\?"], "file:////data/ab", False),
+    (["file:////d\\\\x"], "file:////d\\x", True),
+    # regular-expression characters are plain text
+    (["file:////data/a.b"], "file:////data/aXb", False),
+    (["file:////data/(x)+"], "file:////data/(x)+", True),
+    (["s3://*"], "s3://bucket/key", True),
+    (["s3://*"], "file:////data/a", False),
+    ([], "file:////data/a", False),
+]
+
+
+@pytest.mark.parametrize(("restrictions", "url", "allowed"), MATCH_GOLDEN)
+def test_restriction_matching_golden_cases(restrictions, url, allowed):
+    from nodecli.restrictions import restriction_matcher
+
+    assert restriction_matcher(restrictions)(url) is allowed
+
+
+def test_the_emulator_matches_node_users_by_the_same_rules(emulator):
+    from nodecli.emulator.storage import node_user_matcher
+
+    emulator.add_node_user("golden", "pw", xuser="gx",
+                           restrictions=("file:////data/*", "!file:////data/private/*",
+                                         "file:////lit/\\*"))
+    allowed = node_user_matcher(emulator.state, "golden")
+    assert allowed("/data/a") and allowed("/lit/*")
+    assert not allowed("/data/private/a") and not allowed("/lit/x") and not allowed("/x")

@@ -36,7 +36,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 from nodecli.emulator.server import HttpError, Reply, Request, Router
@@ -64,10 +64,15 @@ def iso_usec(usec: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
-# One stored event: (position, time in microseconds, types, compact JSON). A plain
-# tuple of immutable values, so a log of millions costs the garbage collector nothing.
-_Stored = tuple[int, int, tuple[str, ...], bytes, str | None, str | None]
-POS, TIME, TYPES, BLOB, FILE_ID, PATH = range(6)
+class _Stored(NamedTuple):
+    """One stored event: a tuple of immutable values (a log of millions stays light)."""
+
+    pos: int
+    time: int  # microseconds
+    types: tuple[str, ...]
+    blob: bytes  # compact JSON
+    file_id: str | None
+    path: str | None
 Visible = Callable[[str | None, str | None], bool]
 
 
@@ -137,7 +142,7 @@ class EventLog:
             types = tuple(t for t in ordered["types"] if isinstance(t, str))
             blob = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False).encode()
             file_id, where = _file_of(ordered, types, path)
-            self._items.append((pos, tusec, types, blob, file_id, where))
+            self._items.append(_Stored(pos, tusec, types, blob, file_id, where))
             if self.retention and len(self._items) > self.retention * 1.25:
                 drop = len(self._items) - self.retention
                 del self._items[:drop]
@@ -219,14 +224,14 @@ class EventLog:
         if running and rng.random() < 0.5:
             tid = rng.choice(running)
             with self._lock:
-                data = self._running.pop(tid, None)
-            if data is not None:
-                return self.transfer_event(data, ended=True)
-        data = self.new_transfer(user, file_id)
+                ending = self._running.pop(tid, None)
+            if ending is not None:
+                return self.transfer_event(ending, ended=True)
+        started = self.new_transfer(user, file_id)
         with self._lock:
             if len(self._running) < 1000:
-                self._running[data["transfer_id"]] = data
-        return self.transfer_event(data, ended=False)
+                self._running[started["transfer_id"]] = started
+        return self.transfer_event(started, ended=False)
 
     def new_transfer(self, user: str, file_id: str, direction: str | None = None,
                      remote_host: str | None = None) -> dict[str, Any]:
@@ -278,8 +283,8 @@ class EventLog:
             i = pos - self._first
             if 0 <= i < len(self._items):
                 s = self._items[i]
-                if visible is None or visible(s[FILE_ID], s[PATH]):
-                    return s[BLOB]
+                if visible is None or visible(s.file_id, s.path):
+                    return s.blob
         return None
 
     def query(self, *, after_pos: int | None, after_usec: int | None,
@@ -295,7 +300,7 @@ class EventLog:
             start = 0 if after_pos is None else max(after_pos + 1 - self._first, 0)
             if after_usec is not None:
                 # events are appended in time order (almost): jump near the point
-                j = bisect.bisect_right(items, after_usec, key=lambda s: s[TIME])
+                j = bisect.bisect_right(items, after_usec, key=lambda s: s.time)
                 start = max(start, j - 1000 if j > 1000 else 0)
             last = (after_pos if after_pos is not None else self._first - 1)
             last = max(last, self._first - 1)
@@ -303,15 +308,15 @@ class EventLog:
             n = len(items)
             while i < n and len(out) < count:
                 s = items[i]
-                last = s[POS]
+                last = s.pos
                 i += 1
-                if after_usec is not None and s[TIME] <= after_usec:
+                if after_usec is not None and s.time <= after_usec:
                     continue
-                if match is not None and not match(s[TYPES]):
+                if match is not None and not match(s.types):
                     continue
-                if visible is not None and not visible(s[FILE_ID], s[PATH]):
+                if visible is not None and not visible(s.file_id, s.path):
                     continue
-                out.append(s[BLOB])
+                out.append(s.blob)
             if i >= n:
                 last = max(last, self._next - 1)
             return out, last
@@ -344,7 +349,10 @@ def _time_usec(value: Any, default: int) -> int:
 
 
 def glob_matcher(pattern: str) -> Callable[[tuple[str, ...]], bool]:
-    rx = re.compile(".*".join(re.escape(p) for p in pattern.split("*")))
+    """type_glob[]: ``*`` is the only wildcard (the request was checked for that)."""
+    from nodecli.restrictions import glob_regex
+
+    rx = glob_regex(pattern)
     return lambda types: any(rx.fullmatch(t) for t in types)
 
 
@@ -382,11 +390,12 @@ def register(router: Router, state: NodeState) -> None:
         glob = _one(req, "type_glob[]")
         if type_ is not None and glob is not None:
             raise HttpError(400, "give either type or type_glob[], not both")
-        match = None
+        match: Callable[[tuple[str, ...]], bool] | None = None
         if type_ is not None:
             if not TYPE_RE.fullmatch(type_):
                 raise HttpError(400, f"invalid type {type_[:60]!r}")
-            match = lambda types, t=type_: t in types  # noqa: E731
+            wanted = type_
+            match = lambda types: wanted in types  # noqa: E731
         elif glob is not None:
             if not GLOB_RE.fullmatch(glob) or "**" in glob:
                 raise HttpError(400, f"invalid type_glob[] {glob[:60]!r}: only * may be "

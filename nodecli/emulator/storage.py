@@ -16,7 +16,6 @@ node setting in both directions.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,19 +144,6 @@ def root_of(state: NodeState, ak: AccessKey) -> FileNode:
     return node
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        out.append(".*" if c == "*" else "." if c == "?" else re.escape(c))
-        i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 def node_user_matcher(state: NodeState, user: str) -> Callable[[str], bool]:
     """path -> allowed, by the transfer user's docroot or restrictions (file:/// URLs)."""
     xuser = state.transfer_user_of(user)
@@ -166,20 +152,10 @@ def node_user_matcher(state: NodeState, user: str) -> Callable[[str], bool]:
     if xuser.docroot:
         docroot = xuser.docroot
         return lambda path: within(path, docroot)
-    rules = [(raw.startswith("!"), _glob_regex(raw[1:] if raw.startswith("!") else raw))
-             for raw in xuser.restrictions]
+    from nodecli.restrictions import restriction_matcher
 
-    def allowed(path: str) -> bool:
-        url = "file:///" + path
-        accepted = False
-        for negated, rx in rules:
-            if rx.fullmatch(url):
-                if negated:
-                    return False
-                accepted = True
-        return accepted
-
-    return allowed
+    matches = restriction_matcher(xuser.restrictions)
+    return lambda path: matches("file:///" + path)
 
 
 def bearer_is_admin(principal: Principal, ak_id: str) -> bool:
