@@ -70,8 +70,10 @@ def _aware(dt: datetime) -> datetime:
 
 
 def format_utc(dt: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (fractions of a second are dropped)."""
-    return _aware(dt).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``YYYY-MM-DDTHH:MM:SSZ`` in UTC (fractions of a second are dropped; the year has
+    four digits, as ISO 8601 wants, even before year 1000)."""
+    u = _aware(dt)
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
 def parse_iso8601(text: str) -> datetime:

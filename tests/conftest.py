@@ -6,7 +6,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,12 +35,21 @@ class Result:
         return f"Result(exit_code={self.exit_code}, stdout={self.stdout!r}, stderr={self.stderr!r})"
 
 
+# Times must not depend on the machine's time zone (token expiry, --since, --expires-at):
+# the suite runs in a zone east of UTC unless NODECLI_TEST_TZ names another (CI runs the
+# time-related tests again in a zone west of UTC). Children inherit TZ.
+TEST_TZ = os.environ.get("NODECLI_TEST_TZ", "Asia/Kolkata")
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private NODECLI_HOME per test, no colour, 80 columns, no leaked NODECLI_* vars."""
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private NODECLI_HOME per test, no colour, 80 columns, no leaked NODECLI_* vars,
+    the test time zone."""
     for key in list(os.environ):
         if key.startswith("NODECLI_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("TZ", TEST_TZ)
+    time.tzset()
     # Children get the environment a user has: a CI runner's PYTHONUNBUFFERED would hide
     # a missing flush (output lost when a piped process is killed).
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
@@ -48,7 +58,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    return home
+    yield home
+    monkeypatch.undo()
+    time.tzset()
 
 
 class FrozenClock:

@@ -173,3 +173,28 @@ def test_describe_left(seconds, text):
     from nodecli.timeparse import describe_left
 
     assert describe_left(seconds) == text
+
+
+def test_times_before_year_1000_keep_four_digit_years():
+    from datetime import UTC, datetime
+
+    from nodecli.node.events.pages import EventFilter, build_params
+    from nodecli.timeparse import format_utc, parse_iso8601
+
+    early = parse_iso8601("0999-03-04T05:06:07Z")
+    assert format_utc(early) == "0999-03-04T05:06:07Z"
+    assert format_utc(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01T00:00:00Z"
+    assert ("after_time", "0999-03-04T05:06:07Z") in build_params(EventFilter(), since=early)
+
+
+def test_naive_and_zoned_times_mean_the_same_instant_in_any_local_zone():
+    """The suite runs in a zone that is not UTC (tests/conftest.py): times written
+    without a zone are UTC, never local time."""
+    import time
+
+    from nodecli.timeparse import format_utc, parse_iso8601
+
+    assert time.strftime("%z") != "+0000"  # (the test zone is in effect)
+    assert format_utc(parse_iso8601("2031-01-01T10:00")) == "2031-01-01T10:00:00Z"
+    assert format_utc(parse_iso8601("2031-01-01T10:00:00+05:30")) == "2031-01-01T04:30:00Z"
+    assert format_utc(parse_iso8601("2031-01-01")) == "2031-01-01T00:00:00Z"

@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -28,6 +28,7 @@ from nodecli.node.info import (
     Status,
     node_info,
 )
+from nodecli.timeparse import format_utc
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -113,7 +114,7 @@ def build_params(flt: EventFilter, *, since: datetime | None = None,
     """Query parameters exactly as the node names them (interface.md 4.1)."""
     params = flt.params()
     if since is not None:
-        params.append(("after_time", since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        params.append(("after_time", format_utc(since)))
     if token is not None:
         params.append(("iteration_token", token))
     if count is not None:

@@ -35,7 +35,6 @@ from nodecli.node.events.pages import (
     TYPE_RE,
     EventFilter,
     MalformedPage,
-    Status,
     _explain_404,
     _RetryLater,
     build_params,
@@ -49,7 +48,8 @@ from nodecli.node.events.pages import (
     validate_page_size,
 )
 from nodecli.node.events.sinks import FileSink, Sink, StreamSink
-from nodecli.node.info import NodeInfo, node_info
+from nodecli.node.info import NodeInfo, Status, node_info
+from nodecli.timeparse import format_utc
 
 if TYPE_CHECKING:
     from nodecli.http import Client
@@ -213,11 +213,11 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
     if st.token is None and since is None:
         if opts.since is not None:
             since = opts.since
-            st.start = f"since {since.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+            st.start = f"since {format_utc(since)}"
         else:
             since = (info.node_now() if info else datetime.now(UTC)) - DEFAULT_SINCE
             st.start = f"the last {int(DEFAULT_SINCE.total_seconds() // 60)} minutes (default)"
-    since_iso = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since is not None else None
+    since_iso = format_utc(since) if since is not None else None
     if checkpoint is not None and cp is None:
         # record the start point before anything is written: a crash before the first
         # checkpoint then resumes from the same point and skips what reached the file
