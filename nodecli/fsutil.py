@@ -16,7 +16,7 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -107,7 +107,7 @@ def remove_stale_temps(folder: StrPath, names: Iterable[str], *,
 def ensure_private_dir(path: P) -> P:
     """Create ``path`` (and missing parents) as 0700 folders; leave existing ones alone."""
     missing: list[str] = []
-    p = os.fspath(path)
+    p = os.fspath(cast(StrPath, path))
     while not os.path.exists(p):
         missing.append(p)
         parent = os.path.dirname(p)

@@ -23,8 +23,11 @@ from nodecli.errors import (
 class Auth(Protocol):
     """What a message needs of the request's login (``nodecli.http.Auth`` has it)."""
 
-    kind: str
-    note: str
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def note(self) -> str: ...
 
     def describe(self) -> str: ...
 

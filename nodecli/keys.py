@@ -99,17 +99,23 @@ def private_pem_bytes(key: RSAPrivateKey) -> bytes:
     return key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption())
 
 
+def _public(key: RSAPublicKey | RSAPrivateKey) -> RSAPublicKey:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    return key.public_key() if isinstance(key, rsa.RSAPrivateKey) else key
+
+
 def public_pem_bytes(key: RSAPublicKey | RSAPrivateKey) -> bytes:
     from cryptography.hazmat.primitives import serialization as ser
 
-    pub = key.public_key() if hasattr(key, "private_bytes") else key
+    pub = _public(key)
     return pub.public_bytes(ser.Encoding.PEM, ser.PublicFormat.SubjectPublicKeyInfo)
 
 
 def _spki_der(key: RSAPublicKey | RSAPrivateKey) -> bytes:
     from cryptography.hazmat.primitives import serialization as ser
 
-    pub = key.public_key() if hasattr(key, "private_bytes") else key
+    pub = _public(key)
     return pub.public_bytes(ser.Encoding.DER, ser.PublicFormat.SubjectPublicKeyInfo)
 
 
@@ -205,15 +211,28 @@ def _read_key_file(path: StrPath, *, private: bool) -> bytes:
     return data
 
 
-def _check_rsa(key: Any, path: StrPath, kind: str) -> None:
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    want = rsa.RSAPrivateKey if kind == "private" else rsa.RSAPublicKey
-    if not isinstance(key, want):
-        raise KeyFileError(f"{path}: not an RSA {kind} key")
+def _check_size(key: RSAPublicKey | RSAPrivateKey, path: StrPath) -> None:
     if not MIN_BITS <= key.key_size <= MAX_BITS:
         raise KeyFileError(f"{path}: RSA key of {key.key_size} bits: supported sizes are "
                            f"{MIN_BITS} to {MAX_BITS}")
+
+
+def _rsa_private(key: object, path: StrPath) -> RSAPrivateKey:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise KeyFileError(f"{path}: not an RSA private key")
+    _check_size(key, path)
+    return key
+
+
+def _rsa_public(key: object, path: StrPath) -> RSAPublicKey:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if not isinstance(key, rsa.RSAPublicKey):
+        raise KeyFileError(f"{path}: not an RSA public key")
+    _check_size(key, path)
+    return key
 
 
 def _state_dir(state_dir: StrPath | None) -> str:
@@ -277,7 +296,8 @@ def load_private_key(path: StrPath, *, state_dir: StrPath | None = None,
     try:
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-        key = load_pem_private_key(data, password=None, unsafe_skip_rsa_key_validation=known)
+        loaded = load_pem_private_key(data, password=None,
+                                      unsafe_skip_rsa_key_validation=known)
     except TypeError:
         raise KeyFileError(
             f"{path}: the private key is encrypted with a passphrase, which nodecli does "
@@ -287,7 +307,7 @@ def load_private_key(path: StrPath, *, state_dir: StrPath | None = None,
         ) from None
     except Exception as exc:  # noqa: BLE001 - any parser failure is a bad key file
         raise KeyFileError(f"{path}: not a valid PEM private key ({_short(exc)})") from None
-    _check_rsa(key, path, "private")
+    key = _rsa_private(loaded, path)
     if not known:
         _remember_validated(file_hash, state_dir)
     return key
@@ -310,14 +330,12 @@ def load_public_key_pem(data: bytes | str, source: str = "public key") -> RSAPub
         raise KeyFileError(f"{source}: this is a private key; give the public key "
                            "(nodecli key public PRIVATE.pem prints it)")
     try:
-        if b"-----BEGIN CERTIFICATE-----" in raw:
-            key = x509.load_pem_x509_certificate(raw).public_key()
-        else:
-            key = ser.load_pem_public_key(raw)
+        loaded: object = (x509.load_pem_x509_certificate(raw).public_key()
+                          if b"-----BEGIN CERTIFICATE-----" in raw
+                          else ser.load_pem_public_key(raw))
     except Exception as exc:  # noqa: BLE001 - any parser failure is a bad key
         raise KeyFileError(f"{source}: not a PEM public key ({_short(exc)})") from None
-    _check_rsa(key, source, "public")
-    return key
+    return _rsa_public(loaded, source)
 
 
 def load_public_key(path: StrPath) -> RSAPublicKey:

@@ -87,7 +87,7 @@ def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
 def is_valid_hash(phc: str) -> bool:
     """Whether ``phc`` is a hash :func:`verify_password` can check."""
     m = _PHC.match(phc)
-    return bool(m) and _in_range(int(m["ln"]), int(m["r"]), int(m["p"]))
+    return m is not None and _in_range(int(m["ln"]), int(m["r"]), int(m["p"]))
 
 
 def _in_range(ln: int, r: int, p: int) -> bool:
@@ -137,6 +137,6 @@ def in_background(work: Callable[[], T], name: str = "scrypt") -> Callable[[], T
         ok, value = outcome[0]
         if not ok:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     return wait

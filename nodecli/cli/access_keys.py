@@ -66,7 +66,7 @@ def access_key_create(app: App, storage_type: str, storage_path: str, ak_id: str
     if output_format == "json":
         app.term.json(data)
         return
-    storage = data.get("storage") if isinstance(data.get("storage"), dict) else {}
+    storage = storage_ if isinstance(storage_ := data.get("storage"), dict) else {}
     pairs: list[tuple[str, Any]] = [("id", data.get("id")),
                                     ("storage", f"{storage.get('type')} {storage.get('path')}")]
     if data.get("secret"):
@@ -105,7 +105,7 @@ def access_key_set_verification_key(app: App, ak: str, public_key: str, **kwargs
 def _row(key: dict[str, Any]) -> dict[str, Any]:
     from nodecli.node.access_keys import key_logging
 
-    storage = key.get("storage") if isinstance(key.get("storage"), dict) else {}
+    storage = storage_ if isinstance(storage_ := key.get("storage"), dict) else {}
     own = key_logging(key)
     return {"id": key.get("id"),
             "storage": f"{storage.get('type') or '?'} {storage.get('path') or '?'}",

@@ -166,9 +166,9 @@ def run_classic(app: App, actions: Sequence[str], opts: dict[str, Any]) -> None:
         report(app, domain.Outcome("reload: " + outcome.message, outcome.warnings))
 
     if "acl_list" in actions:
-        name = opts.get("user")
-        if name:
-            rows = [domain.show_user(app.store, name)]
+        who = opts.get("user")
+        if who:
+            rows = [domain.show_user(app.store, who)]
         else:
             rows = domain.list_users(app.store)
         _render_acls(app, rows, fmt)

@@ -212,7 +212,7 @@ def split_attached(command: click.Command, ctx: click.Context,
 
 
 def _cluster_mixin(base: type) -> type:
-    class ClusterComplete(base):  # type: ignore[misc,valid-type]
+    class ClusterComplete(base):
         """Click's completion for ``base.name``, plus ``-mu <TAB>`` (see module doc)."""
 
         def get_completions(self, args: list[str], incomplete: str) -> list[Any]:

@@ -9,13 +9,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from nodecli.errors import ExitCode, NodecliError, StdoutClosed
 
+if TYPE_CHECKING:
+    from nodecli.cli.app import Terminal
 
-def _terminal():
+
+def _terminal() -> Terminal:
     from nodecli.cli.app import Terminal
 
     return Terminal(no_color="--no-color" in sys.argv)
@@ -57,7 +61,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     except click.ClickException as exc:
         # One line like every other error (click's own form is a 4-line block).
-        command = exc.ctx.command_path if getattr(exc, "ctx", None) else "nodecli"
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "nodecli"
         hint = f"see '{command} --help'" if isinstance(exc, click.UsageError) else None
         _terminal().error(exc.format_message(), hint)
         return exc.exit_code

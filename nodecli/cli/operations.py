@@ -7,6 +7,7 @@ the work, and results are rendered here. The resolve dialogue is :mod:`nodecli.c
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -334,7 +335,7 @@ def ops_update(app: App, op_id: str, body: str | None, assignments: tuple[str, .
         raise UsageError("give the PUT body with --body JSON or with --set KEY=VALUE "
                          "(one of the two)")
     if body == "-":
-        body = click.get_text_stream("stdin").read(1024 * 1024 + 1)
+        body = sys.stdin.read(1024 * 1024 + 1)
     payload = parse_body(body) if body is not None else build_object(assignments)
     with open_service_client(app, conn, "changing an operation") as session:
         ref = parent_ref(op_id, paths=session.paths, **kwargs)

@@ -51,9 +51,11 @@ def _cancelled() -> NodecliError:
 
 
 def _generate(app: App, path: str, bits: int, access_key: str) -> str:
+    from pathlib import Path
+
     from nodecli.cli.keys import generate_with_progress, report_new_key
 
-    info = generate_with_progress(app, path, bits)
+    info = generate_with_progress(app, Path(path), bits)
     report_new_key(app, info, access_key)
     return info.private_path
 

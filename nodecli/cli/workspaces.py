@@ -3,6 +3,7 @@ which is watched and, when it stops on a conflict, resolved)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -63,7 +64,7 @@ def ws_create(app: App, name: str | None, fields: tuple[str, ...], body: str | N
 
     conn = pop_service_options(kwargs)
     if body == "-":
-        body = click.get_text_stream("stdin").read(1024 * 1024 + 1)
+        body = sys.stdin.read(1024 * 1024 + 1)
     payload = workspace_body(name, build_object(fields) if fields else None,
                              parse_body(body) if body is not None else None)
     label = sanitize(payload.get("name", "(from --body)"))

@@ -49,7 +49,7 @@ def make_bearer_verifier(state: NodeState) -> Any:
         except Exception as exc:  # noqa: BLE001 - a stored key that cannot be loaded
             raise HttpError(500, f"the verification key of {ak_id!r} is unusable: {exc}"
                             ) from None
-        scope = claims.get("scope") if isinstance(claims.get("scope"), str) else ""
+        scope = scope_ if isinstance(scope_ := claims.get("scope"), str) else ""
         if not (has_scope(claims, f"node.{ak_id}:user:all")
                 or "admin:all" in scope.split()):
             raise HttpError(403, f"token scope {scope[:200]!r} does not grant access key "

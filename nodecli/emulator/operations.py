@@ -32,12 +32,13 @@ import itertools
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from nodecli.emulator.server import HttpError, Principal, Reply, Request, Router
+from nodecli.emulator.server import Handler, HttpError, Principal, Reply, Request, Router
 from nodecli.emulator.state import NodeState
 
 SERVICE_SCOPES = ("user:all", "admin:all")
@@ -194,7 +195,7 @@ def mint_service_token(state: NodeState, user_id: str, scopes: tuple[str, ...] |
     return encode_token(payload, sign_payload(payload, svc.private_key))
 
 
-def _verifier(state: NodeState, svc: ServiceState):
+def _verifier(state: NodeState, svc: ServiceState) -> Callable[[Request], Principal]:
     def verify(req: Request) -> Principal:
         with state.lock:
             svc.requests.append((req.method, req.path, dict(req.query)))
@@ -387,7 +388,7 @@ def register(router: Router, state: NodeState) -> None:
                 ops = [op for op in ops if op.user_id == me]
             return Reply(200, visible(ops))
 
-    def nested_list(collection: str, op_type: str):
+    def nested_list(collection: str, op_type: str) -> Handler:
         def handler(req: Request) -> Reply:
             assert req.match is not None
             pid = req.match.group("pid")
@@ -408,7 +409,7 @@ def register(router: Router, state: NodeState) -> None:
             raise HttpError(404, f"no operation {op_id!r} under /{collection}/{pid}")
         return op
 
-    def get_one(collection: str):
+    def get_one(collection: str) -> Handler:
         def handler(req: Request) -> Reply:
             with state.lock:
                 op = find_op(req, collection)
@@ -417,7 +418,7 @@ def register(router: Router, state: NodeState) -> None:
 
         return handler
 
-    def put_one(collection: str):
+    def put_one(collection: str) -> Handler:
         def handler(req: Request) -> Reply:
             body = req.json()
             with state.lock:
@@ -464,7 +465,7 @@ def register(router: Router, state: NodeState) -> None:
             svc.workspaces[op.parent_id]["name"] = name
         return created(op)
 
-    def create_membership(kind: str):
+    def create_membership(kind: str) -> Handler:
         op_type = f"{kind}.create"
         owner_key = "workspace_id" if kind == "workspace_membership" else "group_id"
 

@@ -302,7 +302,7 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
     @property
     def url(self) -> str:
-        host = self.server_address[0]
+        host = str(self.server_address[0])
         if host in ("127.0.0.1", "0.0.0.0"):  # noqa: S104 - only a name for the URL
             host = "localhost" if self.tls else "127.0.0.1"
         return f"{'https' if self.tls else 'http'}://{host}:{self.port}"

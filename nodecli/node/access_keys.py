@@ -192,7 +192,7 @@ def describe(key: dict[str, Any], node_logging: bool | None,
         logged, why = node_logging, "the node setting (the key has none of its own)"
     else:
         logged, why = None, "the node setting is not known to this login"
-    storage = key.get("storage") if isinstance(key.get("storage"), dict) else {}
+    storage = storage_ if isinstance(storage_ := key.get("storage"), dict) else {}
     return {
         "id": key.get("id"), "storage_type": storage.get("type"),
         "storage_path": storage.get("path"), "root_file_id": key.get("root_file_id"),

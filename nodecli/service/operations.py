@@ -342,7 +342,8 @@ def conflict_folder(op: dict[str, Any]) -> str | None:
 
 def parent_of(op: dict[str, Any]) -> str | None:
     """'workspace 17' (the parent option and id that show/watch/resolve take), or None."""
-    parent = PARENTS.get(op.get("type")) if isinstance(op.get("type"), str) else None
+    kind = op.get("type")
+    parent = PARENTS.get(kind) if isinstance(kind, str) else None
     if parent is None or op.get(parent[1]) in (None, ""):
         return None
     return f"{PARENT_OPTION[parent[0]].replace('_', '-')} {op.get(parent[1])}"
