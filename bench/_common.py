@@ -11,6 +11,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+#: The checkout whose nodecli the children run (``--checkout``: another one, e.g. an older
+#: commit, measured against the same emulator and floors).
+CLIENT_ROOT = ROOT
+
+
+def use_checkout(path: str | None) -> None:
+    global CLIENT_ROOT
+    if path:
+        CLIENT_ROOT = Path(path).resolve()
 
 
 def child_env(home: Path, **extra: str) -> dict[str, str]:
@@ -20,7 +29,7 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(home.parent / "pycache")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(CLIENT_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["NODECLI_HOME"] = str(home)
     env["NO_COLOR"] = "1"
     env.update(extra)

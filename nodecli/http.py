@@ -227,6 +227,7 @@ class _Watchdog:
         self._sockets: list[tuple[Any, int]] = []  # (socket object, its descriptor)
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._wakes_at: float | None = None  # when the thread's current wait ends
         self.fired = False
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
@@ -250,7 +251,11 @@ class _Watchdog:
                 self._thread = threading.Thread(target=self._run, name="nodecli-deadline",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            # Wake the thread only when it would otherwise sleep past this deadline: a
+            # later deadline is picked up when its current wait ends, so a tail making
+            # many requests does not switch threads for each one.
+            if self._wakes_at is None or deadline_at < self._wakes_at:
+                self._cond.notify()
 
     def disarm(self) -> None:
         with self._cond:
@@ -268,10 +273,12 @@ class _Watchdog:
         with self._cond:
             while not self._closed:
                 if self._deadline is None:
+                    self._wakes_at = None
                     self._cond.wait()
                     continue
                 left = self._deadline - time.monotonic()
                 if left > 0:
+                    self._wakes_at = self._deadline
                     self._cond.wait(left)
                     continue
                 self.fired = True

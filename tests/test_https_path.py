@@ -150,6 +150,24 @@ def test_the_deadline_covers_a_server_that_drips(certs, tls, script):
             client.request("GET", "/info")
 
 
+def test_the_deadline_holds_for_a_later_request_of_the_same_client(certs):
+    """The deadline thread sleeps until the first request's deadline and only then looks
+    at the second's: the second request, dripping, must still end at its own deadline."""
+    def script(seen: Seen):
+        if len(node.seen) == 1:
+            return [reply(200, b"{}")]
+        return _drip_headers(seen)
+
+    with ScriptedServer(script, tls=(certs[1], certs[2])) as node:
+        ep = Endpoint(node.url(), cacert=certs[0], deadline=1.5, read_timeout=5,
+                      max_attempts=1)
+        with open_client(ep) as client:
+            assert client.request("GET", "/info").json() == {}
+            with pytest.raises(RemoteError, match=r"deadline of 1\.5 s"):
+                client.request("GET", "/info")
+    assert len(node.seen) == 2
+
+
 def test_a_header_sent_twice_is_read_whole(certs):
     def script(seen: Seen):
         return [b"HTTP/1.1 200 OK\r\nLink: </events?iteration_token=1>; rel=\"prev\"\r\n"
