@@ -42,6 +42,7 @@ from nodecli.errors import (
     RemoteError,
     UsageError,
 )
+from nodecli.http_deadline import Watchdog
 from nodecli.http_errors import (
     RETRY_STATUSES,
     backoff_delay,
@@ -150,9 +151,16 @@ class Response:
         return self.headers.get(name.lower())
 
     def json(self) -> Any:
+        """The body as JSON, read by :func:`nodecli.remote_json.loads` (numbers and
+        constants no program could print back are kept as the server's text)."""
+        from nodecli.remote_json import TooDeep, loads
+
         try:
-            return json.loads(self.body)
-        except (ValueError, RecursionError):
+            return loads(self.body)
+        except TooDeep:
+            raise RemoteError(f"{self.url}: the server sent JSON nested deeper than nodecli "
+                              "reads") from None
+        except ValueError:
             raise RemoteError(
                 f"{self.url}: the server sent a response that is not valid JSON "
                 f"({len(self.body)} bytes)"
@@ -209,93 +217,6 @@ class _Transient(Exception):
         self.response = response
 
 
-class _Watchdog:
-    """Ends an attempt that outlives the request's deadline.
-
-    httpx2's timeouts bound each socket operation, so a server that drips its status line
-    and headers a byte at a time never trips them. The watchdog knows the sockets this
-    client opened (httpx2's documented ``trace`` extension reports each new connection)
-    and shuts them down when the armed deadline passes; the blocked read then fails and
-    the attempt is reported as past the deadline. One thread per client, started on the
-    first request, waiting on a condition between requests."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self._cond = threading.Condition()
-        self._deadline: float | None = None
-        self._sockets: list[tuple[Any, int]] = []  # (socket object, its descriptor)
-        self._thread: threading.Thread | None = None
-        self._closed = False
-        self._wakes_at: float | None = None  # when the thread's current wait ends
-        self.fired = False
-
-    def trace(self, event: str, info: dict[str, Any]) -> None:
-        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            if sock is not None and sock.fileno() >= 0:
-                with self._cond:
-                    # (the TLS socket takes over the TCP socket's descriptor)
-                    live = [(s, fd) for s, fd in self._sockets
-                            if s.fileno() == fd and fd != sock.fileno()]
-                    self._sockets = [*live, (sock, sock.fileno())]
-
-    def arm(self, deadline_at: float) -> None:
-        with self._cond:
-            self.fired = False
-            self._deadline = deadline_at
-            if self._thread is None:
-                import threading
-
-                self._thread = threading.Thread(target=self._run, name="nodecli-deadline",
-                                                daemon=True)
-                self._thread.start()
-            # Wake the thread only when it would otherwise sleep past this deadline: a
-            # later deadline is picked up when its current wait ends, so a tail making
-            # many requests does not switch threads for each one.
-            if self._wakes_at is None or deadline_at < self._wakes_at:
-                self._cond.notify()
-
-    def disarm(self) -> None:
-        with self._cond:
-            self._deadline = None
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-
-    def _run(self) -> None:
-        import os
-        import socket
-
-        with self._cond:
-            while not self._closed:
-                if self._deadline is None:
-                    self._wakes_at = None
-                    self._cond.wait()
-                    continue
-                left = self._deadline - time.monotonic()
-                if left > 0:
-                    self._wakes_at = self._deadline
-                    self._cond.wait(left)
-                    continue
-                self.fired = True
-                self._deadline = None
-                for sock, fd in self._sockets:
-                    if sock.fileno() != fd:
-                        continue  # closed meanwhile
-                    # shutdown through a duplicate of the descriptor: it ends the
-                    # connection for the reader without touching its socket object
-                    try:
-                        with socket.socket(fileno=os.dup(fd)) as dup:
-                            dup.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-                self._sockets = []
-
-
 class Client:
     """A configured HTTP client for one endpoint. Use :func:`open_client`."""
 
@@ -309,7 +230,7 @@ class Client:
         # a bad CA file is a usage error at once, whatever the URL
         self._verify: Any = self._tls_verify()
         self._client: Any = None  # httpx2.Client, made for the first request
-        self._watchdog = _Watchdog()
+        self._watchdog = Watchdog()
 
     def _tls_verify(self) -> Any:
         """What httpx2 is told to verify with: the system trust store, a private CA, or

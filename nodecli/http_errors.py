@@ -4,7 +4,6 @@ backoff between retries."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import time
@@ -39,9 +38,11 @@ def node_message(body: bytes) -> str | None:
     """The human part of a node error body, if any ({"error": {...}} or plain text)."""
     if not body:
         return None
+    from nodecli.remote_json import loads
+
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
+        data = loads(body)
+    except ValueError:  # TooDeep too
         text = body[:300].decode("utf-8", "replace").strip()
         if text.lstrip().startswith("<"):
             return None  # an HTML error page says nothing useful on one line

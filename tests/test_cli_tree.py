@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import click
@@ -258,7 +259,12 @@ def test_fit_line_never_wraps_and_keeps_what_fits(text, columns):
     assert "\n" not in line and "\r" not in line and "\x1b" not in line
     budget = max(columns - 1, 1)  # the last column stays free; one column at the least
     assert display_width(line) <= budget
-    clean = "".join(" " if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0) else c for c in text)
+    # controls become spaces; format characters, separators and lone surrogates '?'
+    # (U+13430..U+1343F: format characters from Unicode 15, unassigned before)
+    clean = "".join(" " if (ord(c) < 32 or 0x7F <= ord(c) < 0xA0) else
+                    "?" if unicodedata.category(c) in ("Cf", "Cs", "Zl", "Zp")
+                    or 0x13430 <= ord(c) <= 0x1343F else c
+                    for c in text)
     if display_width(clean) <= budget:
         assert line == clean
     else:

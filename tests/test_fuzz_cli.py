@@ -200,8 +200,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def hostile() -> Iterator[HostileServer]:
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileServer]:
+    """The hostile server speaks HTTPS, as nodes do (its CA in ``server.ca``)."""
+    import ssl
+
+    from tests.scripted_server import certificates
+
+    ca, cert, key = certificates(tmp_path_factory.mktemp("hostile-tls"))
     server = HostileServer(("127.0.0.1", 0), _Handler)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.ca = ca  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -214,16 +224,32 @@ header_values = st.one_of(
     st.sampled_from(['<http://127.0.0.1:1:99999/events>; rel="next"', '<>; rel="next"',
                      '<http://[::1/e?iteration_token=1>; rel=next', "garbage", "",
                      '<http://other.example/events?iteration_token=5>; rel="NEXT"',
-                     '<?iteration_token=7>; rel="next"']))
+                     '<?iteration_token=7>; rel="next"',
+                     # the same Link on every page: a token that never advances
+                     '</events?iteration_token=1>; rel="next"']))
 bodies = st.one_of(
     st.binary(max_size=200),
     st.sampled_from([b"[]", b"{}", b"null", b'[{"id": 1}]', b'[{"no": "id"}]', b"[1,2]",
                      b'{"error": {"user_message": "\\u001b[31mred"}}', b"<html>x</html>",
                      b'[{"id": "1", "types": ["file.created"], "data": {"path": 7}}]',
                      b'{"status": "stopped", "type": "workspace.create"}',
-                     json.dumps([{"id": str(i), "type": "x"} for i in range(3)]).encode()]))
+                     json.dumps([{"id": str(i), "type": "x"} for i in range(3)]).encode(),
+                     # numbers and constants no program prints back, deep nesting, a lone
+                     # surrogate, format characters, csv formulas, ids repeated in a page
+                     b'[{"id":"1","data":{"size":1' + b"0" * 5000 + b'}}]',
+                     b'[{"id":"1","types":["file.created"],"data":{"size":1' + b"0" * 400
+                     + b',"path":"/x"}}]',
+                     b'[{"id":"1","data":{"a":NaN,"b":-Infinity,"c":1e999}}]',
+                     b'{"id":"1","data":' + b"[" * 3000 + b"]" * 3000 + b"}",
+                     b'[{"id":"1","data":' + b"[" * 980 + b"]" * 980 + b"}]",
+                     b'[{"id":"1","user_id":"a\\ud800b","data":{"path":"\\udcff"}}]',
+                     '[{"id":"1","user_id":"report\u202etxt.exe"}]'.encode(),
+                     b'[{"id":"=cmd|\\u0027/c calc\\u0027!A1","user_id":"+1","type":"@x"}]',
+                     b'[{"id":"1"},{"id":"1"},{"id":"2"},{"id":"1"}]']))
 NETWORK = [
     ["events", "list"], ["events", "get", "1"], ["events", "tail", "--since", "1h"],
+    ["events", "list", "-o", "json"], ["events", "list", "-o", "csv"],
+    ["events", "tail", "--iteration-token", "0", "-o", "json"],
     ["node", "info"], ["access-key", "list"], ["access-key", "show", "ak"],
     ["permission", "list", "--file-id", "1", "--access-key", "ak"],
     ["operations", "list"], ["operations", "show", "1", "--workspace", "2"],
@@ -240,10 +266,19 @@ NETWORK = [
 def test_network_commands_survive_a_hostile_server(invoke, home, hostile, status, headers,
                                                    body, args):
     hostile.script = (status, headers, body)
-    url = f"http://127.0.0.1:{hostile.server_address[1]}"
+    url = f"https://localhost:{hostile.server_address[1]}"
     env = {"NODECLI_URL": url, "NODECLI_USER": "admin", "NODECLI_PASSWORD": "pw",
            "NODECLI_SERVICE_URL": url, "NODECLI_TOKEN": "opaque-token",
-           "NODECLI_HOME": str(home)}
+           "NODECLI_HOME": str(home), "NODECLI_CACERT": hostile.ca,
+           "NODECLI_SERVICE_CACERT": hostile.ca}
     result = invoke(*args, env=env)
     _check(result, None, home / "config.toml")
-    assert "\x1b" not in result.stdout + result.stderr  # a server cannot drive the terminal
+    shown = result.stdout + result.stderr
+    assert "\x1b" not in shown  # a server cannot drive the terminal
+    assert "\u202e" not in shown  # nor reorder what the reader sees
+    shown.encode("utf-8")  # no lone surrogate: every output is UTF-8
+    if result.exit_code == 0 and args[:2] == ["events", "list"] and args[-1] == "json":
+        def strict(name: str) -> None:
+            raise AssertionError(f"-o json wrote {name}, which is not JSON")
+
+        json.loads(result.stdout, parse_constant=strict)

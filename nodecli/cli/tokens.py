@@ -5,7 +5,6 @@ The token alone goes to stdout followed by a newline; every message goes to stde
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -301,8 +300,9 @@ def read_token_arg(app: App, token: str | None) -> str | bytes:
 
 
 def _show(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                          separators=(",", ":"))
+    from nodecli.render.table import json_text
+
+    text = value if isinstance(value, str) else json_text(value)
     return sanitize(text)
 
 

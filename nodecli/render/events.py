@@ -4,7 +4,6 @@ terminal (controls stripped) and cut to a bounded length."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,9 +14,16 @@ from nodecli.render.text import iso_time, sanitize
 MAX_FIELD = 200  # characters of one server string shown in a summary
 
 
-def clean(value: Any, limit: int = MAX_FIELD) -> str:
-    """Server text made safe for a terminal (controls stripped) and cut to ``limit``."""
-    return shorten(sanitize("" if value is None else value), limit)
+def clean(value: Any, limit: int | None = MAX_FIELD) -> str:
+    """Server text made safe for a terminal (controls stripped) and cut to ``limit``
+    (None: whole)."""
+    text = sanitize("" if value is None else value)
+    return text if limit is None else shorten(text, limit)
+
+
+def _cutter(whole: bool) -> Any:
+    """The limit to give :func:`clean`: None (whole) or the given length."""
+    return lambda n=MAX_FIELD: None if whole else n
 
 
 def _int(value: Any) -> int | None:
@@ -27,6 +33,8 @@ def _int(value: Any) -> int | None:
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "?"
+    if abs(n) >= 10**18:  # beyond any real size (and beyond what a float holds exactly)
+        return f"{n} B"
     size = float(n)
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if abs(size) < 1000 or unit == "TB":
@@ -38,6 +46,8 @@ def human_bytes(n: int | None) -> str:
 def human_rate(kbps: int | None) -> str:
     if kbps is None:
         return "?"
+    if kbps >= 10**18:
+        return f"{kbps} kbps"
     if kbps >= 1000:
         return f"{kbps / 1000:.1f} Mbps"
     return f"{kbps} kbps"
@@ -66,37 +76,41 @@ def main_type(types: Sequence[str]) -> str:
     return types[0] if types else "?"
 
 
-def summary(event: dict[str, Any]) -> str:
-    """One line describing the event per family (terminal-safe)."""
+def summary(event: dict[str, Any], whole: bool = False) -> str:
+    """One line describing the event per family (terminal-safe); server strings are cut
+    to a bounded length unless ``whole`` (csv: machine output never loses data)."""
+    cut = _cutter(whole)
     types = event_types(event)
     data = event.get("data")
     if not isinstance(data, dict):
         data = {}
     fam = family_of(types)
     if fam == "file":
-        return f"{clean(data.get('path'))} ({human_bytes(_int(data.get('size')))})"
+        return f"{clean(data.get('path'), cut())} ({human_bytes(_int(data.get('size')))})"
     if fam == "transfer":
-        return transfer_summary(data)
+        return transfer_summary(data, whole)
     if fam == "permission":
         levels = data.get("access_levels")
-        lv = ",".join(clean(x, 20) for x in levels) if isinstance(levels, list) else "?"
-        who = " ".join(p for p in (clean(data.get("access_type"), 20),
-                                   clean(data.get("access_id"), 60)) if p)
-        return f"{who or '?'}: {lv or '(none)'} on file {clean(data.get('file_id'), 60)}"
+        lv = ",".join(clean(x, cut(20)) for x in levels) if isinstance(levels, list) else "?"
+        who = " ".join(p for p in (clean(data.get("access_type"), cut(20)),
+                                   clean(data.get("access_id"), cut(60))) if p)
+        return f"{who or '?'}: {lv or '(none)'} on file {clean(data.get('file_id'), cut(60))}"
     if fam == "lock":
         verb = main_type(types).rsplit(".", 1)[-1]
         target = data.get("path") or data.get("file_id") or data.get("id")
         by = data.get("locked_by") or data.get("user_id")
-        return f"lock {clean(verb, 20)} on {clean(target)}" + (f" by {clean(by, 60)}" if by else "")
+        text = f"lock {clean(verb, cut(20))} on {clean(target, cut())}"
+        return text + (f" by {clean(by, cut(60))}" if by else "")
     return ""
 
 
-def transfer_summary(data: dict[str, Any]) -> str:
-    status = clean(data.get("status") or "?", 20)
+def transfer_summary(data: dict[str, Any], whole: bool = False) -> str:
+    cut = _cutter(whole)
+    status = clean(data.get("status") or "?", cut(20))
     running = data.get("end_time_usec") is None or status == "running"
-    parts = [clean(data.get("direction") or "?", 20),
+    parts = [clean(data.get("direction") or "?", cut(20)),
              "[RUNNING]" if running else status,
-             clean(data.get("remote_host") or "?", 80),
+             clean(data.get("remote_host") or "?", cut(80)),
              human_bytes(_int(data.get("bytes_transferred")))]
     if running:
         parts.append(f"now {human_rate(_int(data.get('current_rate_kbps')))}")
@@ -104,14 +118,16 @@ def transfer_summary(data: dict[str, Any]) -> str:
         parts.append(f"avg {human_rate(_int(data.get('avg_rate_kbps')))}")
         start, end = _int(data.get("start_time_usec")), _int(data.get("end_time_usec"))
         if start is not None and end is not None and end >= start:
-            parts.append(f"in {(end - start) / 1e6:.1f} s")
+            # (a difference too large for a float is no duration: shown as ?)
+            parts.append(f"in {(end - start) / 1e6:.1f} s" if end - start < 10**300
+                         else "in ? s")
     parts.append(f"target {human_rate(_int(data.get('target_rate_kbps')))}")
     files = _int(data.get("files_completed"))
     if files:
         parts.append(f"{files} files")
     code = _int(data.get("error_code"))
     if code:
-        parts.append(f"error {code}: {clean(data.get('error_desc'))}")
+        parts.append(f"error {code}: {clean(data.get('error_desc'), cut())}")
     return " ".join(parts)
 
 
@@ -143,7 +159,9 @@ def render_chunk(items: Sequence[tuple[dict[str, Any], str]], fmt: str) -> str:
     if fmt == "jsonl":
         return "\n".join(raw for _, raw in items) + "\n"
     if fmt == "json":
-        return "".join(json.dumps(obj, indent=2, ensure_ascii=False) + "\n" for obj, _ in items)
+        from nodecli.render.table import json_text
+
+        return "".join(json_text(obj, indent=2) + "\n" for obj, _ in items)
     if fmt == "plain":
         return "".join(plain_line(obj) + "\n" for obj, _ in items)
     return "".join(pretty_line(obj) + "\n" for obj, _ in items)

@@ -9,6 +9,7 @@ a rich table on a colour terminal. Every cell is sanitised for the terminal.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -54,18 +55,49 @@ def _cell(value: Any, empty: str = EMPTY) -> str:
     return sanitize(value)
 
 
-def render_json(data: Any, out: IO[str]) -> None:
-    """``data`` as indented JSON."""
+def json_text(data: Any, indent: int | None = None) -> str:
+    """``data`` as strict JSON text (UTF-8 as it is, compact unless ``indent``).
+
+    Strict whatever the data holds: a float that is not finite (which ``json`` would
+    write as ``NaN``/``Infinity``, not JSON) is written as that word in a string, a lone
+    surrogate (which cannot be written as UTF-8) as its ``\\uXXXX`` escape, and data
+    nested too deeply to indent is written compact."""
     import json
 
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    try:
+        text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False,
+                          separators=None if indent else (",", ":"))
+    except RecursionError:
+        if indent:  # the indenting encoder recurses in Python, the compact one in C
+            return json_text(data)
+        return '"(nested too deeply to write as JSON)"'
+    except ValueError:  # NaN or an infinity
+        return json_text(_finite(data), indent)
+    from nodecli.remote_json import escape_surrogates
+
+    return escape_surrogates(text)
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float):
+        if math.isfinite(data):
+            return data
+        return "NaN" if math.isnan(data) else ("Infinity" if data > 0 else "-Infinity")
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
+def render_json(data: Any, out: IO[str]) -> None:
+    """``data`` as indented JSON."""
+    out.write(json_text(data, indent=2) + "\n")
 
 
 def render_jsonl(rows: Iterable[Any], out: IO[str]) -> None:
-    import json
-
     for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+        out.write(json_text(row))
         out.write("\n")
         out.flush()
 
@@ -76,7 +108,20 @@ def render_csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: I
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([c.key for c in columns])
     for row in rows:
-        writer.writerow([_cell(row.get(c.key), "") for c in columns])
+        writer.writerow([_csv_cell(row.get(c.key)) for c in columns])
+
+
+# A spreadsheet reads a cell starting with one of these as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> str:
+    """A csv cell: text that a spreadsheet would run as a formula gets a leading ``'``
+    (shown, not run); numbers stay numbers."""
+    text = _cell(value, "")
+    if text.startswith(_FORMULA_START) and isinstance(value, str):
+        return "'" + text
+    return text
 
 
 def render_plain_table(

@@ -15,13 +15,23 @@ from typing import IO, Any
 # C0 and C1 controls (except TAB handled below), DEL, and ANSI escape sequences
 # (compiled on first use, by re's cache: most output has nothing to clean).
 _ANSI = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?|\x1b."
-_CONTROL = r"[\x00-\x08\x0a-\x1f\x7f-\x9f]"
+# Unicode format characters (category Cf: bidi overrides and isolates such as U+202E,
+# zero-width characters, the BOM, ...), the line and paragraph separators, and lone
+# surrogates (which cannot be written as UTF-8). "report\u202etxt.exe" would show as
+# "reportexe.txt"; each of these is shown as '?' instead.
+_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+           "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+           "\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+           "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_CONTROL = "[\x00-\x08\x0a-\x1f\x7f-\x9f" + _FORMAT + "]"
 # Anything sanitize would change: without one of these, text is already safe as it is.
-UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_FORMAT_RE = re.compile("[" + _FORMAT + "]")
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f" + _FORMAT + "]")
 
 
 def sanitize(value: Any) -> str:
-    """Printable text for a terminal: escape sequences removed, controls shown as '?'."""
+    """Printable text for a terminal: escape sequences removed, controls and format
+    characters shown as '?'."""
     text = value if isinstance(value, str) else str(value)
     if UNSAFE.search(text) is None:
         return text
@@ -63,6 +73,7 @@ def fit_line(text: str, columns: int) -> str:
     line ends with '…'. The last column stays free (some terminals wrap on it).
     """
     line = "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in text)
+    line = _FORMAT_RE.sub("?", line)
     room = max(columns - 1, 1)
     if display_width(line) <= room:
         return line

@@ -4,7 +4,6 @@ followed, and the version gates and hints of listing."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -144,7 +143,6 @@ class Page:
     def __len__(self) -> int:
         return len(self.items)
 
-_DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -159,13 +157,24 @@ def event_id(obj: dict[str, Any]) -> str:
     return str(obj.get("id"))
 
 
-def parse_events(body: bytes, url: str = "") -> list[tuple[dict[str, Any], str]]:
+def parse_events(body: bytes, url: str = "", limit: int | None = None
+                 ) -> list[tuple[dict[str, Any], str]]:
     """A JSON array of event objects, each with its original compact text.
 
-    Raises :class:`MalformedPage` for anything else: not UTF-8, not JSON, not an
-    array, an item that is not an object or has no string/integer ``id``.
+    An id repeated within the page is kept once (the first). Numbers and constants no
+    program could print back are kept as the server's text (see nodecli.remote_json);
+    an event holding ``NaN``/``Infinity`` gets strict JSON as its text. Raises
+    :class:`MalformedPage` for anything else: not UTF-8, not JSON, nested too deeply,
+    not an array, an item that is not an object or has no string/integer ``id``, or
+    more than ``limit`` events (the ``count`` asked for: "at most count", interface.md
+    4.1; this is also what bounds the memory a page costs).
     """
+    from nodecli.remote_json import compact, decoder
+
     where = f"{url}: " if url else ""
+    odd: list[str] = []
+    dec = decoder(on_constant=odd)
+    ids: set[Any] = set()
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
@@ -182,10 +191,13 @@ def parse_events(body: bytes, url: str = "") -> list[tuple[dict[str, Any], str]]
     else:
         while True:
             try:
-                obj, end = _DECODER.raw_decode(text, i)
-            except (ValueError, RecursionError):
+                obj, end = dec.raw_decode(text, i)
+            except ValueError:
                 raise MalformedPage(f"{where}the events page is not valid JSON "
                                     f"(at character {i})") from None
+            except RecursionError:
+                raise MalformedPage(f"{where}item {len(items) + 1} of the events page nests "
+                                    "deeper than nodecli reads") from None
             if not isinstance(obj, dict):
                 raise MalformedPage(f"{where}item {len(items) + 1} of the events page is "
                                     f"not an object")
@@ -193,10 +205,17 @@ def parse_events(body: bytes, url: str = "") -> list[tuple[dict[str, Any], str]]
             if isinstance(eid, bool) or not isinstance(eid, (str, int)) or eid == "":
                 raise MalformedPage(f"{where}item {len(items) + 1} of the events page has "
                                     "no id")
-            raw = text[i:end]
-            if "\n" in raw or "\r" in raw:
-                raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-            items.append((obj, raw))
+            if eid not in ids:
+                ids.add(eid)
+                if limit is not None and len(items) >= limit:
+                    raise MalformedPage(f"{where}the node sent more than the {limit} events "
+                                        "asked for (count) in one page")
+                raw = text[i:end]
+                if odd or "\n" in raw or "\r" in raw:
+                    raw = compact(obj)
+                    odd.clear()
+                items.append((obj, raw))
+            odd.clear()
             i = _skip_ws(text, end)
             ch = text[i:i + 1]
             if ch == ",":
@@ -221,7 +240,9 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) ->
     """
     from nodecli.links import LinkError, next_link, origin
 
-    items = parse_events(body, url)
+    asked = parse_qs(urlsplit(url).query).get("count")
+    limit = int(asked[-1]) if asked and re.fullmatch(r"[0-9]{1,18}", asked[-1]) else None
+    items = parse_events(body, url, limit or None)
     token = None
     problem = None
     foreign = None
@@ -290,6 +311,37 @@ def is_caught_up(page: Page, used_token: str | None) -> bool:
     return len(page) == 0 or (used_token is not None and page.next_token == used_token)
 
 
+class LinkLoop(RemoteError):
+    """The node's Link led back to a page already read in this run."""
+
+
+class LoopGuard:
+    """Remembers the iteration tokens of the last pages requested, so that a node whose
+    Link leads back to one of them (page A -> B -> A) while pages still carry events is
+    stopped instead of followed forever. The tokens of the last ``keep`` pages are kept
+    (memory stays bounded on a tail that runs for days)."""
+
+    def __init__(self, keep: int = 1000) -> None:
+        from collections import deque
+
+        self._order: deque[str] = deque()
+        self._seen: set[str] = set()
+        self._keep = keep
+
+    def check(self, page: Page, used_token: str | None) -> None:
+        """Call after each page, with the token it was asked for. Raises LinkLoop."""
+        if used_token is not None and used_token not in self._seen:
+            self._order.append(used_token)
+            self._seen.add(used_token)
+            if len(self._order) > self._keep:
+                self._seen.discard(self._order.popleft())
+        nxt = page.next_token
+        if len(page) and nxt is not None and nxt != used_token and nxt in self._seen:
+            raise LinkLoop(f'{page.url}: the node\'s Link rel="next" leads back to a page '
+                           f"already read (iteration token {shorten(nxt, 80)}); stopping "
+                           "rather than reading it again")
+
+
 def foreign_host_notice(host: str, base_url: str) -> str:
     return (f'the node\'s Link rel="next" names another host ({host}); nodecli requests '
             f"the next pages on {base_url} (the URL you gave) and sends nothing to {host}")
@@ -301,7 +353,9 @@ def iter_pages(client: Client, flt: EventFilter, *, since: datetime | None = Non
     page = fetch_page(client, "/events", build_params(flt, since=since, token=token,
                                                       count=page_size))
     used = token
+    guard = LoopGuard()
     while True:
+        guard.check(page, used)
         yield page
         if is_caught_up(page, used):
             return
@@ -403,9 +457,14 @@ def get_event(client: Client, event_id_: str, *, state_dir: str | None = None,
         if info is None or info.version is None:
             hint += " (or the node is older than 3.7.3, which has no GET /events/{id})"
         raise NotFoundError(f"no such event: {shorten(eid)}", hint=hint) from None
+    from nodecli.remote_json import TooDeep, loads
+
     try:
-        obj = json.loads(resp.body)
-    except (ValueError, RecursionError):
+        obj = loads(resp.body)
+    except TooDeep:
+        raise RemoteError(f"the node's answer for event {shorten(eid)} nests deeper than "
+                          "nodecli reads") from None
+    except ValueError:
         raise RemoteError(f"the node's answer for event {shorten(eid)} is not JSON") from None
     if not isinstance(obj, dict):
         raise RemoteError(f"the node's answer for event {shorten(eid)} is not an object")

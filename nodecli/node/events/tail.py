@@ -34,6 +34,7 @@ from nodecli.node.events.pages import (
     DEFAULT_PAGE_SIZE,
     TYPE_RE,
     EventFilter,
+    LoopGuard,
     MalformedPage,
     _explain_404,
     _RetryLater,
@@ -232,6 +233,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
     first = True
     hinted = False
     told_hosts: set[str] = set()
+    guard = LoopGuard()
     while True:
         try:
             page = fetch_page(fetcher, target, params, retry_statuses=opts.follow)
@@ -262,6 +264,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
         if attempt and status:
             status("resumed")
         attempt = 0
+        guard.check(page, page_token)  # before anything of the page is written
         if page.foreign_host is not None and page.foreign_host not in told_hosts:
             told_hosts.add(page.foreign_host)
             say = warn or notice  # a warning, as 'events list' gives it
