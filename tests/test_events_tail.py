@@ -120,6 +120,30 @@ def test_output_file_recovers_after_a_crash_mid_page(invoke, node_env, log, tmp_
     assert Path(str(out) + ".checkpoint").exists()
 
 
+@pytest.mark.parametrize("args", [["-o", "table"], ["-o", "csv"], ["-o", "yaml"],
+                                  ["--output", "table"], ["--output", "csv"],
+                                  ["--output", "YAML"], ["--format", "wide"],
+                                  ["-o", "json", "--output", "jsonl"]])
+def test_o_is_always_a_format_and_never_writes_a_file(invoke, node_env, log, tmp_path,
+                                                      monkeypatch, args):
+    log.generate(3)
+    monkeypatch.chdir(tmp_path)
+    r = invoke("events", "tail", "--since", "1h", *args, env=node_env)
+    assert r.exit_code == 2, r
+    assert "pretty" in r.stderr and "jsonl" in r.stderr or "format once" in r.stderr
+    assert r.stderr.count("\n") <= 2 and r.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("spelling", ["-o", "--format", "--output"])
+def test_each_spelling_of_the_format_gives_the_format(invoke, node_env, log, spelling):
+    log.generate(2)
+    r = invoke("events", "tail", "--since", "1h", spelling, "jsonl", env=node_env)
+    assert r.exit_code == 0, r
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1", "2"]
+    assert r.stderr == ""
+
+
 def _popen(args: list[str], env: dict[str, str], **kw) -> subprocess.Popen:
     return subprocess.Popen(nodecli_cmd(*args), env=subprocess_env(env),
                             stdout=kw.pop("stdout", subprocess.PIPE),

@@ -107,9 +107,16 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     else:
         from nodecli.render import Column, iso_time
 
-        rows = [{"id": rev.clean(e.get("id"), 80), "time": iso_time(rev.clean(e.get("time"), 40)),
-                 "type": rev.clean(rev.main_type(event_types(e)), 60),
-                 "user": rev.clean(e.get("user_id"), 60), "summary": rev.summary(e)}
+        whole = output_format == "csv"  # machine output: nothing cut
+
+        def cut(n: int) -> int | None:
+            return None if whole else n
+
+        rows = [{"id": rev.clean(e.get("id"), cut(80)),
+                 "time": iso_time(rev.clean(e.get("time"), cut(40))),
+                 "type": rev.clean(rev.main_type(event_types(e)), cut(60)),
+                 "user": rev.clean(e.get("user_id"), cut(60)),
+                 "summary": rev.summary(e, whole)}
                 for e in page.events]
         if rows or output_format == "csv":
             app.term.table(rows, [Column("id", "id", whole=True),
@@ -123,8 +130,10 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     if page.foreign_host is not None:
         app.term.warn(rev.clean(foreign_host_notice(page.foreign_host, result.base_url), 400))
     if output_format != "json" and page.next_token:
-        app.term.info(f"next iteration token: {rev.clean(page.next_token, 200)} "
-                      f"(continue with --iteration-token {rev.clean(page.next_token, 200)})")
+        import shlex
+
+        app.term.info(f"next iteration token: {rev.clean(page.next_token, 200)} (continue "
+                      f"with --iteration-token {shlex.quote(rev.clean(page.next_token, None))})")
     if result.hint:
         app.term.info("hint: " + result.hint)
 
@@ -153,11 +162,10 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
     if output_format == "json":
         app.term.json(event)
         return
-    import json
-
     from nodecli.render import iso_time, sanitize
+    from nodecli.render.table import json_text
 
-    data = json.dumps(event.get("data"), indent=2, ensure_ascii=False).splitlines()
+    data = json_text(event.get("data"), indent=2).splitlines()
     app.term.fields([("id", rev.clean(event.get("id"))),
                      ("time", iso_time(rev.clean(event.get("time")))),
                      ("types", event_types(event)),
@@ -168,6 +176,32 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
 
 
 TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
+
+
+# Words that name an output format somewhere (here, in another command, or in another
+# tool): '--output WORD' never means a file called WORD.
+_FORMAT_WORDS = frozenset({*TAIL_FORMATS, "table", "csv", "tsv", "text", "wide", "yaml",
+                           "yml", "toml", "xml", "html", "md", "markdown", "raw"})
+
+
+def _legacy_output(app: App, value: str, output_file: str | None,
+                   fmt: str | None) -> tuple[str | None, str | None]:
+    """What ``--output VALUE`` means: the format when VALUE is one; before --to existed
+    it named the file, which still works (with a warning) for a value that is no format
+    word. Returns (output_file, fmt)."""
+    choices = ", ".join(TAIL_FORMATS)
+    if fmt is not None:
+        raise UsageError("give the format once: -o/--format or --output")
+    if value in TAIL_FORMATS:
+        return output_file, value
+    if value.lower() in _FORMAT_WORDS or not value:
+        raise UsageError(f"'{value}' is not a format of events tail (choose from {choices})")
+    if output_file is not None:
+        raise UsageError(f"'{value}' is not a format ({choices}) and --to already names "
+                         "the output file")
+    app.term.warn(f"--output FILE is deprecated: use --to {shlex.quote(value)} "
+                  f"(-o/--output is the format: {choices})")
+    return value, None
 
 
 @events.command("tail")
@@ -186,12 +220,15 @@ TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
 @click.option("--to", "output_file", metavar="FILE", type=UserPath(dir_okay=False),
               help="Append to FILE, exactly once across crashes (checkpoint FILE.checkpoint "
                    "unless --checkpoint/--resume).")
-@click.option("-o", "--output", "--format", "fmt", metavar="[pretty|plain|json|jsonl]",
-              shell_complete=lambda ctx, param, incomplete: [
-                  f for f in TAIL_FORMATS if f.startswith(incomplete)],
+@click.option("-o", "--format", "fmt", type=click.Choice(TAIL_FORMATS),
               help="Output format: pretty (terminal default), plain (piped default: "
                    "tab-separated), json, jsonl (the node's objects unchanged; default with "
-                   "--to). Deprecated: '--output FILE' (not a format name) means '--to FILE'.")
+                   "--to).")
+@click.option("--output", "legacy_output", metavar="FORMAT",
+              shell_complete=lambda ctx, param, incomplete: [
+                  f for f in TAIL_FORMATS if f.startswith(incomplete)],
+              help="Same as -o. Deprecated: '--output FILE' (a path, not a format name) "
+                   "means '--to FILE'.")
 @click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0, show_default=True,
               metavar="S", help="Seconds between polls once caught up (jittered).")
 @click.option("--max-events", type=click.IntRange(1), metavar="N",
@@ -202,8 +239,8 @@ TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
 def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
              since: str | None, iteration_token: str | None, page_size: int,
              checkpoint_file: str | None, resume_name: str | None, output_file: str | None,
-             fmt: str | None, interval: float, max_events: int | None, until_type: str | None,
-             **kwargs: Any) -> None:
+             fmt: str | None, legacy_output: str | None, interval: float,
+             max_events: int | None, until_type: str | None, **kwargs: Any) -> None:
     """Print events from a start point to now, page after page (-f: keep following).
 
     Start point: the checkpoint (--checkpoint/--resume, or --to's) when it exists,
@@ -220,14 +257,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     from nodecli.node.events.pages import validate_token
 
     conn = pop_node_options(kwargs)
-    if fmt is not None and fmt not in TAIL_FORMATS:
-        # Before --to existed, --output named the file: one release of grace.
-        if output_file is not None:
-            raise UsageError(f"'{fmt}' is not a format ({', '.join(TAIL_FORMATS)}) and "
-                             "--to already names the output file")
-        app.term.warn(f"--output FILE is deprecated: use --to {shlex.quote(fmt)} "
-                      f"(-o/--output is the format: {', '.join(TAIL_FORMATS)})")
-        output_file, fmt = fmt, None
+    if legacy_output is not None:
+        output_file, fmt = _legacy_output(app, legacy_output, output_file, fmt)
     if output_file is not None:
         fmt = fmt or "jsonl"
     else:
