@@ -156,10 +156,12 @@ def create_exclusive(path: StrPath, data: bytes, mode: int = PRIVATE_FILE) -> No
         os.fchmod(fd, mode)
         _write_all(fd, data)
         os.fsync(fd)
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(path)
+        if isinstance(exc, OSError) and not exc.filename:  # disk full: name the file
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
         raise
     os.close(fd)
     fsync_dir(_parent(path))

@@ -36,7 +36,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, ConflictError, NotFoundError, UsageError
-from nodecli.fsutil import StrPath, atomic_write, create_exclusive, ensure_private_dir
+from nodecli.fsutil import (
+    StrPath,
+    atomic_write,
+    create_exclusive,
+    ensure_private_dir,
+    replacing,
+)
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -151,14 +157,24 @@ def write_key_pair(private_path: StrPath, key: RSAPrivateKey, *, force: bool = F
     if not os.path.exists(folder):
         ensure_private_dir(folder)
     data = private_pem_bytes(key)
+    # The pair is written whole or not at all (a full disk must not leave a private key
+    # without its public key, or a new public key beside the old private one).
     if force and os.path.exists(private_path):
-        atomic_write(private_path, data, 0o600)  # refuses links, 0600 from creation
+        # the new private key is written and synced, the public key replaced, then the
+        # private key renamed into place (refuses links, 0600 from creation)
+        with replacing(private_path, data, 0o600):
+            atomic_write(public_path, public_pem_bytes(key), 0o644)
     else:
         try:
             create_exclusive(private_path, data, 0o600)
         except FileExistsError:
             raise ConflictError(f"{private_path} already exists: not overwritten") from None
-    atomic_write(public_path, public_pem_bytes(key), 0o644)
+        try:
+            atomic_write(public_path, public_pem_bytes(key), 0o644)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(private_path)
+            raise
     _remember_validated(hashlib.sha256(data).hexdigest(), state_dir)
     return KeyPairInfo(os.fspath(private_path), os.fspath(public_path), key.key_size,
                        key_fingerprint(key))

@@ -200,6 +200,12 @@ def restriction_matcher(restrictions: list[str] | tuple[str, ...]) -> Callable[[
     return allowed
 
 
-def to_list_string(restrictions: list[str], delimiter: str = "|") -> str:
-    """The ``file_restriction`` user-data form: ``|a|b``."""
-    return "".join(delimiter + r for r in restrictions)
+def to_list_string(restrictions: list[str]) -> str:
+    """The ``file_restriction`` user-data form: ``|a|b``. The delimiter is the first of
+    :data:`LIST_DELIMITERS` that no restriction contains (``file:////a|b`` goes out as
+    ``,file:////a|b``), so a node never reads one restriction as several."""
+    for delimiter in LIST_DELIMITERS:
+        if not any(delimiter in r for r in restrictions):
+            return "".join(delimiter + r for r in restrictions)
+    raise RestrictionError("these restrictions contain every list delimiter "
+                           f"({LIST_DELIMITERS!r}): a node could not read them as a list")

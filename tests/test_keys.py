@@ -84,6 +84,35 @@ def test_existing_public_key_blocks_creation(tmp_path: Path) -> None:
     assert not (tmp_path / "private.pem").exists()
 
 
+@pytest.mark.parametrize("fails", ["private", "public"])
+@pytest.mark.parametrize("force", [False, True])
+def test_a_full_disk_leaves_no_half_pair_and_names_the_file(tmp_path: Path, monkeypatch,
+                                                            force: bool, fails: str) -> None:
+    import errno
+
+    from nodecli import fsutil
+
+    private, public = tmp_path / "private.pem", tmp_path / "public.pem"
+    if force:
+        generate_key_pair(private, 1024, state_dir=tmp_path)
+    before = {p: p.read_bytes() for p in (private, public) if p.exists()}
+    real = fsutil._write_all
+
+    def full_disk(fd: int, data: bytes) -> None:
+        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+        if name.startswith((f"{fails}.pem", f".{fails}.pem")):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd, data)
+
+    monkeypatch.setattr(fsutil, "_write_all", full_disk)
+    with pytest.raises(OSError, match="No space left") as exc:
+        generate_key_pair(private, 1024, force=force, state_dir=tmp_path)
+    assert exc.value.filename == str(tmp_path / f"{fails}.pem")
+    # as before: no pair (a fresh generation) or the old pair, byte for byte
+    assert {p: p.read_bytes() for p in (private, public) if p.exists()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
 @pytest.mark.parametrize("force", [False, True])
 def test_never_written_through_a_symlink(tmp_path: Path, force: bool) -> None:
     target = tmp_path / "victim"

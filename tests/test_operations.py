@@ -477,3 +477,16 @@ def test_verbose_log_never_shows_the_token(invoke, service):
     assert r.exit_code == 0, r
     assert "GET" in r.stderr
     assert service.token not in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("url", ["https://bob:s3cret-pw@svc.example",
+                                 "https://bob@svc.example:8443/api"])
+def test_service_add_refuses_credentials_in_the_url_and_never_shows_them(invoke, home, url):
+    r = invoke("service", "add", "s1", "--url", url, "--token-stdin", input="tok\n")
+    assert r.exit_code == 2, r
+    assert "must not carry credentials" in r.stderr
+    assert "s3cret" not in r.stderr and "bob" not in r.stderr
+    assert not (home / "config.toml").exists() or "svc.example" not in \
+        (home / "config.toml").read_text()
+    r = invoke("operations", "list", "--url", url, env={"NODECLI_TOKEN": "tok"})
+    assert r.exit_code == 2 and "s3cret" not in r.stderr + r.stdout

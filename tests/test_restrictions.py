@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodecli.restrictions import (
+    LIST_DELIMITERS,
     OBJECT_SCHEMES,
     RestrictionError,
     parse_restriction,
@@ -195,6 +198,27 @@ def test_generated_valid_restrictions_parse_and_survive_the_list_form(items):
         assert parse_restriction(raw).raw == raw
     listed = parse_restrictions([to_list_string(raws)])
     assert [r.raw for r in listed] == list(dict.fromkeys(raws))
+
+
+def test_the_list_form_picks_a_delimiter_no_restriction_contains():
+    """A restriction holding '|' (a file name may) must not be read by a node as two."""
+    raws = ["file:////data/a|b/*", "s3://bucket/*"]
+    text = to_list_string(raws)
+    assert text == ",file:////data/a|b/*,s3://bucket/*"
+    assert split_restriction_list(text) == raws
+    every = "file:////x" + LIST_DELIMITERS.replace(" ", "") + "*"
+    assert split_restriction_list(to_list_string([every, "s3://*"])) == [every, "s3://*"]
+    with pytest.raises(RestrictionError, match="every list delimiter"):
+        to_list_string(["file:////x" + LIST_DELIMITERS + "*"])
+
+
+def test_xuser_show_gives_a_list_form_a_node_reads_back(invoke, home):
+    r = invoke("xuser", "add", "x1", "--restriction", "file:////data/a|b/*",
+               "--restriction", "s3://bucket/*")
+    assert r.exit_code == 0, r
+    shown = json.loads(invoke("xuser", "show", "x1", "-o", "json").stdout)
+    assert split_restriction_list(shown["file_restriction"]) == ["file:////data/a|b/*",
+                                                                 "s3://bucket/*"]
 
 
 def test_long_unknown_scheme_is_shown_cut_to_80_characters():

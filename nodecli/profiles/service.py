@@ -85,6 +85,10 @@ def check_url(url: str) -> str:
 
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise UsageError(f"service URL must start with https:// (or http://): {url!r}")
+    if "@" in url.split("/")[2]:  # (the URL is not shown: it may hold a password)
+        raise UsageError("the service URL must not carry credentials (user:password@); "
+                         "the access token goes in --token-file, --token-stdin or "
+                         "NODECLI_TOKEN")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
