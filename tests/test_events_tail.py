@@ -130,7 +130,7 @@ def test_o_is_always_a_format_and_never_writes_a_file(invoke, node_env, log, tmp
     monkeypatch.chdir(tmp_path)
     r = invoke("events", "tail", "--since", "1h", *args, env=node_env)
     assert r.exit_code == 2, r
-    assert "pretty" in r.stderr and "jsonl" in r.stderr or "format once" in r.stderr
+    assert ("pretty" in r.stderr and "jsonl" in r.stderr) or "format once" in r.stderr
     assert r.stderr.count("\n") <= 2 and r.stdout == ""
     assert list(tmp_path.iterdir()) == []
 
