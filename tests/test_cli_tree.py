@@ -373,3 +373,13 @@ def test_a_mistyped_long_option_still_gets_a_suggestion(invoke):
     r = invoke("user", "list", "--outptu", "json")
     assert r.exit_code == 2
     assert "No such option '--outptu'. Did you mean '--output'?" in r.stderr
+
+
+def test_the_register_hint_after_key_generate_is_quoted_for_the_shell(invoke, tmp_path):
+    import shlex
+
+    target = tmp_path / "my keys" / "a$(id)"
+    r = invoke("key", "generate", f"{target}/", "--bits", "1024")
+    assert r.exit_code == 0, r
+    pasted = r.stderr.split("register the public key on the node: ")[1].splitlines()[0]
+    assert shlex.split(pasted)[-2:] == ["--public-key", str(target / "public.pem")]

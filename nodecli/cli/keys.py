@@ -45,9 +45,11 @@ def report_new_key(app: App, info: KeyPairInfo, access_key: str | None = None) -
     app.term.success(f"created private key {info.private_path} (mode 0600) and public key "
                      f"{info.public_path}")
     app.term.info(f"fingerprint {info.fingerprint} ({info.bits} bits)")
-    ak = access_key or "ACCESS_KEY"
+    import shlex
+
+    ak = shlex.quote(access_key) if access_key else "ACCESS_KEY"
     app.term.info("register the public key on the node: nodecli access-key "
-                  f"set-verification-key {ak} --public-key {info.public_path}")
+                  f"set-verification-key {ak} --public-key {shlex.quote(str(info.public_path))}")
 
 
 @click.group(cls=HelpGroup,
