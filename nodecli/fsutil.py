@@ -160,11 +160,17 @@ def create_exclusive(path: StrPath, data: bytes, mode: int = PRIVATE_FILE) -> No
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(path)
-        if isinstance(exc, OSError) and not exc.filename:  # disk full: name the file
-            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
+        _name_the_file(exc, path)
         raise
     os.close(fd)
     fsync_dir(_parent(path))
+
+
+def _name_the_file(exc: BaseException, path: StrPath) -> None:
+    """An OSError of a write without a file name (disk full, quota, I/O error) is raised
+    again naming the file that could not be written."""
+    if isinstance(exc, OSError) and not exc.filename:
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
 
 
 def temp_name(path: StrPath) -> str:
@@ -209,9 +215,7 @@ def replacing(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, OSError) and not exc.filename:
-            # disk full, quota, I/O error: say which file could not be written
-            raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+        _name_the_file(exc, path)
         raise
     if durable:
         fsync_dir(_parent(path))

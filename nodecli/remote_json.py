@@ -33,21 +33,16 @@ def _float(text: str) -> float | str:
     return value if math.isfinite(value) else text
 
 
-def _constant(name: str) -> str:
-    return name  # NaN, Infinity, -Infinity: kept as the word the server sent
-
-
 def decoder(on_constant: list[str] | None = None) -> json.JSONDecoder:
     """A decoder with the rules above; ``on_constant`` (when given) collects every
     non-JSON constant met, so a caller passing the server's text through can tell that
     text is not strict JSON."""
-    def constant(name: str) -> str:
+    def constant(name: str) -> str:  # NaN, Infinity, -Infinity: kept as the word sent
         if on_constant is not None:
             on_constant.append(name)
         return name
 
-    return json.JSONDecoder(parse_int=_int, parse_float=_float,
-                            parse_constant=constant if on_constant is not None else _constant)
+    return json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=constant)
 
 
 _DECODER = decoder()
@@ -56,21 +51,10 @@ _DECODER = decoder()
 def loads(data: bytes | str) -> Any:
     """Decode ``data`` (UTF-8 when bytes); ValueError when it is not JSON, TooDeep when
     it nests too deeply."""
-    text = data.decode("utf-8") if isinstance(data, bytes) else data
     try:
-        obj, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
+        return _DECODER.decode(data.decode("utf-8") if isinstance(data, bytes) else data)
     except RecursionError:
         raise TooDeep("the JSON nests deeper than nodecli reads") from None
-    if _skip_ws(text, end) != len(text):
-        raise ValueError("extra data after the JSON value")
-    return obj
-
-
-def _skip_ws(text: str, i: int) -> int:
-    n = len(text)
-    while i < n and text[i] in " \t\n\r":
-        i += 1
-    return i
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -107,11 +107,8 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     else:
         from nodecli.render import Column, iso_time
 
-        whole = output_format == "csv"  # machine output: nothing cut
-
-        def cut(n: int) -> int | None:
-            return None if whole else n
-
+        whole = output_format == "csv"
+        cut = rev.cutter(whole)
         rows = [{"id": rev.clean(e.get("id"), cut(80)),
                  "time": iso_time(rev.clean(e.get("time"), cut(40))),
                  "type": rev.clean(rev.main_type(event_types(e)), cut(60)),
@@ -130,8 +127,6 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     if page.foreign_host is not None:
         app.term.warn(rev.clean(foreign_host_notice(page.foreign_host, result.base_url), 400))
     if output_format != "json" and page.next_token:
-        import shlex
-
         app.term.info(f"next iteration token: {rev.clean(page.next_token, 200)} (continue "
                       f"with --iteration-token {shlex.quote(rev.clean(page.next_token, None))})")
     if result.hint:

@@ -4,7 +4,7 @@ terminal (controls stripped) and cut to a bounded length."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nodecli.errors import shorten
@@ -21,9 +21,13 @@ def clean(value: Any, limit: int | None = MAX_FIELD) -> str:
     return text if limit is None else shorten(text, limit)
 
 
-def _cutter(whole: bool) -> Any:
-    """The limit to give :func:`clean`: None (whole) or the given length."""
-    return lambda n=MAX_FIELD: None if whole else n
+def cutter(whole: bool) -> Callable[..., int | None]:
+    """``cut(n=MAX_FIELD)``: the limit to give :func:`clean`, ``n``, or None (whole:
+    machine output such as csv never loses data)."""
+    def cut(n: int = MAX_FIELD) -> int | None:
+        return None if whole else n
+
+    return cut
 
 
 def _int(value: Any) -> int | None:
@@ -79,7 +83,7 @@ def main_type(types: Sequence[str]) -> str:
 def summary(event: dict[str, Any], whole: bool = False) -> str:
     """One line describing the event per family (terminal-safe); server strings are cut
     to a bounded length unless ``whole`` (csv: machine output never loses data)."""
-    cut = _cutter(whole)
+    cut = cutter(whole)
     types = event_types(event)
     data = event.get("data")
     if not isinstance(data, dict):
@@ -105,7 +109,7 @@ def summary(event: dict[str, Any], whole: bool = False) -> str:
 
 
 def transfer_summary(data: dict[str, Any], whole: bool = False) -> str:
-    cut = _cutter(whole)
+    cut = cutter(whole)
     status = clean(data.get("status") or "?", cut(20))
     running = data.get("end_time_usec") is None or status == "running"
     parts = [clean(data.get("direction") or "?", cut(20)),

@@ -213,9 +213,8 @@ def parse_events(body: bytes, url: str = "", limit: int | None = None
                 raw = text[i:end]
                 if odd or "\n" in raw or "\r" in raw:
                     raw = compact(obj)
-                    odd.clear()
                 items.append((obj, raw))
-            odd.clear()
+            odd.clear()  # (what the decoder met in this item only)
             i = _skip_ws(text, end)
             ch = text[i:i + 1]
             if ch == ",":
