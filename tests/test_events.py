@@ -385,8 +385,11 @@ def test_parse_events_passes_objects_through(events, indent):
         assert any(not isinstance(e.get("id"), (str, int)) or isinstance(e.get("id"), bool)
                    or e.get("id") == "" for e in events)
         return
-    assert [o for o, _ in items] == events
-    assert [json.loads(raw) for _, raw in items] == events
+    first: dict[object, dict] = {}
+    for e in events:  # an id repeated within a page is kept once, the first
+        first.setdefault(e["id"], e)
+    assert [o for o, _ in items] == list(first.values())
+    assert [json.loads(raw) for _, raw in items] == list(first.values())
     assert all("\n" not in raw for _, raw in items)
     for event in events:  # summaries never crash on hostile shapes
         rev.summary(event)

@@ -8,6 +8,7 @@ import random
 import signal
 import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -186,14 +187,19 @@ def test_sigint_finishes_saves_and_says_how_to_resume(node_env, log, tmp_path, r
     ck = tmp_path / "ck.json"
     proc = _popen(["events", "tail", "-f", "--checkpoint", str(ck), "--since", "1h",
                    "--interval", "0.1", "-o", "jsonl"], node_env)
+    got: list[bytes] = []
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.read()))  # type: ignore[union-attr]
+    reader.start()  # the checkpoint moves only as the reader takes the events
     wait_for(lambda: ck.exists() and json.loads(ck.read_text())["iteration_token"] == "50")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
+    reader.join(timeout=30)
     assert proc.returncode == 130
     text = err.decode()
     assert f"resume with: nodecli events tail -f --checkpoint {ck}" in text
     assert "Traceback" not in text
-    assert ids_of(out.decode()) == [str(i) for i in range(1, 51)]
+    assert ids_of(got[0].decode()) == [str(i) for i in range(1, 51)]
     log.generate(2)
     r = run_cli("events", "tail", "--checkpoint", str(ck), "-o", "jsonl", env=node_env)
     assert ids_of(r.stdout) == ["51", "52"]
@@ -211,12 +217,17 @@ def test_sigkill_of_a_piped_tail_loses_no_event_its_checkpoint_covers(node_env, 
     proc = subprocess.Popen(nodecli_cmd("events", "tail", "-f", "--checkpoint", str(ck),
                                         "--since", "1h", "--interval", "0.1", "-o", "jsonl"),
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.read()))  # type: ignore[union-attr]
+    reader.start()
     try:
         wait_for(lambda: ck.exists() and json.loads(ck.read_text())["iteration_token"] == "5")
         saved = json.loads(ck.read_text())
     finally:
         proc.kill()
-    out, _ = proc.communicate(timeout=30)
+    proc.wait(timeout=30)
+    reader.join(timeout=30)
+    out = got[0]
     assert proc.returncode == -signal.SIGKILL
     delivered = [str(i) for i in range(1, int(saved["iteration_token"]) + 1)]
     assert ids_of(out.decode()) == delivered

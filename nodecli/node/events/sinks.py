@@ -7,7 +7,7 @@ import errno
 import json
 import os
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 
 from nodecli.errors import (
     ConflictError,
@@ -15,9 +15,6 @@ from nodecli.errors import (
 )
 from nodecli.node.events.checkpoint import Checkpoint
 from nodecli.node.events.pages import event_id
-
-if TYPE_CHECKING:
-    pass
 
 
 class Sink(Protocol):
@@ -37,6 +34,78 @@ class StreamSink:
     def write(self, chunk: str) -> None:
         self.stream.write(chunk)
         self.stream.flush()
+
+    def position(self) -> dict[str, Any] | None:
+        return None
+
+
+class PipeSink:
+    """stdout when it is a pipe, on Linux: bytes go straight to the descriptor and are
+    counted, and FIONREAD on this write end tells how many the reader has not taken yet,
+    so a checkpoint can stop at what really left the pipe (see ``delivery.Ledger``)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.written = 0
+
+    @classmethod
+    def of(cls, stream: IO[str]) -> PipeSink | None:
+        """A PipeSink for ``stream`` when it is a pipe whose unread bytes can be known."""
+        import stat
+        import sys
+
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            fd = stream.fileno()
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return None
+            sink = cls(fd)
+            sink.unread()
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+            return None
+        stream.flush()  # what was printed before goes first
+        return sink
+
+    def write(self, chunk: str) -> None:
+        self.write_bytes(chunk.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(self.fd, view)
+            except BlockingIOError:  # someone made the shared pipe non-blocking
+                import select
+
+                select.select([], [self.fd], [], 1.0)
+                continue
+            self.written += n
+            view = view[n:]
+
+    def unread(self) -> int:
+        """Bytes written that the reader has not read (still in the pipe)."""
+        import array
+        import fcntl
+        import termios
+
+        buf = array.array("i", [0])
+        fcntl.ioctl(self.fd, termios.FIONREAD, buf, True)
+        return max(0, buf[0])
+
+    def delivered(self) -> int:
+        """Bytes the reader has taken out of the pipe."""
+        try:
+            return max(0, self.written - self.unread())
+        except OSError:
+            return 0
+
+    def reader_gone(self) -> bool:
+        import select
+
+        poller = select.poll()
+        poller.register(self.fd, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
 
     def position(self) -> dict[str, Any] | None:
         return None

@@ -30,6 +30,7 @@ from nodecli.node.events.checkpoint import (
     node_key,
     resume_path,
 )
+from nodecli.node.events.delivery import DRAIN_SECONDS, Ledger, WrittenPage
 from nodecli.node.events.pages import (
     DEFAULT_PAGE_SIZE,
     TYPE_RE,
@@ -48,7 +49,7 @@ from nodecli.node.events.pages import (
     require_events,
     validate_page_size,
 )
-from nodecli.node.events.sinks import FileSink, Sink, StreamSink
+from nodecli.node.events.sinks import FileSink, PipeSink, Sink, StreamSink
 from nodecli.node.info import NodeInfo, Status, node_info
 from nodecli.timeparse import format_utc
 
@@ -147,6 +148,18 @@ def raw_lines(items: Sequence[tuple[dict[str, Any], str]]) -> str:
     return "".join(raw + "\n" for _, raw in items)
 
 
+def _texts(opts: TailOptions, items: list[tuple[dict[str, Any], str]],
+           per_event: bool) -> list[str]:
+    """A page's text in ``opts.fmt``: one text per event when the sink needs each
+    event's bytes (a pipe), else the page as one text."""
+    render = opts.render or raw_lines
+    if not items:
+        return []
+    if per_event:
+        return [render([item]) for item in items]
+    return [render(items)]
+
+
 def _jitter(interval: float) -> float:
     return interval * random.uniform(0.8, 1.2)
 
@@ -156,7 +169,8 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
          status: Status | None = None, notice: Status | None = None,
          warn: Status | None = None,
          stop: GracefulStop | None = None,
-         sleep: Callable[[float], None] | None = None) -> TailState:
+         sleep: Callable[[float], None] | None = None,
+         drain: float | None = None) -> TailState:
     """Print events from the start point to the present (and on, with ``follow``).
 
     Start point: the checkpoint (when it exists) > ``opts.token`` > ``opts.since`` >
@@ -169,11 +183,19 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     label = client.endpoint.label or client.endpoint.base_url
     require_events(info, label)
     st = TailState()
+    ledger = Ledger(checkpoint, sink)
     try:
-        return _tail(client, opts, sink, st, checkpoint=checkpoint, info=info, status=status,
-                     notice=notice, warn=warn, stop=stop or GracefulStop(), sleep=sleep)
+        _tail(client, opts, sink, st, ledger, checkpoint=checkpoint, info=info,
+              status=status, notice=notice, warn=warn, stop=stop or GracefulStop(),
+              sleep=sleep)
+        left = ledger.drain(DRAIN_SECONDS if drain is None else drain, status)
     except KeyboardInterrupt:
+        ledger.settle()
         raise TailInterrupted(st) from None
+    if left and notice is not None:
+        notice(f"the reader did not take the last {left} events from the pipe; the "
+               "checkpoint stops before them, so they are sent again next time")
+    return st
 
 
 class TailInterrupted(Interrupted):
@@ -184,10 +206,10 @@ class TailInterrupted(Interrupted):
         self.state = state
 
 
-def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
+def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: Ledger, *,
           checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
           notice: Status | None, warn: Status | None, stop: GracefulStop,
-          sleep: Callable[[float], None] | None) -> TailState:
+          sleep: Callable[[float], None] | None) -> None:
     from nodecli.http_errors import backoff_delay
 
     nap = sleep or stop.sleep
@@ -222,8 +244,8 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
     if checkpoint is not None and cp is None:
         # record the start point before anything is written: a crash before the first
         # checkpoint then resumes from the same point and skips what reached the file
-        checkpoint.save(Checkpoint(st.token or "", None if st.token else since_iso,
-                                   output=sink.position()))
+        ledger.save(Checkpoint(st.token or "", None if st.token else since_iso,
+                               output=sink.position()))
     fetcher = client.derive(max_attempts=1) if opts.follow else client
     target: str = "/events"
     params: list[tuple[str, str]] | None = build_params(
@@ -279,6 +301,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
                 hinted = True
         # choose what to write: drop the already-written prefix and boundary duplicates
         out: list[tuple[dict[str, Any], str]] = []
+        out_index: list[int] = []  # where in the page each event of ``out`` is
         written_upto = -1  # index in page.items of the last event handled
         partial = False
         for idx, (obj, raw) in enumerate(page.items):
@@ -291,6 +314,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
             if eid in prev_ids:
                 continue
             out.append((obj, raw))
+            out_index.append(idx)
             if opts.max_events is not None and st.emitted + len(out) >= opts.max_events:
                 st.stopped_by = "max-events"
             elif opts.until_type is not None and opts.until_type in event_types(obj):
@@ -298,30 +322,26 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
             if st.stopped_by:
                 partial = idx < len(page.items) - 1
                 break
-        chunk = opts.render(out) if opts.render is not None else raw_lines(out)
+        texts = _texts(opts, out, per_event=ledger.pipe is not None)
+        page_ids = [event_id(o) for o, _ in page.items]
+        if partial:
+            new = Checkpoint(page_token or "", None if page_token else since_iso,
+                             skip=page_ids[: written_upto + 1], last_ids=sorted(prev_ids))
+        else:
+            new = Checkpoint(page.next_token or "", skip=[],
+                             last_ids=page_ids[-LAST_IDS_KEPT:] if page_ids
+                             else sorted(prev_ids))
+        record = WrittenPage(new, page_token, since_iso, sorted(prev_ids),
+                             ids=page_ids[: written_upto + 1], index=out_index)
         with stop.critical():
-            if chunk:
-                sink.write(chunk)
+            ledger.write(record, texts)
+            from_checkpoint = False
             st.emitted += len(out)
             st.pages += 1
-            page_ids = [event_id(o) for o, _ in page.items]
-            if partial:
-                new = Checkpoint(page_token or "", None if page_token else since_iso,
-                                 skip=page_ids[: written_upto + 1], last_ids=sorted(prev_ids))
-            else:
-                new = Checkpoint(page.next_token or "", skip=[],
-                                 last_ids=page_ids[-LAST_IDS_KEPT:] if page_ids
-                                 else sorted(prev_ids))
-            new.output = sink.position()
-            if checkpoint is not None and (new.token or new.after_time) and (
-                chunk or partial or new.token != st.token or from_checkpoint
-            ):
-                checkpoint.save(new)
-                from_checkpoint = False
             if not partial:
                 st.token = page.next_token
         if st.stopped_by:
-            return st
+            return
         if page_ids:
             prev_ids = set(page_ids[-LAST_IDS_KEPT:])
         caught_up = is_caught_up(page, page_token)
@@ -330,7 +350,10 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, *,
         if caught_up:
             if not opts.follow:
                 st.stopped_by = "caught-up"
-                return st
+                return
+            ledger.settle()  # the reader may have caught up since the last page
+            if ledger.pipe is not None and ledger.pipe.reader_gone():
+                raise BrokenPipeError  # `tail -f | head`: end now, not at the next event
             nap(_jitter(opts.interval))
 
 
@@ -387,7 +410,7 @@ def run_tail(client: Client, opts: TailOptions, *, state_dir: str | Path, out: I
         if checkpoint is not None:
             checkpoint.lock()
         sink = FileSink(Path(output_file), opts.fmt) if output_file is not None \
-            else StreamSink(out)
+            else PipeSink.of(out) or StreamSink(out)
         info = node_info(client, state_dir, log=log)
         stop.install()
         return tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
