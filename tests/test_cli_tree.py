@@ -383,3 +383,90 @@ def test_the_register_hint_after_key_generate_is_quoted_for_the_shell(invoke, tm
     assert r.exit_code == 0, r
     pasted = r.stderr.split("register the public key on the node: ")[1].splitlines()[0]
     assert shlex.split(pasted)[-2:] == ["--public-key", str(target / "public.pem")]
+
+
+# -- finding one's way: suggestions, aliases, help, version --------------------------------
+
+def test_a_mistyped_top_level_command_gets_a_suggestion(invoke):
+    r = invoke("evnets")
+    assert r.exit_code == 2
+    assert "No such command 'evnets'. Did you mean 'events'?" in r.stderr
+    r = invoke("opperations", "list")
+    assert r.exit_code == 2 and "Did you mean 'operations'?" in r.stderr
+    r = invoke("zzzz")
+    assert r.exit_code == 2 and "Did you mean" not in r.stderr
+
+
+def test_singular_and_plural_work_but_are_not_shown(invoke):
+    from nodecli.cli.root import ALIASES, SUBCOMMANDS, cli
+
+    groups = {"user", "xuser", "key", "token", "node", "access-key", "permission", "transfer",
+              "events", "service", "operations", "workspaces"}
+    assert set(ALIASES.values()) == groups and groups <= set(SUBCOMMANDS)
+    shown = invoke("--help").stdout
+    for alias, name in ALIASES.items():
+        assert f"\n  {alias} " not in shown
+        r = invoke(alias, "--help")
+        assert r.exit_code == 0, (alias, r.stderr)
+        own = invoke(name, "--help").stdout
+        assert r.stdout.startswith(f"Usage: nodecli {alias} ")
+        assert r.stdout.split("\n", 1)[1] == own.split("\n", 1)[1]
+    ctx = click.Context(cli)
+    names = [c.value for c in cli.shell_complete(ctx, "user")]
+    assert names == ["user"]
+    assert "users" not in cli.list_commands(ctx)
+
+
+def test_users_alias_runs_the_command(invoke):
+    assert invoke("users", "list").exit_code == 0
+    r = invoke("event", "tail", "--page-size", "0")
+    assert r.exit_code == 2 and "--page-size" in r.stderr
+
+
+def test_help_command_shows_the_same_help_as_dash_dash_help(invoke):
+    assert invoke("help").stdout == invoke("--help").stdout
+    for path in (["events", "tail"], ["user"], ["access-key", "set-verification-key"]):
+        r = invoke("help", *path)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == invoke(*path, "--help").stdout
+    r = invoke("help", "user", "lsit")
+    assert r.exit_code == 2 and "Did you mean 'list'?" in r.stderr
+    r = invoke("help", "user", "list", "more")
+    assert r.exit_code == 2 and "has no subcommands" in r.stderr
+    r = invoke("help", "evnts")
+    assert r.exit_code == 2 and "Did you mean 'events'?" in r.stderr
+
+
+def test_version_flags(invoke):
+    from nodecli import __version__
+
+    for flag in ("-V", "--version", "-A"):
+        r = invoke(flag)
+        assert r.exit_code == 0 and r.stdout == f"nodecli {__version__}\n"
+
+
+def test_root_help_lists_commands_before_the_classic_flags(invoke):
+    text = invoke("--help").stdout
+    assert text.index("Commands:") < text.index("Options:") < text.index("-b, --backup")
+    assert text.index("nodecli events tail") < text.index("Classic flags")
+
+
+def test_no_help_text_readme_or_man_page_cites_the_developers_spec():
+    """Users do not have the contract the developers work from: help says what the node
+    does in plain words."""
+    root = Path(__file__).resolve().parent.parent
+    for name in ("README.md", "man/nodecli.1"):
+        text = (root / name).read_text()
+        assert "interface.md" not in text and "field-notes" not in text, name
+    from nodecli.cli.root import cli
+
+    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
+        ctx = click.Context(cmd, info_name=" ".join(("nodecli", *path)))
+        assert "interface.md" not in cmd.get_help(ctx), path
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None:
+                    walk(sub, (*path, name))
+
+    walk(cli, ())

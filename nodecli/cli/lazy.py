@@ -105,10 +105,40 @@ class LazyGroup(HelpGroup):
     """
 
     def __init__(self, *args: Any, lazy_subcommands: dict[str, tuple[str, str]] | None = None,
-                 **kwargs: Any) -> None:
+                 aliases: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # name -> ("module:attribute", one-line help shown by --help without importing)
         self.lazy_subcommands = dict(lazy_subcommands or {})
+        # other spellings (``users`` for ``user``): they work, but help and completion
+        # show only the command's own name
+        self.aliases = dict(aliases or {})
+
+    def visible_commands(self, ctx: click.Context) -> list[str]:
+        """The names help and completion show (no aliases, no hidden commands)."""
+        names = set(self.lazy_subcommands)
+        for name in super().list_commands(ctx):
+            cmd = super().get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                names.add(name)
+        return sorted(names)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # the commands first: they are what a newcomer looks for, before the many flags
+        self.format_commands(ctx, formatter)
+        click.Command.format_options(self, ctx, formatter)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if (self.get_command(ctx, name) is None and not ctx.resilient_parsing
+                and not name.startswith("-")):
+            # click suggests from the commands it holds; the lazy ones are not among them
+            from difflib import get_close_matches
+
+            close = get_close_matches(name, self.visible_commands(ctx), n=1)
+            also = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{also}", ctx=ctx)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, self.lazy_subcommands[name][1]) for name in sorted(self.lazy_subcommands)]
@@ -145,6 +175,7 @@ class LazyGroup(HelpGroup):
             raise StdoutClosed() from exc
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd_name = self.aliases.get(cmd_name, cmd_name)
         if cmd_name in self.lazy_subcommands:
             module_name, attr = self.lazy_subcommands[cmd_name][0].split(":")
             module = importlib.import_module(module_name)

@@ -32,6 +32,15 @@ SUBCOMMANDS = {
     "workspaces": ("nodecli.cli.workspaces:workspaces", "Create workspaces (202 + operation)."),
 }
 
+# other spellings that work but are not shown: the singular or plural a user may guess
+ALIASES = {
+    "users": "user", "xusers": "xuser", "keys": "key", "tokens": "token", "nodes": "node",
+    "access-keys": "access-key", "permissions": "permission", "transfers": "transfer",
+    "event": "events", "services": "service", "operation": "operations",
+    "workspace": "workspaces",
+}
+
+
 def _flag_name(ctx: click.Context, param_name: str) -> str:
     """How the user spells a parameter: its longest option (``output_format`` -> --output)."""
     for param in ctx.command.params:
@@ -46,25 +55,26 @@ CLASSIC_ACTIONS = ("add", "list_users", "modify", "delete", "bearer_create", "ba
 HELP = """Administer file-transfer nodes: node users, bearer tokens, events, operations.
 
 \b
+Examples (nodecli help COMMAND... shows a command's help):
+  nodecli user add alice --xuser aspera
+  nodecli xuser add aspera --restriction 'file:////data/*'
+  nodecli events tail -f --node prod
+  nodecli operations resolve --workspace 17
+
+\b
 Classic flags (compatible with the node's administration tool):
   nodecli -au usr1 -x aspera           add node user usr1 on transfer user aspera
   nodecli -mu usr1 -p pass1.1          change usr1's password (prompted if -p omitted)
   nodecli -l                           list node users, transfer users and ACLs
   nodecli -du usr1                     delete node user usr1
   nodecli -u usr1 --bearer-create --access-key AK --user-id 42   mint a bearer token
-
-\b
-Subcommands:
-  nodecli user add alice --xuser aspera
-  nodecli xuser add aspera --restriction 'file:////data/*'
-  nodecli events tail -f --node prod
-  nodecli operations resolve --workspace 17
 """
 
 
 @click.group(
     cls=LazyGroup,
     lazy_subcommands=SUBCOMMANDS,
+    aliases=ALIASES,
     invoke_without_command=True,
     help=HELP,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -74,7 +84,7 @@ Subcommands:
 @click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv: debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
 @click.option("--no-color", is_flag=True, help="No colour (also: NO_COLOR=1).")
-@click.version_option(__version__, "-A", "--version", prog_name="nodecli",
+@click.version_option(__version__, "-V", "-A", "--version", prog_name="nodecli",
                       message="%(prog)s %(version)s")
 # --- classic administration flags ---------------------------------------------------
 @click.option("-a", "--add", is_flag=True, help="Classic: add node user -u with transfer user -x.")
@@ -152,3 +162,22 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
     from nodecli.cli.classic import run_classic
 
     run_classic(app, actions, classic)
+
+
+@cli.command("help")
+@click.argument("words", nargs=-1, metavar="[COMMAND]...")
+@click.pass_context
+def help_cmd(ctx: click.Context, words: tuple[str, ...]) -> None:
+    """Show the help of nodecli or of a command (nodecli help events tail)."""
+    here = ctx.find_root()
+    cmd: click.Command = here.command
+    for word in words:
+        if not isinstance(cmd, click.Group):
+            raise click.UsageError(f"'{here.command_path}' has no subcommands (so no "
+                                   f"'{word}')")
+        # resolve_command suggests a close name for a typo, as the command line does
+        _, found, _ = cmd.resolve_command(here, [word])
+        assert found is not None  # (resolve_command raises for an unknown name)
+        here = click.Context(found, info_name=word, parent=here)
+        cmd = found
+    click.echo(cmd.get_help(here))
