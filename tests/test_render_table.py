@@ -50,9 +50,15 @@ def test_plain_table_matches_cell_by_cell_rendering(rows, justify):
 
 @given(_text)
 def test_sanitize_leaves_nothing_unsafe_and_keeps_safe_text(text):
+    import unicodedata
+
+    def unsafe(ch: str) -> bool:  # controls, format characters, separators, surrogates
+        return (ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F
+                or unicodedata.category(ch) in ("Cf", "Zl", "Zp", "Cs"))
+
     clean = sanitize(text)
-    assert not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in clean)
-    if not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text):
+    assert not any(unsafe(ch) for ch in clean)
+    if not any(unsafe(ch) for ch in text):
         assert clean == text
 
 

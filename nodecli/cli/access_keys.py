@@ -145,7 +145,7 @@ def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
 @pass_app
 def access_key_show(app: App, ak: str, output_format: str, **kwargs: Any) -> None:
     """One access key: storage, root file, its verification key (fingerprint) and whether
-    events are logged for it (its own setting vs the node's, interface.md 6.2).
+    events are logged for it (its own setting, which wins from node 3.8.0, or the node's).
 
     \b
       nodecli access-key show ak1

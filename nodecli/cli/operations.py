@@ -318,8 +318,8 @@ def ops_update(app: App, op_id: str, body: str | None, assignments: tuple[str, .
                output_format: str, **kwargs: Any) -> None:
     """PUT exactly the object you give on an operation and print the answer.
 
-    The escape hatch for properties interface.md does not show; 'resolve' covers the
-    documented ones.
+    The escape hatch for properties the service does not document; 'resolve' covers
+    the documented ones.
 
     \b
       nodecli operations update 42 --workspace 17 \\

@@ -23,7 +23,7 @@ PERM_COLUMNS = [Column("id", "id"), Column("file_id", "file id"),
              help="""Permissions on a node's files.
 
 A bearer-token user sees (and may use) only files on which its user id or one of its
-group ids holds a permission (interface.md 5.1). Log in with an access key
+group ids holds a permission. Log in with an access key
 (--access-key AK, its secret) or a bearer token; paths start at the key's storage root.
 
 \b

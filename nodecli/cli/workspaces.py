@@ -37,7 +37,7 @@ def workspaces() -> None:
 @click.option("--field", "fields", multiple=True, metavar="KEY=VALUE",
               help="Another body property (typed like 'operations update --set'). Repeatable.")
 @click.option("--body", metavar="JSON",
-              help="The whole POST body instead (interface.md does not show it); '-' reads "
+              help="The whole POST body instead (the service does not document it); '-' reads "
                    "it from stdin.")
 @click.option("--wait", is_flag=True,
               help="Watch the operation to its end (offers resolve on a conflict).")
@@ -51,7 +51,7 @@ def ws_create(app: App, name: str | None, fields: tuple[str, ...], body: str | N
     """Create a workspace. The service answers 202 and a Location naming the operation
     that prepares it; --wait follows that operation to its end.
 
-    The request body is not shown by interface.md: {"name": NAME} is a guess; --field
+    The service does not document the request body: {"name": NAME} is a guess; --field
     adds properties and --body replaces the whole body.
 
     \b
