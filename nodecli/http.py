@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from nodecli import __version__
 from nodecli.errors import (
@@ -95,7 +95,9 @@ class Auth:
 
     def describe(self) -> str:
         """Which credentials were used, for error hints (never the secret)."""
-        if self.kind == "basic":
+        if self.kind == "basic" and self.access_key:
+            text = f"access key {self.access_key!r} and its secret (HTTP Basic)"
+        elif self.kind == "basic":
             text = f"HTTP Basic as {self.username!r}"
         elif self.kind == "bearer":
             text = f"bearer token with access key {self.access_key!r} ({self.access_key_header})"
@@ -221,9 +223,14 @@ class Client:
     """A configured HTTP client for one endpoint. Use :func:`open_client`."""
 
     def __init__(self, endpoint: Endpoint, *, log: Log | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 status: Callable[[str | None], None] | None = None) -> None:
         self.endpoint = endpoint
         self._log = log
+        # told "what is being retried" before each wait, None when the request is over:
+        # a person at a terminal is not left in front of seconds of silence
+        self._status = status
+        self._retried = False
         self._sleep = sleep
         self._origin = origin(endpoint.base_url)
         self._extra_secrets: list[str] = []
@@ -426,6 +433,18 @@ class Client:
             hdrs.setdefault("Content-Type", "application/json")
         url = self.url_for(path_or_url)
         deadline_at = time.monotonic() + self.endpoint.deadline
+        try:
+            return self._retrying(method, url, params, content, hdrs, expect, hint_for,
+                                  retryable, deadline_at)
+        finally:
+            if self._status is not None and self._retried:
+                self._retried = False
+                self._status(None)
+
+    def _retrying(self, method: str, url: str, params: Any, content: bytes | None,
+                  hdrs: dict[str, str], expect: tuple[int, ...],
+                  hint_for: Callable[[int], str | None] | None, retryable: bool,
+                  deadline_at: float) -> Response:
         attempt = 0
         redirects = 0
         while True:
@@ -451,6 +470,12 @@ class Client:
                 delay = min(delay, max(remaining, 0.0))
                 self.log(f"! {exc.reason}; retry {attempt}/{self.endpoint.max_attempts - 1} "
                          f"in {delay:.1f} s")
+                if self._status is not None:
+                    self._retried = True
+                    # what matters first: the line is cut to the terminal's width
+                    self._status(f"retry {attempt} of {self.endpoint.max_attempts - 1} in "
+                                 f"{delay:.0f} s: {self.endpoint.label or origin(url)}: "
+                                 f"{exc.reason}")
                 self._sleep(delay)
                 continue
             if resp.status in (301, 302, 303, 307, 308) and resp.header("location"):
@@ -519,9 +544,28 @@ class Client:
         For example ``derive(max_attempts=1)`` for a caller that retries by itself
         (``events tail -f`` retries forever with its own status line).
         """
-        return Client(self.endpoint.replace(**changes), log=self._log, sleep=self._sleep)
+        return Client(self.endpoint.replace(**changes), log=self._log, sleep=self._sleep,
+                      status=self._status)
 
 
-def open_client(endpoint: Endpoint, *, log: Log | None = None) -> Client:
+def in_clear(endpoint: Endpoint) -> bool:
+    """True when credentials would cross a network unencrypted: plain http:// to a host
+    that is not this machine (a loopback name or address)."""
+    import ipaddress
+
+    parts = urlsplit(endpoint.base_url)
+    if parts.scheme != "http" or endpoint.auth.kind == "none":
+        return False
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
+def open_client(endpoint: Endpoint, *, log: Log | None = None,
+                status: Callable[[str | None], None] | None = None) -> Client:
     """The factory. Everything that talks HTTP gets its client here."""
-    return Client(endpoint, log=log)
+    return Client(endpoint, log=log, status=status)

@@ -28,6 +28,9 @@ class Auth(Protocol):
     @property
     def note(self) -> str: ...
 
+    @property
+    def access_key(self) -> str | None: ...
+
     def describe(self) -> str: ...
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -104,6 +107,10 @@ def status_error(status: int, message: str, *, auth: Auth, url: str,
                 f"needs (user:all, or admin:all for the whole organization); {replace_it}")
         elif status == 401 and auth.kind == "none":
             default_hint = "no credentials were sent: give --user or --access-key"
+        elif status == 401 and auth.kind == "basic" and auth.access_key:
+            default_hint = (f"the request used {auth.describe()}; check the secret, and "
+                            "that the key exists on this node ('nodecli access-key list' "
+                            "as a node user)")
         elif status == 401:
             default_hint = f"the request used {auth.describe()}; check the credentials"
         else:

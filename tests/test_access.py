@@ -274,6 +274,28 @@ def test_missing_path_component_is_exit_5_naming_it(node, invoke):
     assert "/projects/nope" in r.stderr and "stops at /projects" in r.stderr
 
 
+def test_a_path_hidden_from_a_token_is_not_called_missing(node, invoke):
+    node.storage.ensure("/data/projects/alpha", "folder")
+    r = invoke("permission", "list", "/projects/alpha", env=node.bearer("alice"))
+    assert r.exit_code == 5
+    assert "not visible to this bearer token" in r.stderr
+    assert "no such file" not in r.stderr
+    r = invoke("permission", "list", "/projects/alpha", env=node.ak)  # the key sees it
+    assert r.exit_code == 0, r.stderr
+
+
+def test_a_refused_access_key_secret_names_the_key_and_where_it_came_from(node, invoke):
+    node.storage.ensure("/data/projects", "folder")
+    env = dict(node.ak, NODECLI_PASSWORD="wrong")
+    r = invoke("permission", "list", "/projects", env=env)
+    assert r.exit_code == 4
+    assert "access key 'ak1'" in r.stderr and "secret from NODECLI_PASSWORD" in r.stderr
+    assert "log in with an access key" not in r.stderr
+    # a node user asking for a key's own view still learns to log in with a key
+    r = invoke("permission", "list", "/projects", env=node.admin)
+    assert r.exit_code != 0 and "log in with an access key" in r.stderr
+
+
 @pytest.mark.parametrize("args", [
     ["grant", "/projects", "--user", "alice", "--levels", "list,fly"],
     ["grant", "/projects", "--levels", "list"],

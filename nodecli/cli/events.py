@@ -277,7 +277,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
                 checkpoint_file=ck_file, resume_name=resume_name, output_file=out_file,
                 status=status, notice=lambda text: app.term.info("hint: " + text),
                 warn=app.term.warn,
-                log=app.term.debug)
+                log=app.term.debug, progress=_file_progress(app, output_file))
     except ev.TailInterrupted as exc:
         app.term.status.clear()
         how = _resume_hint(follow, type_, type_glob, checkpoint_file, resume_name,
@@ -357,6 +357,19 @@ def _colour_line(event: dict[str, Any]) -> str:
     colour = _FAMILY_COLOUR.get(family, "0")
     text = text.replace("[RUNNING]", "\x1b[1;36m[RUNNING]\x1b[0m")
     return f"\x1b[2m{t}\x1b[0m  \x1b[{colour}m{typ}\x1b[0m  {user}  {text}"
+
+
+def _file_progress(app: App, path: str | None) -> Any:
+    """With --to FILE on a terminal: a quiet live line of how far the file has got."""
+    if path is None or not app.term.status.live:
+        return None
+    from nodecli.render import sanitize
+
+    def show(written: int, last_time: Any) -> None:
+        when = f"; last event {sanitize(str(last_time))[:40]}" if last_time else ""
+        app.term.status.show(f"{written} events written{when}; to {sanitize(path)}")
+
+    return show
 
 
 def _reconnect_status(app: App) -> Any:

@@ -78,7 +78,6 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
     ``need="bearer"`` refuses (exit 2) before any prompt when the resolved
     credentials are not a bearer token.
     """
-    from nodecli.http import open_client
     from nodecli.profiles.node import NodeFlags, resolve_node
     from nodecli.secrets import find_secret
 
@@ -117,7 +116,25 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
                             prompt=target.secret_needed.capitalize(),
                             flags="--password-stdin or NODECLI_PASSWORD")
         endpoint = target.with_secret(secret)
+    return open_endpoint(app, endpoint)
+
+
+def open_endpoint(app: App, endpoint: Any) -> Any:
+    """The client for a resolved node or service endpoint, with the warnings a person
+    should see first (TLS off, credentials in clear), -v's log and the retry status."""
+    from nodecli.http import in_clear, open_client
+
     if endpoint.insecure:
         app.term.warn(f"TLS verification is OFF for {endpoint.base_url} (--insecure)")
+    if in_clear(endpoint):
+        app.term.warn(f"credentials go to {endpoint.base_url} over plain http://, "
+                      "unencrypted: use https:// (nodes serve it on port 9092)")
     log = app.term.debug if app.verbosity >= 1 else None
-    return open_client(endpoint, log=log)
+
+    def status(text: str | None) -> None:
+        if text is None:
+            app.term.status.clear()
+        else:  # live line on a terminal only; -v logs each retry everywhere
+            app.term.status.show(text)
+
+    return open_client(endpoint, log=log, status=status)

@@ -36,10 +36,10 @@ _SERVICE_OPTIONS = [
     click.option("--insecure", "service_insecure", is_flag=True,
                  help="Do not verify TLS certificates (test services only; warns every run)."),
     click.option("--operations-path", metavar="PATH",
-                 help="Path of the top-level operations list (interface.md does not show "
-                      "it; default /operations)."),
+                 help="Path of the top-level operations list (the service does not "
+                      "document it; default /operations)."),
     click.option("--service-path", "service_paths", multiple=True, metavar="NAME=PATH",
-                 help="Override a path interface.md does not show: operations, workspaces, "
+                 help="Override a path the service does not document: operations, workspaces, "
                       "workspace-memberships, group-memberships ({id} = the parent's id), "
                       "create-workspace. Repeatable."),
 ]
@@ -83,7 +83,6 @@ class ServiceSession:
 
 def open_service_client(app: App, conn: dict[str, Any], what: str = "this call") -> Any:
     """Resolve service + token (prompting on a terminal), run the pre-flight, open."""
-    from nodecli.http import open_client
     from nodecli.profiles.service import ServiceFlags, resolve_service
     from nodecli.secrets import open_secrets
     from nodecli.service.preflight import preflight
@@ -112,7 +111,6 @@ def open_service_client(app: App, conn: dict[str, Any], what: str = "this call")
         app.term.debug(f"service {target.endpoint.base_url}: token of user "
                        f"{sanitize(info.user_id)} from {target.token_source}, "
                        f"{info.seconds_left} s left")
-    if target.endpoint.insecure:
-        app.term.warn(f"TLS verification is OFF for {target.endpoint.base_url} (--insecure)")
-    log = app.term.debug if app.verbosity >= 1 else None
-    return ServiceSession(open_client(target.endpoint, log=log), target.paths)
+    from nodecli.cli.remote import open_endpoint
+
+    return ServiceSession(open_endpoint(app, target.endpoint), target.paths)

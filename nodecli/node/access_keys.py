@@ -110,6 +110,8 @@ def get_access_key(client: Client, ak: str) -> dict[str, Any]:
 def self_key(client: Client) -> dict[str, Any]:
     """GET /access_keys/self: the key this request authenticates with."""
     def hint(status: int) -> str | None:
+        if status == 401 and client.endpoint.auth.access_key:
+            return None  # the login was a key: the 401 hint names it and its secret
         return ("log in with an access key (--access-key AK) or a bearer token "
                 "(--bearer-file with --access-key): a node user has no key of its own"
                 if status in (400, 401, 403, 404) else None)

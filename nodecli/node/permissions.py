@@ -15,7 +15,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from nodecli.errors import NotFoundError, RemoteError, UsageError, shorten
+from nodecli.errors import AuthError, NotFoundError, RemoteError, UsageError, shorten
 from nodecli.node import listed
 
 if TYPE_CHECKING:
@@ -87,11 +87,27 @@ def resolve_path(client: Client, path: str) -> str:
     parts = split_path(path)
     current = root_file_id(client)
     walked = ""
+    token = client.endpoint.auth.kind == "bearer"
     for part in parts:
-        match = next((e for e in entries(client, current) if e.get("name") == part), None)
+        try:
+            listing = entries(client, current)
+        except (NotFoundError, AuthError) as exc:
+            if not token or getattr(exc, "status", None) not in (403, 404):
+                raise
+            listing = []  # a folder the token's user may not list hides what is in it
+        match = next((e for e in listing if e.get("name") == part), None)
         if match is None or match.get("id") in (None, ""):
-            raise NotFoundError(f"{shorten(walked + '/' + part)}: no such file or folder "
-                                f"(the path stops at {shorten(walked or '/')})",
+            where = shorten(walked + '/' + part)
+            stops = f"the path stops at {shorten(walked or '/')}"
+            if token:
+                # a token's user lists only what it holds a permission on: a file that
+                # exists may simply be hidden from it
+                raise NotFoundError(
+                    f"{where}: not visible to this bearer token ({stops}); it does not "
+                    "exist, or the token's user has no permission on it",
+                    hint="the access key itself (--access-key AK with its secret) sees "
+                         "every file of its storage")
+            raise NotFoundError(f"{where}: no such file or folder ({stops})",
                                 hint="paths start at the access key's storage root")
         walked += "/" + part
         current = str(match["id"])

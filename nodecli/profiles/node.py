@@ -76,7 +76,7 @@ class NodeTarget:
         kind = auth.note.split(";")[0] if auth.note else ""
         note = f"{kind}; secret {source}" if kind else f"secret {source}"
         return self.endpoint.with_auth(
-            Auth("basic", auth.username, secret,
+            Auth("basic", auth.username, secret, access_key=auth.access_key,
                  access_key_header=auth.access_key_header, note=note)
         )
 

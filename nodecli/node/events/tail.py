@@ -170,7 +170,8 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
          warn: Status | None = None,
          stop: GracefulStop | None = None,
          sleep: Callable[[float], None] | None = None,
-         drain: float | None = None) -> TailState:
+         drain: float | None = None,
+         progress: Callable[[int, Any], None] | None = None) -> TailState:
     """Print events from the start point to the present (and on, with ``follow``).
 
     Start point: the checkpoint (when it exists) > ``opts.token`` > ``opts.since`` >
@@ -179,6 +180,7 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     malformed pages) are retried forever with ``follow``, reported through ``status``
     ("reconnecting (attempt N, next in S s): reason", then "resumed"); without
     ``follow`` they raise. Fatal failures (401, 403, 404, a refused token) raise.
+    ``progress(events written, the last one's time field)`` follows each page written.
     """
     label = client.endpoint.label or client.endpoint.base_url
     require_events(info, label)
@@ -187,7 +189,7 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     try:
         _tail(client, opts, sink, st, ledger, checkpoint=checkpoint, info=info,
               status=status, notice=notice, warn=warn, stop=stop or GracefulStop(),
-              sleep=sleep)
+              sleep=sleep, progress=progress)
         left = ledger.drain(DRAIN_SECONDS if drain is None else drain, status)
     except KeyboardInterrupt:
         ledger.settle()
@@ -209,7 +211,8 @@ class TailInterrupted(Interrupted):
 def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: Ledger, *,
           checkpoint: CheckpointFile | None, info: NodeInfo | None, status: Status | None,
           notice: Status | None, warn: Status | None, stop: GracefulStop,
-          sleep: Callable[[float], None] | None) -> None:
+          sleep: Callable[[float], None] | None,
+          progress: Callable[[int, Any], None] | None) -> None:
     from nodecli.http_errors import backoff_delay
 
     nap = sleep or stop.sleep
@@ -340,6 +343,8 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             st.pages += 1
             if not partial:
                 st.token = page.next_token
+        if progress is not None and out:
+            progress(st.emitted, out[-1][0].get("time"))
         if st.stopped_by:
             return
         if page_ids:
@@ -388,7 +393,8 @@ def run_tail(client: Client, opts: TailOptions, *, state_dir: str | Path, out: I
              checkpoint_file: Path | None = None, resume_name: str | None = None,
              output_file: Path | None = None, status: Status | None = None,
              notice: Status | None = None, warn: Status | None = None,
-             log: Status | None = None) -> TailState:
+             log: Status | None = None,
+             progress: Callable[[int, Any], None] | None = None) -> TailState:
     """``events tail`` as a whole: where the position is kept, where events go, the
     version check, signals, then :func:`tail`; everything is released at the end.
 
@@ -414,7 +420,8 @@ def run_tail(client: Client, opts: TailOptions, *, state_dir: str | Path, out: I
         info = node_info(client, state_dir, log=log)
         stop.install()
         return tail(client, opts, sink, checkpoint=checkpoint, info=info, status=status,
-                    notice=notice, warn=warn, stop=stop)
+                    notice=notice, warn=warn, stop=stop,
+                    progress=progress if isinstance(sink, FileSink) else None)
     finally:
         stop.restore()
         if isinstance(sink, FileSink):
