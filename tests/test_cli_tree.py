@@ -234,7 +234,7 @@ def test_output_help_names_exactly_the_accepted_formats(path, cmd):
         if "-o" in getattr(param, "opts", []) and isinstance(param.type, click.Choice):
             accepted = list(param.type.choices)
             named = [w.strip(".,") for w in (param.help or "").replace(":", " ").split()]
-            assert [w for w in named if w in {"table", "json", "jsonl", "csv", "text",
+            assert [w for w in named if w in {"table", "wide", "json", "jsonl", "csv", "text",
                                                "pretty", "plain"}] == accepted, path
 
 

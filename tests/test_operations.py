@@ -201,12 +201,32 @@ def test_show(invoke, service):
     assert r.exit_code == 5
 
 
-def test_show_needs_one_parent(invoke, service):
-    r = invoke("operations", "show", "1", env=service.env)
-    assert r.exit_code == 2 and "--workspace" in r.stderr
+def test_show_needs_at_most_one_parent(invoke, service):
+    r = invoke("operations", "show", "1", "--workspace", "1", "--group-membership", "2",
+               env=service.env)
+    assert r.exit_code == 2 and "exactly one of" in r.stderr
     r = invoke("operations", "show", "../x", "--workspace", "1", env=service.env)
     assert r.exit_code == 2
+    r = invoke("operations", "show", "../x", env=service.env)
+    assert r.exit_code == 2
     assert service.requests == []
+
+
+def test_show_and_watch_find_the_parent_themselves(invoke, service):
+    op = service.stopped("Projects", parent_id="100")
+    r = invoke("operations", "show", op.id, env=service.env)
+    assert r.exit_code == 0, r.stderr
+    lines = dict(line.split(None, 1) for line in r.stdout.splitlines()
+                 if len(line.split(None, 1)) == 2)
+    assert lines["id"] == op.id and lines["status"] == "stopped"
+    assert lines["parent"] == "workspace 100"
+    assert f"nodecli operations resolve {op.id} --workspace 100" in r.stderr
+    r = invoke("operations", "watch", op.id, "--timeout", "1", "--interval", "0.1",
+               env=service.env)
+    assert r.exit_code == 1 and "folder_conflict" in r.stderr
+    r = invoke("operations", "show", "424242", env=service.env)
+    assert r.exit_code == 2
+    assert "not among your operations" in r.stderr and "--workspace ID" in r.stderr
 
 
 def test_watch_to_success(invoke, service):

@@ -236,4 +236,40 @@ def test_token_prompt_on_a_terminal(emulator):
     child.close()
     assert child.exitstatus == 0, child.before
     assert token not in child.before  # hidden input
-    assert "workspace.create" in child.before
+    assert "workspace 100  success" in child.before
+
+
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "rich"])
+def test_operations_list_fits_80_columns_and_wide_shows_all(emulator, colour):
+    """Low-value columns are left out first; ids, statuses and times stay whole."""
+    ops = [_stopped(emulator, "the quarterly reports of the whole northern region"),
+           _stopped(emulator, "Projects", parent_id="1234567")]
+    token = mint_service_token(emulator.state, "u1", "user:all")
+    env = subprocess_env({"NODECLI_SERVICE_URL": emulator.url, "NODECLI_TOKEN": token,
+                          "TERM": "xterm"})
+    if colour:
+        env.pop("NO_COLOR", None)
+
+    def run(*extra: str) -> str:
+        child = pexpect.spawn(sys.executable, ["-m", "nodecli", "operations", "list", *extra],
+                              env=env, cwd=str(REPO_ROOT), encoding="utf-8", timeout=15,
+                              dimensions=(40, 80))
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0, child.before
+        return re.sub(r"\x1b\[[0-9;]*m", "", child.before).replace("\r", "")
+
+    text = run()
+    table = [line for line in text.splitlines() if line and not line.startswith("left out")]
+    assert all(len(line) <= 80 for line in table), table
+    left = re.search(r"left out to fit the terminal: (.*) \(-o wide shows them\)", text)
+    assert left is not None and {"user", "updated"} <= set(left.group(1).split(", "))
+    assert "updated" not in table[0] and "user" not in table[0]
+    rows = "\n".join(table)
+    for op in ops:  # id, status and time whole, on the op's first line
+        assert re.search(rf"^{op.id}\s+.*\bstopped\b.*\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s*$",
+                         rows, re.M), rows
+    wide = run("-o", "wide")
+    assert "left out" not in wide
+    head = wide.splitlines()[0] if not colour else wide
+    assert "updated" in head and "user" in head and "type" in head

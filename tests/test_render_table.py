@@ -82,3 +82,29 @@ def test_classic_list_matches_cell_by_cell_rendering(rows):
     from nodecli.cli.classic import classic_table
 
     assert classic_table(rows) == _classic_reference(rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"a": _text, "b": _text, "c": _text, "d": _text}),
+                max_size=6),
+       st.integers(min_value=20, max_value=200))
+def test_fit_columns_drops_in_rank_order_and_never_cuts_whole_columns(rows, width):
+    from nodecli.render.table import GAP, fit_columns
+    from nodecli.render.text import display_width
+
+    columns = [Column("a", "a", whole=True), Column("b", "bee", drop=2),
+               Column("c", "cee"), Column("d", "dee", whole=True, drop=1)]
+    kept, caps = fit_columns(rows, columns, width)
+    assert kept == [c for c in columns if c in kept]  # order kept
+    assert columns[0] in kept and columns[2] in kept  # never dropped
+    if columns[1] not in kept:  # rank 2 goes only after rank 1
+        assert columns[3] not in kept
+    assert set(caps) <= {"c", "b"}  # whole columns are never cut
+    assert all(cap >= 6 for cap in caps.values())
+    need = {c.key: max([display_width(c.heading),
+                        *(display_width(_cell(r.get(c.key))) for r in rows)]) for c in kept}
+    total = sum(caps.get(k, v) for k, v in need.items()) + GAP * (len(kept) - 1)
+    if total > width:  # only when nothing more could be left out or cut
+        assert all(c in kept for c in columns[:1] + columns[2:3])
+        assert all(caps.get(c.key, need[c.key]) <= max(display_width(c.heading), 6)
+                   for c in kept if not c.whole)

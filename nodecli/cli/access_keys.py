@@ -16,10 +16,10 @@ from nodecli.render import Column, sanitize
 
 complete_access_keys = lazy_completer("complete_access_keys")
 
-KEY_COLUMNS = [Column("id", "id"), Column("storage", "storage"),
-               Column("root_file_id", "root file id"),
-               Column("verification_key", "verification key"),
-               Column("logging", "activity logging")]
+KEY_COLUMNS = [Column("id", "id", whole=True), Column("storage", "storage"),
+               Column("root_file_id", "root file id", drop=2),
+               Column("verification_key", "verification key", drop=1),
+               Column("logging", "activity logging", drop=3)]
 
 
 @click.group("access-key", cls=HelpGroup, context_settings=CONTEXT,
@@ -116,7 +116,7 @@ def _row(key: dict[str, Any]) -> dict[str, Any]:
 
 @access_key.command("list", context_settings=CONTEXT)
 @node_options
-@output_option(("table", "json", "jsonl", "csv"))
+@output_option()
 @pass_app
 def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
     """List the access keys this login may see (GET /access_keys, every page).

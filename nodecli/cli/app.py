@@ -256,17 +256,30 @@ class Terminal:
         *,
         title: str | None = None,
     ) -> None:
-        """Render rows as table/json/jsonl/csv. JSON formats carry whole rows."""
+        """Render rows as table/json/jsonl/csv. JSON formats carry whole rows.
+
+        ``table`` on a terminal leaves out the low-value columns that do not fit (and
+        says so); ``wide`` shows every column."""
+        caps: dict[str, int] | None = None
+        if fmt == "table" and self.stdout_is_tty and rows:
+            from nodecli.render import terminal_columns
+            from nodecli.render.table import fit_columns
+
+            shown, caps = fit_columns(rows, columns, terminal_columns(self.out))
+            if len(shown) < len(columns):
+                left = ", ".join(c.heading for c in columns if c not in shown)
+                self.info(f"left out to fit the terminal: {left} (-o wide shows them)")
+                columns = shown
         if fmt == "json":
             self.json(rows)  # (a sequence: rows made on demand stay so)
         elif fmt == "jsonl":
             self.jsonl(rows)
         elif fmt == "csv":
             render_csv(rows, columns, self.out)
-        elif self.color_out:
+        elif self.color_out:  # (table or wide)
             render_rich_table(rows, columns, self.console, title)
         else:
-            render_plain_table(rows, columns, self.out)
+            render_plain_table(rows, columns, self.out, caps)
 
     # -- messages (stderr) -------------------------------------------------------
 

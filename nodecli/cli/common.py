@@ -69,7 +69,8 @@ def _env_source(param: click.Parameter | None, ctx: click.Context | None) -> str
 
 
 #: the formats of every command that prints a list (README, "Output")
-LIST_FORMATS = ("table", "json", "jsonl", "csv")
+# "wide": the table with every column (a terminal's table leaves out what does not fit)
+LIST_FORMATS = ("table", "wide", "json", "jsonl", "csv")
 
 
 def output_option(choices: tuple[str, ...] = LIST_FORMATS,

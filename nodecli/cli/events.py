@@ -64,7 +64,7 @@ def events() -> None:
               help="At most N events (the oldest matching ones; node default otherwise). "
                    "Sent as given: a node may return fewer.")
 @_token_opt
-@output_option(("table", "json", "jsonl", "csv"))
+@output_option()
 @node_options
 @pass_app
 def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | None,
@@ -118,7 +118,8 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
         if rows or output_format == "csv":
             app.term.table(rows, [Column("id", "id", whole=True),
                                   Column("time", "time", whole=True), Column("type", "type"),
-                                  Column("user", "user"), Column("summary", "summary")],
+                                  Column("user", "user", drop=1),
+                                  Column("summary", "summary")],
                            output_format)
         else:
             app.term.info("no events")

@@ -118,8 +118,9 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
         app.term.warn(f"TLS verification is OFF for profile {name!r}")
 
 
-_LIST_COLUMNS = [Column("name", "name"), Column("default", "default"), Column("url", "url"),
-                 Column("auth", "auth"), Column("tls", "tls")]
+_LIST_COLUMNS = [Column("name", "name", whole=True), Column("default", "default"),
+                 Column("url", "url"), Column("auth", "auth", drop=1),
+                 Column("tls", "tls", drop=2)]
 
 
 def _tls_label(row: dict[str, Any]) -> str:
@@ -147,7 +148,7 @@ def node_list(app: App, output_format: str) -> None:
     if output_format == "table" and not rows:
         app.term.info("no node profiles: add one with 'nodecli node add NAME --url URL'")
         return
-    if output_format in ("table", "csv"):
+    if output_format in ("table", "wide", "csv"):
         rows = [{**r, "tls": _tls_label(r)} for r in rows]
     app.term.table(rows, _LIST_COLUMNS, output_format)
 

@@ -31,11 +31,18 @@ from nodecli.render.operations import OP_COLUMNS, op_line, stop_reason_text
 
 
 def render_op(app: App, op: dict[str, Any], fmt: str) -> None:
-    """One operation: the object itself in json, a one-row table otherwise."""
+    """One operation: the object itself in json, aligned field lines otherwise."""
     if fmt == "json":
         app.term.json(op)
-    else:
-        render_ops(app, [op], fmt)
+        return
+    from nodecli.render import iso_time
+    from nodecli.service.operations import table_row
+
+    row = table_row(op)
+    for key in ("created_at", "updated_at"):
+        if row[key]:
+            row[key] = iso_time(row[key])
+    app.term.fields([(c.heading, row.get(c.key)) for c in OP_COLUMNS])
 
 
 def render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
@@ -49,7 +56,7 @@ def render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
         from nodecli.render import iso_time
 
         rows = [table_row(op) for op in ops]
-        if fmt == "table":  # csv keeps the service's own values
+        if fmt != "csv":  # csv keeps the service's own values
             for row in rows:
                 for key in ("created_at", "updated_at"):
                     if row[key]:
@@ -117,19 +124,21 @@ def ops_list(app: App, output_format: str, statuses: tuple[str, ...], **kwargs: 
 @service_options
 @pass_app
 def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
-    """Show one operation (give its parent: --workspace ID, or for memberships
-    --workspace-membership / --group-membership).
+    """Show one operation. Its parent (--workspace ID, or for memberships
+    --workspace-membership / --group-membership) is found in your operations list
+    when not given.
 
     \b
     Examples:
+      nodecli operations show OP
       nodecli operations show OP --workspace 17
     """
-    from nodecli.service.operations import get_operation, parent_ref
+    from nodecli.service.operations import check_parent, get_operation, locate
 
     conn = pop_service_options(kwargs)
-    parent_ref(op_id, **kwargs)  # a usage error before anything is asked or sent
+    check_parent(op_id, **kwargs)  # a usage error before anything is asked or sent
     with open_service_client(app, conn, "reading an operation") as session:
-        ref = parent_ref(op_id, paths=session.paths, **kwargs)
+        ref = locate(session.client, op_id, paths=session.paths, **kwargs)
         op = get_operation(session.client, ref)
     render_op(app, op, output_format)
     if output_format != "json" and op.get("status") in ("stopped", "aborted"):
@@ -211,12 +220,12 @@ def ops_watch(app: App, op_id: str, interval: float, timeout: float | None,
     Examples:
       nodecli operations watch OP --workspace 17 --timeout 300
     """
-    from nodecli.service.operations import parent_ref
+    from nodecli.service.operations import check_parent, locate
 
     conn = pop_service_options(kwargs)
-    parent_ref(op_id, **kwargs)
+    check_parent(op_id, **kwargs)
     with open_service_client(app, conn, "watching an operation") as session:
-        ref = parent_ref(op_id, paths=session.paths, **kwargs)
+        ref = locate(session.client, op_id, paths=session.paths, **kwargs)
         result = watch(app, session.client, ref, interval, timeout)
     render_op(app, result.operation, output_format)
     finish_watch(app, result, ref)
@@ -326,11 +335,11 @@ def ops_update(app: App, op_id: str, body: str | None, assignments: tuple[str, .
           --body '{"use_existing": true, "retry": true, "apply_to_all": true}'
       nodecli operations update 42 --workspace 17 --set retry=true --set priority=2
     """
-    from nodecli.service.operations import parent_ref, update_operation
+    from nodecli.service.operations import check_parent, locate, update_operation
     from nodecli.values import build_object, parse_body
 
     conn = pop_service_options(kwargs)
-    parent_ref(op_id, **kwargs)
+    check_parent(op_id, **kwargs)
     if (body is None) == (not assignments):
         raise UsageError("give the PUT body with --body JSON or with --set KEY=VALUE "
                          "(one of the two)")
@@ -338,7 +347,7 @@ def ops_update(app: App, op_id: str, body: str | None, assignments: tuple[str, .
         body = sys.stdin.read(1024 * 1024 + 1)
     payload = parse_body(body) if body is not None else build_object(assignments)
     with open_service_client(app, conn, "changing an operation") as session:
-        ref = parent_ref(op_id, paths=session.paths, **kwargs)
+        ref = locate(session.client, op_id, paths=session.paths, **kwargs)
         answer = update_operation(session.client, ref, payload)
     if isinstance(answer, dict) and isinstance(answer.get("status"), str):
         render_op(app, answer, output_format)

@@ -14,9 +14,9 @@ from nodecli.cli.remote import access_options, open_node_client, pop_node_option
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column, sanitize
 
-PERM_COLUMNS = [Column("id", "id"), Column("file_id", "file id"),
+PERM_COLUMNS = [Column("id", "id", whole=True), Column("file_id", "file id", drop=2),
                 Column("access_type", "type"), Column("access_id", "user/group"),
-                Column("access_levels", "levels"), Column("inherited", "inherited")]
+                Column("access_levels", "levels"), Column("inherited", "inherited", drop=1)]
 
 
 @click.group("permission", cls=HelpGroup, context_settings=CONTEXT,
@@ -59,7 +59,7 @@ def _rows(perms: list[dict[str, Any]], file_id: str) -> list[dict[str, Any]]:
 @click.option("--inherited/--no-inherited", default=True, show_default=True,
               help="Include permissions set on the folders above.")
 @access_options
-@output_option(("table", "json", "jsonl", "csv"))
+@output_option()
 @pass_app
 def permission_list(app: App, path: str | None, file_id: str | None, inherited: bool,
                     output_format: str, **kwargs: Any) -> None:

@@ -18,6 +18,40 @@ from nodecli.render.text import sanitize
 
 FORMATS = ("table", "json", "csv")
 STREAM_FORMATS = ("table", "json", "jsonl", "csv")
+GAP = 2  # columns between two table columns
+
+
+def fit_columns(rows: Sequence[dict[str, Any]], columns: Sequence[Column],
+                width: int) -> tuple[list[Column], dict[str, int]]:
+    """How a table fits in ``width`` terminal columns: the columns to show and the
+    widths some of them are cut to. The droppable columns (``drop`` 1 first, then 2 ...)
+    are left out while the table is wider; then the widest columns that need not stay
+    whole are cut, never below their heading (a rich table wraps them instead)."""
+    from nodecli.render.text import display_width
+
+    kept = list(columns)
+    need = {c.key: max([display_width(c.heading),
+                        *(display_width(_cell(r.get(c.key))) for r in rows)])
+            for c in columns}
+    total = sum(need.values()) + GAP * (len(kept) - 1)
+    for col in sorted((c for c in columns if c.drop > 0), key=lambda c: c.drop):
+        if total <= width:
+            break
+        kept.remove(col)
+        total -= need[col.key] + GAP
+    caps: dict[str, int] = {}
+    cuttable = [c for c in kept if not c.whole]
+    while total > width and cuttable:
+        col = max(cuttable, key=lambda c: caps.get(c.key, need[c.key]))
+        now = caps.get(col.key, need[col.key])
+        floor = max(display_width(col.heading), 6)
+        cut = min(now - floor, total - width)
+        if cut <= 0:
+            cuttable.remove(col)
+            continue
+        caps[col.key] = now - cut
+        total -= cut
+    return kept, caps
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,12 +59,16 @@ class Column:
     """One column of a table: the row key, its heading, and how it is laid out.
 
     ``whole`` keeps the cells on one line on a terminal too narrow for the table (ids,
-    times, statuses); the other columns wrap to make room."""
+    times, statuses); the other columns wrap to make room. ``drop`` ranks the columns
+    of least value, left out first on a narrow terminal."""
 
     key: str
     heading: str
     justify: str = "left"
     whole: bool = False
+    # >0: left out (1 first, then 2 ...) while the table is wider than the terminal;
+    # ``-o wide`` keeps every column
+    drop: int = 0
 
 
 #: what a table or a field list shows for a missing or empty value (csv leaves it empty)
@@ -125,9 +163,16 @@ def _csv_cell(value: Any) -> str:
 
 
 def render_plain_table(
-    rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str]
+    rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str],
+    caps: dict[str, int] | None = None,
 ) -> None:
+    """Aligned columns; a column with a width in ``caps`` has its cells cut to it."""
     cells = [[c.heading, *(_cell(r.get(c.key)) for r in rows)] for c in columns]
+    if caps:
+        from nodecli.render.text import clip
+
+        cells = [[clip(v, caps[c.key]) for v in column] if c.key in caps else column
+                 for c, column in zip(columns, cells, strict=True)]
     widths = [max(map(len, column)) for column in cells]
     padded = [[v.rjust(w) if c.justify == "right" else v.ljust(w) for v in column]
               for c, column, w in zip(columns, cells, widths, strict=True)]

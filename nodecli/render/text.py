@@ -73,15 +73,18 @@ def fit_line(text: str, columns: int) -> str:
     line ends with '…'. The last column stays free (some terminals wrap on it).
     """
     line = "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in text)
-    line = _FORMAT_RE.sub("?", line)
-    room = max(columns - 1, 1)
-    if display_width(line) <= room:
-        return line
+    return clip(_FORMAT_RE.sub("?", line), max(columns - 1, 1))
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` terminal columns; a cut text ends with '…'."""
+    if display_width(text) <= width:
+        return text
     out: list[str] = []
     used = 0
-    for ch in line:
+    for ch in text:
         w = display_width(ch)
-        if used + w > room - 1:
+        if used + w > width - 1:
             break
         out.append(ch)
         used += w

@@ -256,6 +256,39 @@ def parent_ref(op_id: str, *, workspace: str | None = None,
                  paths.nested(collection, pid))
 
 
+def check_parent(op_id: str, *, workspace: str | None = None,
+                 workspace_membership: str | None = None,
+                 group_membership: str | None = None) -> None:
+    """Refuse two parents or a malformed id (exit 2) before anything is asked or sent;
+    no parent at all is allowed (:func:`locate` finds it)."""
+    if workspace is not None or workspace_membership is not None or \
+            group_membership is not None:
+        parent_ref(op_id, workspace=workspace, workspace_membership=workspace_membership,
+                   group_membership=group_membership)
+    else:
+        check_id(op_id, "operation id")
+
+
+def locate(client: Client, op_id: str, *, paths: ServicePaths = DEFAULT_PATHS,
+           workspace: str | None = None, workspace_membership: str | None = None,
+           group_membership: str | None = None) -> OpRef:
+    """Where operation ``op_id`` lives: under the parent given, else under the parent the
+    top-level list (the user's own operations) names for it."""
+    if workspace is not None or workspace_membership is not None or group_membership is not None:
+        return parent_ref(op_id, workspace=workspace, workspace_membership=workspace_membership,
+                          group_membership=group_membership, paths=paths)
+    op_id = check_id(op_id, "operation id")
+    for op in list_operations(client, {}, (), paths):
+        if str(op.get("id")) == op_id:
+            try:
+                return OpRef.of(op, paths)
+            except RemoteError:
+                break
+    raise UsageError(f"operation {op_id} is not among your operations, so its parent is "
+                     "not known: name it with --workspace ID, --workspace-membership ID "
+                     "or --group-membership ID")
+
+
 @dataclass(frozen=True)
 class ListPlan:
     """Which request ``list_operations`` sends (built and checked before any request)."""
