@@ -96,11 +96,12 @@ class Auth:
     def describe(self) -> str:
         """Which credentials were used, for error hints (never the secret)."""
         if self.kind == "basic" and self.access_key:
-            text = f"access key {self.access_key!r} and its secret (HTTP Basic)"
+            text = f"access key {self.access_key!r} and its secret over HTTP Basic"
         elif self.kind == "basic":
             text = f"HTTP Basic as {self.username!r}"
         elif self.kind == "bearer":
-            text = f"bearer token with access key {self.access_key!r} ({self.access_key_header})"
+            text = (f"bearer token with access key {self.access_key!r} in header "
+                    f"{self.access_key_header}")
         elif self.kind == "oauth":
             text = "OAuth bearer token"
         else:
@@ -317,7 +318,7 @@ class Client:
                     what = "bearer token" if auth.kind in ("bearer", "oauth") and \
                         name == "Authorization" else f"{name} header"
                     raise UsageError(
-                        f"the {what} ({auth.describe()}) holds a line break, a control "
+                        f"the {what} of {auth.describe()} holds a line break, a control "
                         "character or a character HTTP headers cannot carry",
                         hint="a token file holds one token on one line")
                 headers[name] = value

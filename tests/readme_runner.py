@@ -135,6 +135,9 @@ class Result:
     stdout: str
     stderr: str
     timed_out: bool = False
+    # what the run left in $HOME and in the folder it started in (the runner's own
+    # script aside): the README's walk must keep its files in $NODECLI_HOME and remove it
+    leftovers: list[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -205,7 +208,9 @@ def run_readme(readme: Path, *, timeout: float = 600.0) -> tuple[list[Block], Re
                 os.killpg(proc.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-        return blocks, Result(proc.returncode, out, err, timed_out)
+        left = sorted(str(p.relative_to(home)) for p in home.rglob("*")
+                      if p not in (home / "readme.sh", work))
+        return blocks, Result(proc.returncode, out, err, timed_out, left)
 
 
 if __name__ == "__main__":  # python tests/readme_runner.py [README.md]: run it by hand

@@ -124,7 +124,7 @@ def test_backup_is_private_and_importable(invoke, home, tmp_path):
     assert data["format"] == "nodecli-user-data" and data["version"] == 1
     assert data["users"]["usr1"]["acls"] == ["admin"]
     invoke("-du", "usr1")
-    r = invoke("config", "import", str(backup))
+    r = invoke("config", "import", str(backup), "--yes")
     assert r.exit_code == 0, r
     assert verify_password("pw", _store(home).load().users["usr1"].password_hash)
 

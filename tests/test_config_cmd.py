@@ -107,7 +107,13 @@ def test_export_import_replace_and_merge(invoke, home, tmp_path):
     # change things, then import (replace)
     invoke("-du", "usr1")
     invoke("-au", "usr3", "-x", "aspera", "-p", "pw3")
-    r = invoke("config", "import", str(out))
+    before = (home / "config.toml").read_bytes()
+    r = invoke("config", "import", str(out))  # replacing users asks; no terminal: --yes
+    assert r.exit_code == 2 and "--yes (or --merge)" in r.stderr
+    r = invoke("config", "import", "-", input=exported.decode())
+    assert r.exit_code == 2 and "from stdin needs --yes" in r.stderr
+    assert (home / "config.toml").read_bytes() == before
+    r = invoke("config", "import", str(out), "--yes")
     assert r.exit_code == 0, r
     assert set(_store(home).load().users) == {"usr1", "usr2"}
     # merge keeps the others
@@ -123,7 +129,7 @@ def test_import_keeps_profiles(invoke, home, tmp_path):
     invoke("config", "export", str(out))
     with _store(home).edit() as cfg:
         cfg.nodes["prod"] = NodeProfile("prod", "https://node:9092")
-    assert invoke("config", "import", str(out)).exit_code == 0
+    assert invoke("config", "import", str(out), "-y").exit_code == 0
     assert "prod" in _store(home).load().nodes
 
 

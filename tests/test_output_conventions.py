@@ -90,13 +90,10 @@ def test_single_objects_are_aligned_fields(world, invoke, argv):
     r = invoke(*argv, env=world)
     assert r.exit_code == 0, r.stderr
     lines = r.stdout.splitlines()
-    if argv[0] == "operations":  # a one-row table, like its list
-        assert lines[0] == lines[0].lower()
-    else:
-        column = {len(m.group(1)) for line in lines
-                  if (m := re.match(r"(\S(?:[^ ]| (?! ))*  +)\S", line))}
-        assert len(column) == 1, lines  # every value starts in the same column
-        assert all(not line.endswith(" ") for line in lines)
+    column = {len(m.group(1)) for line in lines
+              if (m := re.match(r"(\S(?:[^ ]| (?! ))*  +)\S", line))}
+    assert len(column) == 1, lines  # every value starts in the same column
+    assert all(not line.endswith(" ") for line in lines)
     _check_text(r.stdout)
 
 
@@ -156,3 +153,53 @@ def test_on_a_colour_terminal_tables_keep_values_whole_and_messages_unbroken(
 
 def mint_service_token_for(world: dict[str, str]) -> str:
     return world["_token"]
+
+
+EMPTY_LISTS = [
+    (("user", "list"), "no node users: add one with 'nodecli user add NAME --xuser XUSER'"),
+    (("xuser", "list"), "no transfer users"),
+    (("node", "list"), "no node profiles: add one with 'nodecli node add NAME --url URL'"),
+    (("service", "list"), "no service profiles"),
+    (("events", "list"), "no events"),
+    (("access-key", "list"), "no access keys"),
+]
+
+
+@pytest.mark.parametrize("argv,says", EMPTY_LISTS, ids=[" ".join(a) for a, _ in EMPTY_LISTS])
+def test_empty_lists_say_so_the_same_way(invoke, node_env, argv, says):
+    env = node_env if argv[0] in ("events", "access-key") else None
+    r = invoke(*argv, env=env)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "" and says in r.stderr
+    assert invoke(*argv, "-q", env=env).stderr == ""
+    assert json.loads(invoke(*argv, "-o", "json", env=env).stdout) in ([], {
+        "events": [], "next_iteration_token": None, "next_url": None}) or argv[0] == "events"
+    assert invoke(*argv, "-o", "jsonl", env=env).stdout == ""
+    header = invoke(*argv, "-o", "csv", env=env).stdout.splitlines()
+    assert len(header) == 1 and "," in header[0]
+
+
+def _depth(text: str) -> int:
+    deepest = level = 0
+    for ch in text:
+        level += (ch == "(") - (ch == ")")
+        deepest = max(deepest, level)
+    return deepest
+
+
+def test_messages_do_not_nest_parentheses(invoke, tmp_path, node_env):
+    """'token of opaque: contents unknown (stored (file))' read badly."""
+    r = invoke("service", "add", "s1", "--url", "https://svc.example", "--token-stdin",
+               input="not-the-envelope\n")
+    assert r.exit_code == 0, r.stderr
+    assert "an opaque token, its contents unknown, kept in the secrets file" in r.stderr
+    tok = tmp_path / "tok"
+    tok.write_text("still-opaque\n")
+    tok.chmod(0o600)
+    r = invoke("service", "add", "s2", "--url", "https://svc.example", "--token-file", str(tok))
+    assert f"read from {tok} at each run" in r.stderr
+    env = dict(node_env, NODECLI_PASSWORD="wrong")
+    r = invoke("node", "info", env=env)
+    assert r.exit_code == 4
+    for text in (r.stderr, *invoke("service", "list").stderr.splitlines()):
+        assert _depth(text) <= 1, text

@@ -16,6 +16,8 @@ def test_readme_examples_run_as_written() -> None:
     ran = [b for b in blocks if b.skip is None]
     assert len(ran) >= 20, "the README should show runnable examples"
     assert result.ok, result.failure()
+    # the walk writes only inside its $NODECLI_HOME, which the last block removes
+    assert result.leftovers == [], result.leftovers
 
 
 def test_every_skip_names_a_reason_and_few_are_skipped() -> None:

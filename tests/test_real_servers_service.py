@@ -68,7 +68,7 @@ def test_service_add_and_show_describe_an_opaque_token(invoke, svc, emulator):
     r = invoke("service", "add", "corp", "--url", emulator.url, "--token-stdin",
                input=OPAQUE + "\n")
     assert r.exit_code == 0, r.stderr
-    assert "opaque: contents unknown" in r.stderr
+    assert "an opaque token, its contents unknown" in r.stderr
     assert "warning" not in r.stderr
     r = invoke("service", "show", "corp")
     assert r.exit_code == 0

@@ -155,9 +155,14 @@ def test_passwd_changes_only_the_hash(with_users, home):
 
 
 def test_delete(with_users, home):
-    r = with_users("user", "delete", "usr2")
+    r = with_users("user", "delete", "usr2")  # no terminal to ask on
+    assert r.exit_code == 2 and "use --yes" in r.stderr
+    assert set(_store(home).load().users) == {"usr1", "usr2"}
+    r = with_users("user", "delete", "usr2", "--yes")
     assert r.exit_code == 0
     assert set(_store(home).load().users) == {"usr1"}
+    r = with_users("user", "delete", "usr2")  # a missing user: exit 5 before any question
+    assert r.exit_code == 5
 
 
 def test_acl_set_add_del_and_show(with_users, home):
@@ -256,3 +261,19 @@ def test_local_read_commands_do_not_import_heavy_stacks(with_users, argv):
     proc = subprocess.run([sys.executable, "-c", code], env=subprocess_env(),
                           capture_output=True, text=True, timeout=60, cwd=str(REPO_ROOT))
     assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr
+
+
+def test_the_unconfigured_transfer_user_warning_comes_once_per_change(invoke):
+    """Given when a change leaves a node user on a transfer user with neither
+    restriction nor docroot; not repeated by commands that do not touch it."""
+    r = invoke("user", "add", "u1", "--xuser", "bare", "--password-stdin", input="pw\n")
+    assert r.exit_code == 0 and r.stderr.count("neither restriction nor docroot") == 1
+    for argv, stdin in ((("user", "passwd", "u1", "--password-stdin"), "pw2\n"),
+                        (("user", "acl", "u1", "--add", "admin"), None),
+                        (("user", "list"), None), (("user", "show", "u1"), None),
+                        (("xuser", "list"), None), (("-l",), None)):
+        r = invoke(*argv, input=stdin)
+        assert r.exit_code == 0, (argv, r.stderr)
+        assert "neither restriction nor docroot" not in r.stderr, argv
+    r = invoke("xuser", "set", "bare", "-r", "file:////data/*")
+    assert r.exit_code == 0 and "neither" not in r.stderr

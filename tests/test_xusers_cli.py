@@ -112,7 +112,10 @@ def test_delete_referenced_needs_force(invoke, home):
     assert r.exit_code == 1
     assert "used by 1 node user(s): u1" in r.stderr and "--force" in r.stderr
     assert _raw(home) == before
-    r = invoke("xuser", "delete", "x", "--force")
+    r = invoke("xuser", "delete", "x", "--force")  # deletes node users: asks first
+    assert r.exit_code == 2 and "use --yes" in r.stderr
+    assert _raw(home) == before
+    r = invoke("xuser", "delete", "x", "--force", "--yes")
     assert r.exit_code == 0, r
     cfg = _cfg(home)
     assert cfg.transfer_users == {} and cfg.users == {}

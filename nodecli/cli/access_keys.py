@@ -130,12 +130,8 @@ def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         keys = list_access_keys(client)
-    if output_format in ("json", "jsonl"):
-        app.term.table(keys, KEY_COLUMNS, output_format)
-    elif keys:
-        app.term.table([_row(k) for k in keys], KEY_COLUMNS, output_format)
-    else:
-        app.term.info("no access keys")
+    rows = keys if output_format in ("json", "jsonl") else [_row(k) for k in keys]
+    app.term.table(rows, KEY_COLUMNS, output_format, empty="no access keys")
 
 
 @access_key.command("show", context_settings=CONTEXT)

@@ -255,11 +255,16 @@ class Terminal:
         fmt: str = "table",
         *,
         title: str | None = None,
+        empty: str = "nothing to list",
     ) -> None:
         """Render rows as table/json/jsonl/csv. JSON formats carry whole rows.
 
         ``table`` on a terminal leaves out the low-value columns that do not fit (and
-        says so); ``wide`` shows every column."""
+        says so); ``wide`` shows every column. No rows: ``empty`` on stderr for a table,
+        every list the same way (json ``[]``, csv its header, jsonl nothing)."""
+        if not rows and fmt in ("table", "wide"):
+            self.info(empty)
+            return
         caps: dict[str, int] | None = None
         if fmt == "table" and self.stdout_is_tty and rows:
             from nodecli.render import terminal_columns

@@ -105,23 +105,41 @@ def export_cmd(app: App, file: str, force: bool) -> None:
 @click.argument("file", type=InputFile("import file", allow_dash=True))
 @click.option("--merge", is_flag=True,
               help="Keep existing users; imported ones of the same name win.")
+@click.option("-y", "--yes", is_flag=True,
+              help="Do not ask before replacing existing users (needed without a "
+                   "terminal, and with '-').")
 @pass_app
-def import_cmd(app: App, file: str, merge: bool) -> None:
+def import_cmd(app: App, file: str, merge: bool, yes: bool) -> None:
     """Load user data written by 'config export' or '-b' ('-' reads stdin).
 
-    Without --merge all node users and transfer users are replaced; node and service
-    profiles are kept. The whole file is validated first: nothing changes if it is bad.
-    The previous config is kept as config.toml.bak ('nodecli config restore').
+    Without --merge all node users and transfer users are replaced (asked first on a
+    terminal when there are any); node and service profiles are kept. The whole file
+    is validated first: nothing changes if it is bad. The previous config is kept as
+    config.toml.bak ('nodecli config restore').
 
     \b
     Examples:
       nodecli config import users-backup.json
       nodecli config import --merge users-backup.json
     """
+    from nodecli.cli.common import confirm
+    from nodecli.errors import NodecliError, UsageError
+
     if file == "-":
         raw, source = sys.stdin.buffer.read(domain.MAX_IMPORT_BYTES + 1), "<stdin>"
     else:
         from nodecli.fsutil import read_limited
 
         raw, source = read_limited(file, domain.MAX_IMPORT_BYTES, "import file"), file
+    imported = domain.parse_export(raw, source)  # a bad file: refused before asking
+    cfg = app.store.load()
+    if not merge and (cfg.users or cfg.transfer_users):
+        question = (f"Replace all {len(cfg.users)} node user(s) and "
+                    f"{len(cfg.transfer_users)} transfer user(s) with the "
+                    f"{len(imported.users)} and {len(imported.transfer_users)} of {source}?")
+        if file == "-" and not yes:  # stdin holds the data: it cannot answer too
+            raise UsageError("replacing the existing users with data from stdin needs "
+                             "--yes (or --merge)")
+        if not confirm(app, question, yes=yes, flag="--yes (or --merge)"):
+            raise NodecliError("cancelled: nothing changed")
     report(app, domain.import_user_data(app.store, raw, source, merge=merge))

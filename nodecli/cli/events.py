@@ -115,14 +115,10 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
                  "user": rev.clean(e.get("user_id"), cut(60)),
                  "summary": rev.summary(e, whole)}
                 for e in page.events]
-        if rows or output_format == "csv":
-            app.term.table(rows, [Column("id", "id", whole=True),
-                                  Column("time", "time", whole=True), Column("type", "type"),
-                                  Column("user", "user", drop=1),
-                                  Column("summary", "summary")],
-                           output_format)
-        else:
-            app.term.info("no events")
+        app.term.table(rows, [Column("id", "id", whole=True),
+                              Column("time", "time", whole=True), Column("type", "type"),
+                              Column("user", "user", drop=1), Column("summary", "summary")],
+                       output_format, empty="no events")
     if page.link_problem:
         app.term.warn(rev.clean(page.link_problem, 300))
     if page.foreign_host is not None:

@@ -145,12 +145,10 @@ def node_list(app: App, output_format: str) -> None:
     from nodecli.profiles.node import list_profiles
 
     rows = list_profiles(app.store.load())
-    if output_format == "table" and not rows:
-        app.term.info("no node profiles: add one with 'nodecli node add NAME --url URL'")
-        return
     if output_format in ("table", "wide", "csv"):
         rows = [{**r, "tls": _tls_label(r)} for r in rows]
-    app.term.table(rows, _LIST_COLUMNS, output_format)
+    app.term.table(rows, _LIST_COLUMNS, output_format,
+                   empty="no node profiles: add one with 'nodecli node add NAME --url URL'")
 
 
 @node.command("show", context_settings=CONTEXT)

@@ -61,7 +61,7 @@ def render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
                 for key in ("created_at", "updated_at"):
                     if row[key]:
                         row[key] = iso_time(row[key])
-        app.term.table(rows, OP_COLUMNS, fmt)
+        app.term.table(rows, OP_COLUMNS, fmt, empty="no operations")
 
 
 @click.group(cls=HelpGroup,

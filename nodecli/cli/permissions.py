@@ -76,12 +76,9 @@ def permission_list(app: App, path: str | None, file_id: str | None, inherited: 
     with open_node_client(app, conn) as client:
         fid = file_id_for(client, path, file_id)
         perms = list_permissions(client, fid, inherited)
-    if output_format in ("json", "jsonl"):
-        app.term.table(perms, PERM_COLUMNS, output_format)
-    elif perms:
-        app.term.table(_rows(perms, fid), PERM_COLUMNS, output_format)
-    else:
-        app.term.info(f"no permissions on file {sanitize(fid)}")
+    rows = perms if output_format in ("json", "jsonl") else _rows(perms, fid)
+    app.term.table(rows, PERM_COLUMNS, output_format,
+                   empty=f"no permissions on file {sanitize(fid)}")
 
 
 @permission.command("grant", context_settings=CONTEXT)

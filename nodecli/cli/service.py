@@ -85,10 +85,12 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
                         force=force, paths=paths)
     for warning in saved.warnings:
         app.term.warn(sanitize(warning))
-    where = (f"stored ({getattr(secrets, 'name', 'secrets')})" if saved.stored
-             else f"file {saved.profile.token_file}")
-    app.term.success(f"saved service profile {name!r}: {url}, token of "
-                     f"{saved.token_info.who()} ({where})")
+    backend = getattr(secrets, "name", "")
+    where = (("kept in the keyring" if backend == "keyring" else "kept in the secrets file")
+             if saved.stored else f"read from {saved.profile.token_file} at each run")
+    whose = ("an opaque token, its contents unknown" if saved.token_info.opaque
+             else f"a token of {saved.token_info.who()}")
+    app.term.success(f"saved service profile {name!r}: {url}; {whose}, {where}")
 
 
 @service.command("list")
@@ -105,9 +107,11 @@ def service_list(app: App, output_format: str) -> None:
     from nodecli.secrets import open_secrets
 
     rows = list_profiles(app.store.load(), lambda: open_secrets(app.paths))
-    app.term.table(rows, [Column("name", "name"), Column("url", "url"),
-                          Column("token", "token"), Column("default", "default")],
-                   output_format)
+    app.term.table(rows, [Column("name", "name", whole=True), Column("url", "url"),
+                          Column("token", "token", drop=1), Column("default", "default")],
+                   output_format,
+                   empty="no service profiles: add one with 'nodecli service add NAME "
+                         "--url URL'")
 
 
 @service.command("show")

@@ -10,7 +10,7 @@ import click
 
 from nodecli import users as domain
 from nodecli.cli.app import App
-from nodecli.cli.common import get_secret, output_option, pass_app
+from nodecli.cli.common import confirm, get_secret, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.render import Column
 
@@ -120,7 +120,8 @@ def list_cmd(app: App, output_format: str) -> None:
       nodecli user list
       nodecli user list -o csv
     """
-    app.term.table(domain.list_users(app.store), USER_COLUMNS, output_format)
+    app.term.table(domain.list_users(app.store), USER_COLUMNS, output_format,
+                   empty="no node users: add one with 'nodecli user add NAME --xuser XUSER'")
 
 
 @user.command("show")
@@ -157,14 +158,23 @@ def passwd_cmd(app: App, name: str, password: str | None, password_stdin: bool) 
 
 @user.command("delete")
 @click.argument("name", shell_complete=complete_users)
+@click.option("-y", "--yes", is_flag=True, help="Do not ask (needed without a terminal).")
 @pass_app
-def delete_cmd(app: App, name: str) -> None:
-    """Delete node user NAME ('nodecli config restore' brings it back).
+def delete_cmd(app: App, name: str, yes: bool) -> None:
+    """Delete node user NAME, after asking on a terminal ('nodecli config restore'
+    brings it back).
 
     \b
     Examples:
       nodecli user delete alice
+      nodecli user delete alice --yes
     """
+    from nodecli.errors import NodecliError
+
+    domain.validate_name(name, "node user name")
+    domain.get_user(app.store.load(), name)  # a missing user: exit 5 before asking
+    if not confirm(app, f"Delete node user {name!r}?", yes=yes):
+        raise NodecliError("cancelled: nothing deleted")
     report(app, domain.delete_user(app.store, name))
 
 

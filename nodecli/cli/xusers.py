@@ -6,7 +6,7 @@ import click
 
 from nodecli import users as domain
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.common import confirm, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.users import render_record, report
 from nodecli.render import Column
@@ -103,14 +103,29 @@ def set_cmd(app: App, name: str, restrictions: tuple[str, ...],
 @click.argument("name", shell_complete=complete_transfer_users)
 @click.option("--force", is_flag=True,
               help="Also delete the node users that use this transfer user.")
+@click.option("-y", "--yes", is_flag=True,
+              help="Do not ask before --force deletes node users (needed without a "
+                   "terminal).")
 @pass_app
-def delete_cmd(app: App, name: str, force: bool) -> None:
-    """Delete transfer user NAME (refused while node users use it, unless --force).
+def delete_cmd(app: App, name: str, force: bool, yes: bool) -> None:
+    """Delete transfer user NAME (refused while node users use it, unless --force,
+    which asks on a terminal first).
 
     \b
     Examples:
-      nodecli xuser delete aspera --force
+      nodecli xuser delete legacy
+      nodecli xuser delete aspera --force --yes
     """
+    from nodecli.errors import NodecliError
+
+    domain.validate_name(name, "transfer user name")
+    cfg = app.store.load()
+    domain.get_transfer_user(cfg, name)
+    users = domain.referencing_users(cfg, name)
+    if force and users and not confirm(
+            app, f"Delete transfer user {name!r} and its {len(users)} node user(s): "
+                 f"{', '.join(users)}?", yes=yes):
+        raise NodecliError("cancelled: nothing deleted")
     report(app, domain.delete_transfer_user(app.store, name, force=force))
 
 
@@ -126,7 +141,9 @@ def list_cmd(app: App, output_format: str) -> None:
     Examples:
       nodecli xuser list
     """
-    app.term.table(domain.list_transfer_users(app.store), XUSER_COLUMNS, output_format)
+    app.term.table(domain.list_transfer_users(app.store), XUSER_COLUMNS, output_format,
+                   empty="no transfer users: add one with 'nodecli xuser add NAME -r "
+                         "RESTRICTION'")
 
 
 @xuser.command("show")
