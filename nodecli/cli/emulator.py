@@ -84,6 +84,20 @@ def _port_file_holds(path: Path, port: int) -> bool:
               help="Serve the collaboration service elsewhere: operations, workspaces, "
                    "workspace-memberships, group-memberships ({id} = the parent's id), "
                    "create-workspace. Repeatable.")
+@click.option("--token-max-age", type=click.FloatRange(0.1, None), metavar="S",
+              help="Refuse a bearer token S seconds after its first use (401), whatever "
+                   "its expiry: tokens that expire fast.")
+@click.option("--outage-every", type=click.FloatRange(1, None), metavar="S",
+              help="Go down every S seconds: stop listening and drop every connection "
+                   "for --outage-length, then serve the same data again (a restart).")
+@click.option("--outage-length", type=click.FloatRange(0.1, 3600), default=5.0,
+              show_default=True, metavar="S", help="Seconds each outage lasts.")
+@click.option("--idle-timeout", type=click.FloatRange(0.1, None), metavar="S",
+              help="Close keep-alive connections idle for S seconds (as a node or a "
+                   "middlebox that drops them).")
+@click.option("--clock-offset", type=click.FloatRange(-10**7, 10**7), default=0.0,
+              metavar="S", help="Run the node's clock S seconds ahead (negative: behind) "
+                                "of this machine's: /info current_time, Date, expiry checks.")
 @click.option("--service-token-file", type=UserPath(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
@@ -94,6 +108,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           event_rate: float, activity_logging: str, max_count: int | None,
           link_host: str | None, keep_alive: bool,
           service_token: str | None, service_paths: tuple[str, ...],
+          token_max_age: float | None, outage_every: float | None, outage_length: float,
+          idle_timeout: float | None, clock_offset: float,
           service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
@@ -160,6 +176,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     faults = server.faults
     faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
     faults.slow_seconds = slow_seconds
+    server.state.token_max_age, server.state.clock_offset = token_max_age, clock_offset
+    server.idle_timeout = idle_timeout
     port_path = Path(port_file).expanduser() if port_file else None
     try:
         if event_rate > 0:
@@ -193,11 +211,25 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         if fail_rate or reset_rate or slow_rate:
             app.term.info(f"faults: fail {fail_rate}, reset {reset_rate}, slow {slow_rate} "
                           f"({slow_seconds} s)")
+        if outage_every:
+            app.term.info(f"outages: down for {outage_length:g} s every {outage_every:g} s")
         app.term.info("stop with Ctrl-C")
         stop = threading.Event()
         try:
-            while not stop.wait(0.5):
-                pass
+            while True:
+                if not outage_every:
+                    stop.wait(0.5)
+                    continue
+                if stop.wait(outage_every):
+                    break
+                from nodecli.emulator.app import restart
+
+                app.term.info(f"outage: down for {outage_length:g} s")
+                again = restart(server, outage_length, stop)
+                if again is None:
+                    break
+                server = again
+                app.term.info("back up")
         except KeyboardInterrupt:
             pass
     finally:

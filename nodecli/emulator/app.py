@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 
 from nodecli.config.paths import Paths
@@ -52,6 +53,23 @@ def build_server(
     log = events.log_for(state)
     log.count_cap, log.link_host, log.keep_alive = max_count, link_host, keep_alive
     return server
+
+
+def restart(server: EmulatorServer, down_for: float,
+            stop: threading.Event | None = None) -> EmulatorServer | None:
+    """The node goes down and comes back: ``server`` stops listening and drops its
+    connections (clients meet refused connections), and after ``down_for`` seconds a new
+    server on the same address serves the same state, routes and faults, as a restarted
+    node serves its stored data. None when ``stop`` was set while it was down."""
+    host, port = server.server_address[0], server.port
+    server.stop()
+    if (stop or threading.Event()).wait(down_for):
+        return None
+    again = EmulatorServer(server.state, host=str(host), port=port, tls=server.tls_files,
+                           access_log=server.access_log)
+    again.router, again.faults = server.router, server.faults
+    again.idle_timeout = server.idle_timeout
+    return again.start()
 
 
 def ca_file(paths: Paths) -> str:

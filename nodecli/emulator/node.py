@@ -43,7 +43,8 @@ def make_bearer_verifier(state: NodeState) -> Any:
                 from nodecli.keys import load_public_key_pem
 
                 key = keys[pem] = load_public_key_pem(pem)
-            claims = tokens.verify(token, key, leeway=0)
+            claims = tokens.verify(token, key, leeway=0,
+                                   now=dt.datetime.fromtimestamp(state.now(), dt.UTC))
         except tokens.TokenError as exc:
             raise HttpError(401, exc.message) from None
         except Exception as exc:  # noqa: BLE001 - a stored key that cannot be loaded
@@ -96,7 +97,8 @@ def register(router: Router, state: NodeState) -> None:
         body = {
             "application": "node",
             "version": state.version,
-            "current_time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "current_time": dt.datetime.fromtimestamp(state.now(), dt.UTC).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"),
             "node_id": state.node_id,
             "transfer_user": xuser.name if xuser else None,
             "docroot": xuser.docroot if xuser else None,

@@ -172,12 +172,28 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # a node that drops idle keep-alive connections: the read of the next request
+        # times out and the connection is closed (None: kept as long as the client likes)
+        if self.server.idle_timeout is not None:
+            self.connection.settimeout(self.server.idle_timeout)
+        self.server.track(self.connection)
         # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's
         # algorithm plus the client's delayed ACK add ~40 ms to every response.
         try:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:
             pass
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.untrack(self.connection)
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        # the Date header on the node's own (possibly skewed) clock
+        return super().date_time_string(self.server.state.now() if timestamp is None
+                                        else timestamp)
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.access_log:
@@ -289,6 +305,10 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.faults = Faults()
         self.access_log = access_log
         self.tls = tls is not None
+        self.tls_files = tls
+        self.idle_timeout: float | None = None
+        self._open: set[Any] = set()
+        self._open_lock = threading.Lock()
         super().__init__((host, port), _Handler)
         if tls is not None:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -316,9 +336,28 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self._thread.start()
         return self
 
+    def track(self, conn: Any) -> None:
+        with self._open_lock:
+            self._open.add(conn)
+
+    def untrack(self, conn: Any) -> None:
+        with self._open_lock:
+            self._open.discard(conn)
+
     def stop(self) -> None:
-        self.shutdown()
+        """Stop listening and drop every open connection, as a node going down does
+        (again: nothing)."""
+        if self._thread is not None:  # (shutdown() waits for a loop that never ran)
+            self._thread = None
+            self.shutdown()
         self.server_close()
+        with self._open_lock:
+            conns, self._open = list(self._open), set()
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 def parse_basic(header: str | None) -> tuple[str, str] | None:

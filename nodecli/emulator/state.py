@@ -59,6 +59,12 @@ class NodeState:
         self.reset_hooks: list[Any] = []  # feature modules' "forget everything" callbacks
         self._config_cache: tuple[float, Any] | None = None
         self._password_ok: set[tuple[str, str, float]] = set()
+        # playing other nodes: a clock that is off by this many seconds (its /info
+        # current_time and Date headers), and bearer tokens refused once they were
+        # first seen this many seconds ago (None: only their own expiry counts)
+        self.clock_offset = 0.0
+        self.token_max_age: float | None = None
+        self._token_first_seen: dict[str, float] = {}
         self.persist = persist
         if persist:
             self.load_access_keys()
@@ -69,6 +75,8 @@ class NodeState:
             self.access_keys.clear()
             self.transfers.clear()
             self._password_ok.clear()
+            self._token_first_seen.clear()
+            self.clock_offset, self.token_max_age = 0.0, None
             for hook in self.reset_hooks:
                 hook()
             self.save_access_keys()
@@ -146,12 +154,33 @@ class NodeState:
                 return Principal("access_key", user, access_key=user)
         raise HttpError(401, "invalid credentials", {"WWW-Authenticate": 'Basic realm="node"'})
 
+    def now(self) -> float:
+        """The node's clock (``time.time()`` plus the played offset)."""
+        return time.time() + self.clock_offset
+
     def authenticate_bearer(self, req: Request, token: str) -> Principal:
         """Verify a node bearer token as a node would (see nodecli.emulator.node)."""
         verifier = self.extensions.get("bearer_verifier")
         if verifier is None:
             raise HttpError(401, "bearer tokens are not accepted by this emulator")
-        return verifier(req, token)
+        principal = verifier(req, token)
+        if self.token_max_age is not None:
+            self._check_token_age(token)
+        return principal
+
+    def _check_token_age(self, token: str) -> None:
+        max_age = self.token_max_age or 0.0
+        now = time.monotonic()
+        key = secret_digest(token)
+        with self.lock:
+            first = self._token_first_seen.setdefault(key, now)
+            if len(self._token_first_seen) > 10_000:  # bounded: forget the long-expired
+                self._token_first_seen = {k: t for k, t in self._token_first_seen.items()
+                                          if now - t <= max_age}
+                self._token_first_seen.setdefault(key, first)
+        if now - first > max_age:
+            raise HttpError(401, f"bearer token expired (this node accepts a token for "
+                                 f"{max_age:g} s after its first use)")
 
     def authenticate_service(self, req: Request) -> Principal:
         verifier = self.extensions.get("service_verifier")
