@@ -46,6 +46,10 @@ ENVIRONMENT = {
     "NODECLI_TOKEN": "OAuth access token of the collaboration service (operations, "
                      "workspaces, service add), instead of --token-file or the profile.",
     "NODECLI_SECRETS_BACKEND": "file or keyring: where profile secrets are stored.",
+    "NODECLI_PROXY_PASSWORD": "Password of a proxy whose URL names a user (never on the "
+                              "command line); stored with a profile by node add.",
+    "HTTPS_PROXY": "Proxy for https:// nodes and services (also https_proxy, HTTP_PROXY, "
+                   "ALL_PROXY; NO_PROXY exempts hosts); --proxy and a profile's proxy win.",
     "NO_COLOR": "Any non-empty value disables colour (as does --no-color).",
     "NODECLI_DEBUG": "Show a traceback for internal errors.",
     "_NODECLI_COMPLETE": "Set by the completion scripts; not for direct use.",

@@ -35,13 +35,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from nodecli import __version__
 from nodecli.errors import (
     RemoteError,
     UsageError,
 )
+from nodecli.http_checks import header_safe, refuse_undecodable
 from nodecli.http_deadline import Watchdog
 from nodecli.http_errors import (
     RETRY_STATUSES,
@@ -50,6 +51,7 @@ from nodecli.http_errors import (
     parse_retry_after,
     status_error,
     tls_error,
+    with_not_retried,
 )
 from nodecli.links import origin
 
@@ -79,18 +81,24 @@ class Auth:
     access_key: str | None = None
     access_key_header: str = DEFAULT_ACCESS_KEY_HEADER
     note: str = ""
+    # where a renewing bearer token comes from (nodecli.token_source): asked for the
+    # token of each request, and once for a new one after a 401
+    source: Any = field(default=None, repr=False, compare=False)
+
+    def bearer(self) -> str | None:
+        return self.source.current() if self.source is not None else self.token
 
     def headers(self) -> dict[str, str]:
         if self.kind == "basic":
             raw = f"{self.username or ''}:{self.password or ''}".encode()
             return {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii")}
         if self.kind == "bearer":
-            h = {"Authorization": f"Bearer {self.token}"}
+            h = {"Authorization": f"Bearer {self.bearer()}"}
             if self.access_key:
                 h[self.access_key_header] = self.access_key
             return h
         if self.kind == "oauth":
-            return {"Authorization": f"Bearer {self.token}"}
+            return {"Authorization": f"Bearer {self.bearer()}"}
         return {}
 
     def describe(self) -> str:
@@ -109,7 +117,8 @@ class Auth:
         return f"{text} ({self.note})" if self.note else text
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.password, self.token) if s]
+        found = [s for s in (self.password, self.token) if s]
+        return found + (self.source.seen() if self.source is not None else [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +141,7 @@ class Endpoint:
     label: str = ""
     peer: str = "node"
     cacert_env: str = "NODECLI_CACERT"
+    proxy: Any = None  # nodecli.proxies.Proxy: requests go through it (CONNECT for https)
 
     def with_auth(self, auth: Auth) -> Endpoint:
         return replace(self, auth=auth)
@@ -170,47 +180,6 @@ class Response:
             ) from None
 
 
-def _header_safe(value: str) -> bool:
-    """Whether ``value`` can be sent as an HTTP header value as it is."""
-    return (value.isprintable() and value.isascii()) or (
-        all(" " <= c <= "~" or "\x80" <= c <= "\xff" for c in value))
-
-
-def _has_surrogates(text: Any) -> bool:
-    return isinstance(text, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in text)
-
-
-def _refuse_undecodable(url: str, params: Any, headers: dict[str, str] | None) -> None:
-    """Arguments with bytes that are not UTF-8 (the shell passes them through as
-    surrogate escapes) cannot go into a URL or a header: a usage error, before anything
-    is sent, instead of an encoding error deep in the HTTP stack."""
-    values: list[Any] = [url]
-    if isinstance(params, dict):
-        values += [*params.keys(), *params.values()]
-    elif isinstance(params, list | tuple):
-        for item in params:
-            values += list(item) if isinstance(item, list | tuple) else [item]
-    values += list((headers or {}).values())
-    for value in values:
-        if _has_surrogates(value):
-            shown = value.encode("utf-8", "backslashreplace").decode("ascii", "replace")
-            raise UsageError(f"{shown[:80]!r} holds bytes that are not UTF-8 text: ids, "
-                             "tokens and names go to the server as UTF-8")
-
-
-def _with_not_retried(
-    hint_for: Callable[[int], str | None] | None,
-) -> Callable[[int], str | None]:
-    """The caller's hint, else: why a failed non-idempotent request was not retried."""
-
-    def hint(status: int) -> str | None:
-        return (hint_for(status) if hint_for else None) or (
-            "not retried automatically: the request may have taken effect; "
-            "check before repeating it")
-
-    return hint
-
-
 class _Transient(Exception):
     def __init__(self, reason: str, retry_after: float | None = None,
                  response: Response | None = None) -> None:
@@ -225,13 +194,18 @@ class Client:
 
     def __init__(self, endpoint: Endpoint, *, log: Log | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 status: Callable[[str | None], None] | None = None) -> None:
+                 status: Callable[[str | None], None] | None = None,
+                 skew: Callable[[float], None] | None = None) -> None:
         self.endpoint = endpoint
         self._log = log
         # told "what is being retried" before each wait, None when the request is over:
         # a person at a terminal is not left in front of seconds of silence
         self._status = status
         self._retried = False
+        # told once when the server's clock (its Date header) is off by more than
+        # SKEW_WARN seconds: tokens signed here are judged on that clock
+        self._skew = skew
+        self.clock_offset: float | None = None
         self._sleep = sleep
         self._origin = origin(endpoint.base_url)
         self._extra_secrets: list[str] = []
@@ -267,13 +241,24 @@ class Client:
             import httpx2
 
             endpoint = self.endpoint
-            self._client = httpx2.Client(
-                verify=self._verify,
-                timeout=httpx2.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-                trust_env=False,
-            )
+            proxy = endpoint.proxy
+            if proxy is not None:
+                self.log(f"> via proxy {proxy.shown()} (from {proxy.source})")
+            # the environment is read by nodecli.proxies (NO_PROXY included), so httpx2
+            # is told exactly: no proxy, or this one; TLS to the node inside its tunnel
+            try:
+                self._client = httpx2.Client(
+                    verify=self._verify,
+                    timeout=httpx2.Timeout(endpoint.read_timeout,
+                                           connect=endpoint.connect_timeout),
+                    follow_redirects=False,
+                    headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                    trust_env=False,
+                    proxy=proxy.url() if proxy is not None else None,
+                )
+            except (httpx2.InvalidURL, ValueError) as exc:  # a proxy URL httpx2 refuses
+                raise UsageError(f"cannot use proxy {proxy.shown() if proxy else ''}: "
+                                 f"{self.redact(str(exc))}") from None
         return self._client
 
     # -- plumbing ----------------------------------------------------------------------
@@ -300,7 +285,9 @@ class Client:
             self._extra_secrets.append(value)
 
     def redact(self, text: str) -> str:
-        for secret in [*self.endpoint.auth.secrets(), *self._extra_secrets]:
+        proxy = self.endpoint.proxy
+        extra = [proxy.password] if proxy is not None and proxy.password else []
+        for secret in [*self.endpoint.auth.secrets(), *self._extra_secrets, *extra]:
             text = text.replace(secret, "***")
         return text
 
@@ -314,7 +301,7 @@ class Client:
         if origin(url) == self._origin:
             auth = self.endpoint.auth
             for name, value in auth.headers().items():
-                if not _header_safe(value):
+                if not header_safe(value):
                     what = "bearer token" if auth.kind in ("bearer", "oauth") and \
                         name == "Authorization" else f"{name} header"
                     raise UsageError(
@@ -323,6 +310,23 @@ class Client:
                         hint="a token file holds one token on one line")
                 headers[name] = value
         return headers
+
+    def _renew_token(self, url: str) -> bool:
+        """After a 401 from the endpoint's own origin: ask a renewing token source for
+        another token (a replaced token file, a freshly minted token)."""
+        source = self.endpoint.auth.source
+        if source is None or origin(url) != self._origin:
+            return False
+        from nodecli.errors import NodecliError
+
+        try:
+            fresh = bool(source.renew())
+        except (NodecliError, OSError) as exc:
+            self.log(f"! could not renew the {source.label}: {exc}")
+            return False
+        self.log(f"! 401: renewed the {source.label}; retrying" if fresh else
+                 f"! 401: the {source.label} holds no newer token")
+        return fresh
 
     # -- one attempt -------------------------------------------------------------------
 
@@ -337,6 +341,7 @@ class Client:
                 self.log(f"> headers {shown}")
         resp = self._send(method, url, params=params, content=content, headers=headers,
                           deadline_at=deadline_at, started=started)
+        self._check_clock(resp, time.time())
         if self._log:
             self.log(f"< {resp.status} {url} ({resp.elapsed * 1000:.0f} ms, "
                      f"{len(resp.body)} bytes)")
@@ -395,6 +400,13 @@ class Client:
             raise _Transient(f"connection broken: {exc or type(exc).__name__}") from None
         except httpx2.TimeoutException:
             raise _Transient("timed out") from None
+        except httpx2.ProxyError as exc:  # the proxy refused the tunnel (407, 403, 502 ...)
+            proxy = self.endpoint.proxy
+            shown = proxy.shown() if proxy is not None else "the proxy"
+            hint = ("check the proxy's user and password (NODECLI_PROXY_PASSWORD, the "
+                    "profile's secret or the prompt)" if "407" in str(exc) else None)
+            raise RemoteError(f"{method} {self.redact(url)}: proxy {shown} refused: "
+                              f"{self.redact(str(exc))}", hint=hint) from None
         except httpx2.DecodingError:
             raise RemoteError(f"{method} {self.redact(url)}: the body does not decode as its "
                               "Content-Encoding says") from None
@@ -425,7 +437,7 @@ class Client:
         A status outside ``expect`` raises the mapped error (see :func:`status_error`).
         """
         method = method.upper()
-        _refuse_undecodable(path_or_url, params, headers)
+        refuse_undecodable(path_or_url, params, headers)
         retryable = method in IDEMPOTENT if retry is None else retry
         content = None
         hdrs = dict(headers or {})
@@ -448,6 +460,7 @@ class Client:
                   deadline_at: float) -> Response:
         attempt = 0
         redirects = 0
+        renewed = False
         while True:
             attempt += 1
             try:
@@ -458,7 +471,7 @@ class Client:
                 remaining = deadline_at - time.monotonic()
                 if not retryable or attempt >= self.endpoint.max_attempts or remaining <= 0:
                     if exc.response is not None:
-                        final_hint = hint_for if retryable else _with_not_retried(hint_for)
+                        final_hint = hint_for if retryable else with_not_retried(hint_for)
                         return self._finish(exc.response, expect, method, final_hint)
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
                     hint = None if retryable else "not retried: the request is not idempotent"
@@ -485,6 +498,10 @@ class Client:
                     raise RemoteError(f"{method} {self.redact(url)}: more than "
                                       f"{MAX_REDIRECTS} redirects")
                 url, method, content = self._redirect(resp, url, method, content)
+                continue
+            if resp.status == 401 and not renewed and self._renew_token(url):
+                renewed = True  # a new token: the same request once more, right away
+                attempt -= 1
                 continue
             return self._finish(resp, expect, method, hint_for)
 
@@ -524,6 +541,22 @@ class Client:
         self.log(f"> redirected to {target}")
         return target, method, content
 
+    def _check_clock(self, resp: Response, received: float) -> None:
+        """Compare the server's Date header with our clock (once per client)."""
+        if self.clock_offset is not None:
+            return
+        from nodecli.http_checks import SKEW_WARN, clock_offset_of
+
+        offset = clock_offset_of(resp.header("date"), received)
+        if offset is None:
+            return
+        self.clock_offset = offset
+        source = self.endpoint.auth.source
+        if source is not None and hasattr(source, "offset") and abs(offset) >= 2:
+            source.offset = offset  # minted tokens then expire on the node's clock
+        if abs(offset) > SKEW_WARN and self._skew is not None:
+            self._skew(offset)
+
     def _finish(self, resp: Response, expect: tuple[int, ...], method: str,
                 hint_for: Callable[[int], str | None] | None) -> Response:
         if resp.status in expect:
@@ -545,28 +578,14 @@ class Client:
         For example ``derive(max_attempts=1)`` for a caller that retries by itself
         (``events tail -f`` retries forever with its own status line).
         """
-        return Client(self.endpoint.replace(**changes), log=self._log, sleep=self._sleep,
-                      status=self._status)
-
-
-def in_clear(endpoint: Endpoint) -> bool:
-    """True when credentials would cross a network unencrypted: plain http:// to a host
-    that is not this machine (a loopback name or address)."""
-    import ipaddress
-
-    parts = urlsplit(endpoint.base_url)
-    if parts.scheme != "http" or endpoint.auth.kind == "none":
-        return False
-    host = (parts.hostname or "").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return True
+        derived = Client(self.endpoint.replace(**changes), log=self._log, sleep=self._sleep,
+                         status=self._status, skew=self._skew)
+        derived.clock_offset = self.clock_offset  # (said once per command, not per client)
+        return derived
 
 
 def open_client(endpoint: Endpoint, *, log: Log | None = None,
-                status: Callable[[str | None], None] | None = None) -> Client:
+                status: Callable[[str | None], None] | None = None,
+                skew: Callable[[float], None] | None = None) -> Client:
     """The factory. Everything that talks HTTP gets its client here."""
-    return Client(endpoint, log=log, status=status)
+    return Client(endpoint, log=log, status=status, skew=skew)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Callable
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -162,3 +163,16 @@ def tls_error(text: str, url: str, cacert: str | None, *, peer: str = "node",
     if "ssl" in low or "tls" in low:
         return RemoteError(f"TLS handshake with {netloc} failed ({text})")
     return None
+
+
+def with_not_retried(
+    hint_for: Callable[[int], str | None] | None,
+) -> Callable[[int], str | None]:
+    """The caller's hint, else: why a failed non-idempotent request was not retried."""
+
+    def hint(status: int) -> str | None:
+        return (hint_for(status) if hint_for else None) or (
+            "not retried automatically: the request may have taken effect; "
+            "check before repeating it")
+
+    return hint

@@ -79,3 +79,48 @@ def _warm_up_signing() -> None:
     from cryptography.hazmat.primitives.serialization import (  # noqa: F401
         load_pem_private_key,
     )
+
+
+def renew_into(path: str, make: Callable[[], tuple[str, Any]], every: float, *,
+               wrote: Callable[[Any], None] | None = None,
+               sleep: Callable[[float], None] | None = None,
+               rounds: int | None = None) -> int:
+    """Keep a token file fresh for other programs: write ``make()``'s token (atomic
+    replace, 0600 from creation), wait ``every`` seconds, again; until interrupted (or
+    ``rounds`` writes). ``wrote(expires)`` follows each write. Returns the writes made."""
+    import time
+
+    from nodecli.fsutil import atomic_write
+
+    nap = sleep or time.sleep
+    done = 0
+    while rounds is None or done < rounds:
+        token, expires = make()
+        atomic_write(path, (token + "\n").encode("ascii"), mode=0o600)
+        done += 1
+        if wrote is not None:
+            wrote(expires)
+        if rounds is not None and done >= rounds:
+            break
+        nap(every)
+    return done
+
+
+def renewal(target: str | None, every_text: str | None) -> tuple[str | None, float]:
+    """``token create --renew-into FILE --every DURATION``: (FILE, seconds), checked
+    before anything is asked."""
+    import os
+
+    if (target is None) != (every_text is None):
+        raise UsageError("--renew-into FILE and --every DURATION go together")
+    if target is None:
+        return None, 0.0
+    from nodecli.timeparse import TimeParseError, parse_duration
+
+    try:
+        every = parse_duration(str(every_text)).total_seconds()
+    except TimeParseError as exc:
+        raise UsageError(f"--every: {exc}") from None
+    if every < 1:
+        raise UsageError("--every must be at least 1s")
+    return os.path.expanduser(target), every

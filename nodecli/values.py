@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from nodecli.errors import UsageError
+from nodecli.http_checks import has_surrogates
 
 # (compiled on first use, by re's cache)
 KEY_PART = r"[A-Za-z_][A-Za-z0-9_-]{0,127}"
@@ -78,13 +79,9 @@ def typed_value(text: str, what: str = "value") -> Any:
         return number
     if text[:1] in ("{", "[", '"'):
         return _strict_json(text, what)
-    if any(ord(c) < 32 or ord(c) == 127 for c in text) or _has_surrogates(text):
+    if any(ord(c) < 32 or ord(c) == 127 for c in text) or has_surrogates(text):
         raise UsageError(f"{what} contains control characters or bytes that are not UTF-8")
     return text
-
-
-def _has_surrogates(text: str) -> bool:
-    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
 def parse_assignment(text: str) -> tuple[list[str], Any]:

@@ -11,7 +11,8 @@ import sys
 import pexpect
 import pytest
 
-from nodecli.http import Auth, Endpoint, in_clear
+from nodecli.http import Auth, Endpoint
+from nodecli.http_checks import in_clear
 from tests.conftest import REPO_ROOT, subprocess_env
 
 

@@ -126,7 +126,9 @@ class LiveStatus:
         elapsed = self._clock() - self._since
         frame = frames[int(elapsed * 10) % len(frames)]
         text = f"{frame} {sanitize(self._text or '')} · {describe_delta(elapsed)}"
-        return fit_line(text, terminal_columns(err))
+        # two columns to spare: the terminal echoes Ctrl-C as "^C" after the line, and a
+        # line that wraps there cannot be erased any more
+        return fit_line(text, terminal_columns(err) - 2)
 
     def redraw(self) -> None:
         with self.lock:

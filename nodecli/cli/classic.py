@@ -117,7 +117,7 @@ def _password(app: App, opts: dict[str, Any], name: str) -> Any:
 def run_classic(app: App, actions: Sequence[str], opts: dict[str, Any]) -> None:
     """Run the classic action(s) chosen on the root command."""
     if "bearer_create" in actions:
-        from nodecli.cli.tokens import bearer_create_classic  # written by the tokens work
+        from nodecli.cli.token_create import bearer_create_classic
 
         bearer_create_classic(app, opts)
         return

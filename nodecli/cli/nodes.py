@@ -70,6 +70,18 @@ def node() -> None:
 @click.option("--no-secret", is_flag=True,
               help="Do not store a secret (give it per run: NODECLI_PASSWORD, "
                    "--password-stdin or the prompt).")
+@click.option("--proxy", metavar="URL",
+              help="HTTP proxy for this node, http://[user@]host:port (its password: "
+                   "NODECLI_PROXY_PASSWORD when adding is stored, else asked per run).")
+@click.option("--mint-key", metavar="PATH", type=InputFile("private key"),
+              help="Sign this profile's bearer tokens here with this private key (only "
+                   "its path is saved; the key is never sent): tokens that renew.")
+@click.option("--mint-user-id", metavar="UID", help="User id of the minted tokens.")
+@click.option("--mint-group-ids", metavar="G1,G2", help="Group ids of the minted tokens.")
+@click.option("--mint-scope-role", type=click.Choice(["user", "admin"]), default="user",
+              show_default=True, help="Role of the minted tokens.")
+@click.option("--mint-ttl", metavar="DURATION", default="1h", show_default=True,
+              help="Lifetime of each minted token (renewed before it ends): 30m, 1h, 2d.")
 @click.option("--default", "make_default", is_flag=True,
               help="Make this the default profile (the first profile always is).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing profile of that name.")
@@ -77,6 +89,8 @@ def node() -> None:
 def node_add(app: App, name: str, url: str, user: str | None, access_key: str | None,
              bearer_file: str | None, cacert: str | None, insecure: bool,
              access_key_header: str | None, password_stdin: bool, no_secret: bool,
+             proxy: str | None, mint_key: str | None, mint_user_id: str | None,
+             mint_group_ids: str | None, mint_scope_role: str, mint_ttl: str,
              make_default: bool, force: bool) -> None:
     """Save a node profile. Secrets go to the keyring (or a 0600 file), never config.toml.
 
@@ -85,14 +99,30 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
       printf '%s\\n' "$AK_SECRET" | nodecli node add ak --url https://node:9092 \\
           --access-key AK1 --password-stdin
       nodecli node add tok --url https://node:9092 --access-key AK1 --bearer-file tok.txt
+      nodecli node add alice --url https://node:9092 --access-key AK1 \\
+          --mint-key keys/AK1/private.pem --mint-user-id alice --mint-ttl 1h
     """
+    from nodecli.config.model import MintSettings
     from nodecli.profiles.node import ProfileSpec, add_profile, validate_profile
 
+    mint = None
+    if mint_key is not None:
+        from nodecli.timeparse import TimeParseError, parse_duration
+
+        try:
+            ttl = int(parse_duration(mint_ttl).total_seconds())
+        except TimeParseError as exc:
+            raise click.UsageError(f"--mint-ttl: {exc}") from None
+        mint = MintSettings(mint_key, mint_user_id or "",
+                            [g for g in (mint_group_ids or "").split(",") if g.strip()],
+                            mint_scope_role, ttl)
+    elif mint_user_id or mint_group_ids:
+        raise click.UsageError("--mint-user-id and --mint-group-ids go with --mint-key PATH")
     spec = ProfileSpec(name, url, user, access_key, bearer_file, cacert, insecure,
-                       access_key_header)
+                       access_key_header, proxy, mint)
     validate_profile(spec)  # fail on bad input before asking for a secret
     secret: str | None = None
-    needs_secret = bool(user or access_key) and not bearer_file
+    needs_secret = bool(user or access_key) and not bearer_file and mint is None
     if password_stdin and no_secret:
         raise click.UsageError("give --password-stdin or --no-secret, not both")
     if password_stdin:
@@ -105,8 +135,13 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
                 else f"password of node user {user!r}")
         secret = click.prompt(f"{what.capitalize()} to store (empty: do not store)",
                               hide_input=True, default="", show_default=False, err=True) or None
+    import os
+
+    from nodecli.proxies import PASSWORD_ENV
+
     shown = add_profile(app.store, app.paths, spec, secret, replace=force,
-                        make_default=make_default)
+                        make_default=make_default,
+                        proxy_password=os.environ.get(PASSWORD_ENV) if proxy else None)
     app.term.success(f"saved node profile {name!r} ({shown['url']})"
                      + (", the default" if shown["default"] else ""))
     if secret:
@@ -173,6 +208,8 @@ def node_show(app: App, name: str | None, output_format: str) -> None:
              else "-")
     if info["bearer_file"]:
         where = "bearer token read from the file at each run"
+    if info["mint"]:
+        where = "- (tokens are signed here)"
     app.term.fields([
         ("name", info["name"] + (" (default)" if info["default"] else "")),
         ("url", info["url"]),
@@ -182,9 +219,21 @@ def node_show(app: App, name: str | None, output_format: str) -> None:
         ("bearer file", info["bearer_file"]),
         ("access-key header", info["access_key_header"]),
         ("tls", _tls_label(info)),
+        ("proxy", info["proxy"] or "the environment's (HTTPS_PROXY ...), if any"),
+        ("minted tokens", _mint_label(info["mint"])),
         ("secret", where),
         ("secret store", info["secret_store"]),
     ])
+
+
+def _mint_label(mint: dict[str, Any] | None) -> str | None:
+    if not mint:
+        return None
+    from nodecli.timeparse import describe_delta
+
+    groups = f", groups {','.join(mint['group_ids'])}" if mint.get("group_ids") else ""
+    return (f"user {mint['user_id']}{groups}, role {mint['scope_role']}, each valid "
+            f"{describe_delta(mint['ttl'])}, signed with {mint['key']}")
 
 
 @node.command("remove", context_settings=CONTEXT)

@@ -45,6 +45,9 @@ _NODE_OPTIONS = [
     click.option("--password-stdin", "node_password_stdin", is_flag=True,
                  help="Read the password / access-key secret from stdin "
                       "(else NODECLI_PASSWORD, the profile, or a prompt)."),
+    click.option("--proxy", "node_proxy", metavar="URL",
+                 help="HTTP proxy, http://[user@]host:port (else the profile's, else "
+                      "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; NO_PROXY exempts hosts)."),
 ]
 
 
@@ -64,7 +67,7 @@ def access_options(f: F) -> F:
 
 
 NODE_OPTION_NAMES = ("node", "url", "node_user", "access_key", "bearer_file", "cacert",
-                     "insecure", "access_key_header", "node_password_stdin")
+                     "insecure", "access_key_header", "node_password_stdin", "node_proxy")
 
 
 def pop_node_options(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +101,7 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
         access_key_header=conn.get("access_key_header"),
         password=read_secret_stdin("password") if conn.get("node_password_stdin") else None,
         user_login="node_user" in conn,  # access_options commands have no login --user
+        proxy=conn.get("node_proxy"),
     )
     cfg = app.store.load()
 
@@ -121,8 +125,19 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
 
 def open_endpoint(app: App, endpoint: Any) -> Any:
     """The client for a resolved node or service endpoint, with the warnings a person
-    should see first (TLS off, credentials in clear), -v's log and the retry status."""
-    from nodecli.http import in_clear, open_client
+    should see first (TLS off, credentials in clear), -v's log and the retry status;
+    a proxy password still missing is asked for here."""
+    from nodecli.http import open_client
+    from nodecli.http_checks import in_clear
+
+    proxy = endpoint.proxy
+    if proxy is not None and proxy.needs_password:
+        from nodecli.proxies import PASSWORD_ENV
+
+        password = get_secret(app, value=None, env=None, what="proxy password",
+                              prompt=f"Password for proxy {proxy.shown()}",
+                              flags=PASSWORD_ENV)
+        endpoint = endpoint.replace(proxy=proxy.with_password(password))
 
     if endpoint.insecure:
         app.term.warn(f"TLS verification is OFF for {endpoint.base_url} (--insecure)")
@@ -137,4 +152,12 @@ def open_endpoint(app: App, endpoint: Any) -> Any:
         else:  # live line on a terminal only; -v logs each retry everywhere
             app.term.status.show(text)
 
-    return open_client(endpoint, log=log, status=status)
+    def skew(offset: float) -> None:
+        where = "ahead of" if offset > 0 else "behind"
+        effect = "expire that much sooner" if offset > 0 else "last that much longer"
+        app.term.warn(f"the clock of {endpoint.label or endpoint.base_url} is "
+                      f"{abs(offset):.0f} s {where} this machine's (its Date header): bearer "
+                      f"tokens signed here {effect} there; fix the clocks (NTP), or sign "
+                      "with 'nodecli token create --clock-from-node NODE'")
+
+    return open_client(endpoint, log=log, status=status, skew=skew)

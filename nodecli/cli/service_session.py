@@ -42,9 +42,13 @@ _SERVICE_OPTIONS = [
                  help="Override a path the service does not document: operations, workspaces, "
                       "workspace-memberships, group-memberships ({id} = the parent's id), "
                       "create-workspace. Repeatable."),
+    click.option("--proxy", "service_proxy", metavar="URL",
+                 help="HTTP proxy, http://[user@]host:port (else the profile's, else "
+                      "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; NO_PROXY exempts hosts)."),
 ]
 SERVICE_OPTION_NAMES = ("service", "service_url", "token_file", "service_cacert",
-                        "service_insecure", "operations_path", "service_paths")
+                        "service_insecure", "operations_path", "service_paths",
+                        "service_proxy")
 
 
 def service_options(f: F) -> F:
@@ -91,7 +95,8 @@ def open_service_client(app: App, conn: dict[str, Any], what: str = "this call")
                          token_file=conn.get("token_file"), cacert=conn.get("service_cacert"),
                          insecure=bool(conn.get("service_insecure")),
                          paths=path_overrides(conn.get("operations_path"),
-                                              conn.get("service_paths")))
+                                              conn.get("service_paths")),
+                         proxy=conn.get("service_proxy"))
 
     def lookup(key: str) -> str | None:
         return open_secrets(app.paths).get(key)

@@ -1,4 +1,5 @@
-"""``nodecli token``: create, inspect and verify bearer tokens; the classic --bearer-create.
+"""``nodecli token``: create, inspect and verify bearer tokens (creation itself, shared
+with the classic --bearer-create, is in :mod:`nodecli.cli.token_create`).
 
 The token alone goes to stdout followed by a newline; every message goes to stderr.
 """
@@ -7,282 +8,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import get_secret, output_option, pass_app
+from nodecli.cli.common import UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
-from nodecli.errors import NodecliError, UsageError
-from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
+from nodecli.cli.token_create import _create_options, create_from_options
+from nodecli.errors import UsageError
 from nodecli.render import sanitize
-from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_expiry, utc_now
-from nodecli.tokens import (
-    DEFAULT_LEEWAY,
-    DEFAULT_LIFETIME,
-    MAX_TOKEN_CHARS,
-    TokenError,
-    build_payload,
-    parse_group_ids,
-)
+from nodecli.timeparse import describe_delta, format_utc, utc_now
+from nodecli.tokens import DEFAULT_LEEWAY, MAX_TOKEN_CHARS, TokenError
 
-complete_access_keys = lazy_completer("complete_access_keys")
-complete_dirs = lazy_completer("complete_dirs")
 complete_files = lazy_completer("complete_files")
-complete_users = lazy_completer("complete_users")
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-# -- creation (shared by `token create` and the classic root flags) ----------------------------
-
-def _require(opts: dict[str, Any], key: str, flag: str) -> str:
-    value = opts.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise UsageError(f"{flag} is required to create a bearer token")
-    return value
-
-
-def _cancelled() -> NodecliError:
-    return NodecliError("no key pair: token not created")
-
-
-def _generate(app: App, path: str, bits: int, access_key: str) -> str:
-    from pathlib import Path
-
-    from nodecli.cli.keys import generate_with_progress, report_new_key
-
-    info = generate_with_progress(app, Path(path), bits)
-    report_new_key(app, info, access_key)
-    return info.private_path
-
-
-def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> str:
-    """The private key file the options name; without them, the access key's own."""
-    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
-    if key_path:
-        return os.path.expanduser(key_path)
-    if key_dir:
-        return os.path.join(os.path.expanduser(key_dir), PRIVATE_NAME)
-    return os.path.join(app.paths.keys_dir, access_key, PRIVATE_NAME)
-
-
-def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> str:
-    """The private key to sign with, creating a pair when asked to (see README)."""
-    yes = bool(opts.get("yes"))
-    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
-    if key_dir and key_path:
-        raise UsageError("give --key-file-dir or --key-file-path, not both")
-    if key_path or key_dir:
-        path = _chosen_key_path(app, opts, access_key)
-        if os.path.lexists(path):
-            return path
-        if yes:
-            return _generate(app, path, bits, access_key)
-        if not app.term.interactive:
-            raise UsageError(f"key file {path} does not exist and stdin is not a terminal: "
-                             "use --yes to create it, or give an existing --key-file-path")
-        if not click.confirm(f"{path} does not exist. Create a new {bits}-bit RSA key pair "
-                             "there?", default=True, err=True):
-            raise _cancelled()
-        return _generate(app, path, bits, access_key)
-
-    default = _chosen_key_path(app, opts, access_key)
-    if os.path.exists(default):
-        app.term.info(f"using key {default}")
-        return default
-    if yes:
-        return _generate(app, default, bits, access_key)
-    if not app.term.interactive:
-        raise UsageError(
-            "no key file given and stdin is not a terminal: use --key-file-path PATH (or "
-            f"--key-file-dir DIR) for an existing key, or --yes to create {default}")
-    if not click.confirm(f"No key file given. Create a new {bits}-bit RSA key pair?",
-                         default=True, err=True):
-        raise _cancelled()
-    while True:
-        answer = click.prompt("Private key file", default=str(default), err=True)
-        path = os.path.expanduser(answer)
-        if os.path.isdir(path) and not os.path.islink(path):
-            path = os.path.join(path, PRIVATE_NAME)
-        taken = [p for p in (path, public_path_for(path)) if os.path.lexists(p)]
-        if not taken:
-            return _generate(app, path, bits, access_key)
-        app.term.warn(f"{taken[0]} already exists and is never overwritten: choose another name")
-
-
-PASSWORD_ATTEMPTS = 3
-
-
-def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
-    """Check the node user's password; a typed one may be retried (3 attempts, like sudo)."""
-    from nodecli.errors import AuthError
-    from nodecli.token_issuer import check_issuer_password
-
-    prompted = (opts.get("password") is None and not opts.get("password_stdin")
-                and not os.environ.get("NODECLI_PASSWORD"))
-    attempts = PASSWORD_ATTEMPTS if prompted else 1
-    for attempt in range(1, attempts + 1):
-        password = get_secret(app, value=opts.get("password"),
-                              from_stdin=bool(opts.get("password_stdin")),
-                              prompt=f"Password for node user {user.name}")
-        try:
-            check_issuer_password(user, password)
-            return
-        except AuthError:
-            if attempt == attempts:
-                raise
-            app.term.warn("wrong password, try again")
-
-
-def _password_given(opts: dict[str, Any]) -> bool:
-    """Whether the password comes without a prompt (option, stdin or NODECLI_PASSWORD)."""
-    return (opts.get("password") is not None or bool(opts.get("password_stdin"))
-            or bool(os.environ.get("NODECLI_PASSWORD")))
-
-
-def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> str | None:
-    """The key file :func:`resolve_key_path` will name when it exists already (then no
-    question is asked and nothing is created), else None."""
-    path = _chosen_key_path(app, opts, access_key)
-    return path if os.path.exists(path) else None
-
-
-def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: str,
-                                sign: Callable[[Any], str]) -> tuple[Any, str] | None:
-    """Load a known key and sign while scrypt checks the password in its thread (the
-    hash is most of ``token create``). Nothing is shown or kept unless the password
-    matched: a wrong one raises AuthError (exit 4) whatever happened meanwhile. None when
-    the key was never validated, or loading or signing failed: the caller then does it
-    after the check, as always (validating and recording a new key, or reporting the
-    problem in the usual order)."""
-    from nodecli.keys import load_private_key
-    from nodecli.token_issuer import start_password_check
-
-    password = get_secret(app, value=opts.get("password"),
-                          from_stdin=bool(opts.get("password_stdin")),
-                          prompt=f"Password for node user {user.name}")
-    finish = start_password_check(user, password)
-    result: tuple[Any, str] | None = None
-    try:
-        key = load_private_key(path, state_dir=app.paths.state_dir, known_only=True)
-        result = (key, sign(key))
-    except Exception:  # noqa: BLE001 - NotValidatedYet or a problem reported after the check
-        result = None
-    finish()
-    return result
-
-
-def create_from_options(app: App, opts: dict[str, Any]) -> None:
-    """Validate everything cheap first, then the user, the password, the key; print the token."""
-    from nodecli.keys import load_private_key
-    from nodecli.token_issuer import check_issuer
-    from nodecli.tokens import create_token
-
-    name = _require(opts, "user", "-u/--user (node user)")
-    access_key = _require(opts, "access_key", "--access-key")
-    user_id = _require(opts, "user_id", "--user-id")
-    role = opts.get("scope_role") or "admin"
-    bits_given = opts.get("token_key_length")
-    bits = check_bits(bits_given) if bits_given is not None else DEFAULT_BITS
-    now = utc_now()
-    if opts.get("expires_at") is not None:
-        try:
-            expires = parse_expiry(opts["expires_at"], now)
-        except TimeParseError as exc:
-            raise UsageError(f"--expires-at: {exc}") from None
-    else:
-        expires = now + DEFAULT_LIFETIME
-    groups = parse_group_ids(opts.get("group_ids"))
-    build_payload(access_key, user_id, groups, role, expires)  # refuses bad values (exit 2)
-    if opts.get("key_file_dir") and opts.get("key_file_path"):
-        raise UsageError("give --key-file-dir or --key-file-path, not both")
-
-    user = check_issuer(app.store.load(), name)
-
-    def sign(key: Any) -> str:
-        return create_token(key, access_key, user_id, groups, role, expires)
-
-    early = _known_key_path(app, opts, access_key) if _password_given(opts) else None
-    done = _sign_during_password_check(app, opts, user, early, sign) if early else None
-    if early is None:
-        _authenticate(app, opts, user)
-    path = resolve_key_path(app, opts, access_key, bits)  # an existing key: no question
-    if done is not None and path == early:
-        key, token = done
-    else:
-        key = load_private_key(path, state_dir=app.paths.state_dir)
-        token = sign(key)
-    if bits_given is not None and key.key_size != bits_given:
-        app.term.warn(f"{path} is an existing {key.key_size}-bit key: --token-key-length "
-                      f"{bits_given} applies only to new keys")
-    app.term.data(token)
-    app.term.flush()
-    left = describe_delta((expires - now).total_seconds())
-    app.term.info(f"bearer token for user_id {sanitize(user_id)!r}, scope "
-                  f"node.{access_key}:{role}:all, expires {format_utc(expires)} (in {left}), "
-                  f"signed with {path}")
-
-
-def bearer_create_classic(app: App, opts: dict[str, Any]) -> None:
-    """Classic ``nodecli -u NODEUSER [-p PASS] --bearer-create --access-key AK ...``.
-
-    ``opts`` carries the root parameters by name (user, password, password_stdin,
-    access_key, user_id, group_ids, expires_at, key_file_dir, key_file_path,
-    scope_role, token_key_length, yes). Classic flags of other actions are refused.
-    """
-    stray = [k for k, v in opts.items() if k not in CLASSIC_TOKEN_KEYS and v not in (None, False)]
-    if stray:
-        flags = ", ".join(CLASSIC_FLAG_NAMES.get(k, "--" + k.replace("_", "-")) for k in stray)
-        raise UsageError(f"--bearer-create does not take {flags}")
-    create_from_options(app, opts)
-
-
-CLASSIC_TOKEN_KEYS = frozenset({
-    "bearer_create", "user", "password", "password_stdin", "access_key", "user_id", "group_ids",
-    "expires_at", "key_file_dir", "key_file_path", "scope_role", "token_key_length", "yes",
-})
-CLASSIC_FLAG_NAMES = {"xuser": "-x", "add": "-a", "list_users": "-l", "modify": "-m",
-                      "delete": "-d", "backup": "-b", "output_format": "-o"}
-
-
-def _create_options(f: F) -> F:
-    options = [
-        click.option("-u", "--user", "user", metavar="NAME", required=True,
-                     shell_complete=complete_users,
-                     help="Node user whose password authorises the token."),
-        click.option("-p", "--pwd", "--password", "password", metavar="PASS",
-                     help="Password (visible to other users of the machine: prefer the prompt, "
-                          "--password-stdin or NODECLI_PASSWORD)."),
-        click.option("--password-stdin", is_flag=True, help="Read the password from stdin."),
-        click.option("--access-key", metavar="AK", required=True,
-                     shell_complete=complete_access_keys,
-                     help="Access key id the token is for (scope node.AK:ROLE:all)."),
-        click.option("--user-id", metavar="UID", required=True,
-                     help="User granted permissions by the permissions endpoints."),
-        click.option("--group-ids", metavar="G1,G2", help="Groups granted permissions."),
-        click.option("--expires-at", metavar="TIME",
-                     help="ISO 8601 UTC (2031-01-01T00:00:00Z) or +30m/+2h/+7d "
-                          "[default: +1h]."),
-        click.option("--key-file-dir", metavar="DIR", shell_complete=complete_dirs,
-                     help="Folder of the key pair (private.pem, public.pem)."),
-        click.option("--key-file-path", metavar="PATH", help="Private key file.",
-                     shell_complete=complete_files),
-        click.option("--scope-role", type=click.Choice(["admin", "user"]), default="admin",
-                     show_default=True, help="admin may change the access key; user may not."),
-        click.option("--token-key-length", type=int, metavar="BITS",
-                     help="Length of a NEW key: power of 2, 1024-16384 "
-                          f"[default: {DEFAULT_BITS}]."),
-        click.option("-y", "--yes", is_flag=True,
-                     help="Create a missing key pair without asking."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
 # -- reading a token -------------------------------------------------------------------------
 
 def read_token_arg(app: App, token: str | None) -> str | bytes:
@@ -322,6 +61,15 @@ def token() -> None:
 
 @token.command("create")
 @_create_options
+@click.option("--renew-into", metavar="FILE", type=UserPath(dir_okay=False),
+              help="Keep FILE holding a fresh token (atomic replace, 0600) for other "
+                   "programs, until Ctrl-C or SIGTERM; nothing on stdout.")
+@click.option("--every", metavar="DURATION",
+              help="How often --renew-into writes a new token (10m, 1h): shorter than "
+                   "--expires-at.")
+@click.option("--clock-from-node", metavar="NODE",
+              help="Sign on this node's clock (a profile name or a URL; its Date header) "
+                   "when the machines' clocks differ.")
 @pass_app
 def create(app: App, **opts: Any) -> None:
     """Mint a node bearer token; it alone is printed on stdout.
@@ -330,6 +78,8 @@ def create(app: App, **opts: Any) -> None:
       nodecli token create -u nodeadmin --access-key AK1 --user-id alice --expires-at +2h
       nodecli token create -u nodeadmin --password-stdin --access-key AK1 --user-id 42 \\
           --group-ids eng,staff --scope-role user --key-file-dir ~/keys/ak1 --yes
+      nodecli token create -u nodeadmin --access-key AK1 --user-id svc --expires-at +1h \\
+          --renew-into /run/svc/token --every 20m
 
     The node user's password is checked (prompt, --password-stdin or NODECLI_PASSWORD).
     Without --key-file-*, the key pair in the home's keys/AK/ is used, or created when

@@ -91,6 +91,28 @@ class NodeUser:
         return d
 
 
+MINT_TTL_RANGE = (10, 30 * 86400)  # seconds a minted token may last
+
+
+@dataclass(slots=True)
+class MintSettings:
+    """How a node profile signs its own bearer tokens (``node add --mint-key ...``):
+    the private key's path (never copied), the user and groups, role and lifetime."""
+
+    key: str
+    user_id: str
+    group_ids: list[str] = field(default_factory=list)
+    scope_role: str = "user"
+    ttl: int = 3600
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"key": self.key, "user_id": self.user_id}
+        if self.group_ids:
+            d["group_ids"] = list(self.group_ids)
+        d["scope_role"], d["ttl"] = self.scope_role, self.ttl
+        return d
+
+
 @dataclass(slots=True)
 class NodeProfile:
     """How to reach a node. Secrets are NOT stored here (see nodecli.secrets)."""
@@ -103,15 +125,20 @@ class NodeProfile:
     cacert: str | None = None
     insecure: bool = False
     access_key_header: str | None = None
+    proxy: str | None = None
+    mint: MintSettings | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
-        for key in ("user", "access_key", "bearer_file", "cacert", "access_key_header"):
+        for key in ("user", "access_key", "bearer_file", "cacert", "access_key_header",
+                    "proxy"):
             value = getattr(self, key)
             if value is not None:
                 d[key] = value
         if self.insecure:
             d["insecure"] = True
+        if self.mint is not None:
+            d["mint"] = self.mint.to_dict()
         return d
 
 
@@ -127,6 +154,7 @@ class ServiceProfile:
     cacert: str | None = None
     insecure: bool = False
     paths: dict[str, str] = field(default_factory=dict)
+    proxy: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
@@ -134,6 +162,8 @@ class ServiceProfile:
             d["token_file"] = self.token_file
         if self.cacert is not None:
             d["cacert"] = self.cacert
+        if self.proxy is not None:
+            d["proxy"] = self.proxy
         if self.insecure:
             d["insecure"] = True
         if self.paths:
@@ -201,7 +231,7 @@ class Config:
 
         for name, r in v.tables("nodes"):
             r.only({"url", "user", "access_key", "bearer_file", "cacert", "insecure",
-                    "access_key_header"})
+                    "access_key_header", "proxy", "mint"})
             cfg.nodes[name] = NodeProfile(
                 name=name,
                 url=_check_url(r, "url"),
@@ -211,10 +241,12 @@ class Config:
                 cacert=r.opt("cacert", str, None),
                 insecure=r.opt("insecure", bool, False),
                 access_key_header=r.opt("access_key_header", str, None),
+                proxy=_check_proxy(r),
+                mint=_mint(r),
             )
 
         for name, r in v.tables("services"):
-            r.only({"url", "token_file", "cacert", "insecure", "paths"})
+            r.only({"url", "token_file", "cacert", "insecure", "paths", "proxy"})
             cfg.services[name] = ServiceProfile(
                 name=name,
                 url=_check_url(r, "url"),
@@ -222,6 +254,7 @@ class Config:
                 cacert=r.opt("cacert", str, None),
                 insecure=r.opt("insecure", bool, False),
                 paths=_service_paths(r),
+                proxy=_check_proxy(r),
             )
 
         defaults = v.sub("defaults")
@@ -283,6 +316,36 @@ def _read_user(name: Any, data: Any, cfg: Config) -> NodeUser:
                 raise ModelError([*where, "acls"],
                                  f"unknown ACL {acl!r} (known: {', '.join(KNOWN_ACLS)})")
     return NodeUser(name, xuser, password, list(acls))
+
+
+def _check_proxy(r: _Reader) -> str | None:
+    value = r.opt("proxy", str, None)
+    if value is None:
+        return None
+    from nodecli.proxies import ProxyError, parse_proxy
+
+    try:
+        parse_proxy(value)
+    except ProxyError as exc:
+        raise r._fail("proxy", exc.message) from None
+    return str(value)
+
+
+def _mint(r: _Reader) -> MintSettings | None:
+    sub = r.sub("mint")
+    if sub is None:
+        return None
+    sub.only({"key", "user_id", "group_ids", "scope_role", "ttl"})
+    key, user_id = sub.req("key", str), sub.req("user_id", str)
+    if not key or not user_id:
+        raise sub._fail("key" if not key else "user_id", "must not be empty")
+    role = sub.opt("scope_role", str, "user")
+    if role not in ("user", "admin"):
+        raise sub._fail("scope_role", "must be user or admin")
+    ttl = sub.opt("ttl", int, 3600)
+    if not MINT_TTL_RANGE[0] <= ttl <= MINT_TTL_RANGE[1]:
+        raise sub._fail("ttl", f"must be {MINT_TTL_RANGE[0]} to {MINT_TTL_RANGE[1]} seconds")
+    return MintSettings(key, user_id, sub.opt_str_list("group_ids"), role, ttl)
 
 
 def _service_paths(r: _Reader) -> dict[str, str]:

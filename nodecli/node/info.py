@@ -167,3 +167,16 @@ def info_document(client: Any) -> dict[str, Any]:
     if "settings" in info:
         info["settings"] = _capabilities(info.get("settings"))
     return info
+
+
+def node_clock_offset(client: Client) -> float:
+    """The node's clock minus ours, in seconds, from the Date header of one GET /info
+    (any answer carries it: no credentials are needed)."""
+    from nodecli.errors import RemoteError
+
+    if client.clock_offset is None:
+        client.request("GET", "/info", expect=(200, 401, 403, 404))
+    if client.clock_offset is None:
+        raise RemoteError(f"{client.endpoint.label or client.endpoint.base_url} sent no "
+                          "usable Date header: its clock is not known")
+    return client.clock_offset

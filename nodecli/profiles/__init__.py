@@ -13,7 +13,7 @@ apply it to their settings and keep their profiles.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from nodecli.errors import NotFoundError, UsageError
@@ -71,3 +71,31 @@ def set_default(store: Any, kind: str, name: str | None) -> None:
         if name is not None and name not in profiles:
             raise unknown_profile(kind, name, profiles)
         setattr(cfg, default, name)
+
+
+def resolve_proxy(url: str, explicit: str | None, profile: Any, kind: str,
+                  env: Mapping[str, str],
+                  secret_lookup: Callable[[str], str | None] | None) -> Any:
+    """The proxy for ``url`` (see nodecli.proxies), its password filled in when
+    NODECLI_PROXY_PASSWORD or the profile's secret store has it (else the caller asks)."""
+    from nodecli.proxies import PASSWORD_ENV, proxy_for
+
+    if explicit:
+        proxy = proxy_for(url, env, explicit, "--proxy")
+    elif profile is not None and profile.proxy:
+        proxy = proxy_for(url, env, profile.proxy, f"profile {profile.name!r}")
+    else:
+        proxy = proxy_for(url, env)
+    if proxy is None or not proxy.needs_password:
+        return proxy
+    password = env.get(PASSWORD_ENV)
+    if not password and profile is not None and secret_lookup is not None:
+        password = secret_lookup(proxy_secret_key(kind, profile.name))
+    return proxy.with_password(password) if password else proxy
+
+
+def proxy_secret_key(kind: str, name: str) -> str:
+    """Where a profile's proxy password is filed in the secret store."""
+    from nodecli.secrets import secret_key
+
+    return secret_key(kind, name) + ":proxy"

@@ -24,12 +24,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodecli.config.model import Config, NodeProfile, check_name
+from nodecli.config.model import Config, MintSettings, NodeProfile, check_name
 from nodecli.config.paths import Paths, absolute
 from nodecli.errors import ConflictError, UsageError
 from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
 from nodecli.node.access_keys import AK_ID_RE
-from nodecli.profiles import pick_profile, read_token_file, unknown_profile
+from nodecli.profiles import pick_profile, resolve_proxy, unknown_profile
 from nodecli.secrets import secret_key
 
 ENV = {
@@ -60,6 +60,7 @@ class NodeFlags:
     access_key_header: str | None = None
     password: str | None = field(default=None, repr=False)
     user_login: bool = True
+    proxy: str | None = None
 
 
 @dataclass(slots=True)
@@ -130,17 +131,34 @@ def resolve_node(
             profile.access_key if profile else None)
 
     label = profile.name if profile else url
-    base = Endpoint(url, Auth(), cacert=cacert, insecure=insecure, label=label)
-    if bearer_file or bearer:
-        token = read_token_file(bearer_file) if bearer_file else (bearer or "").strip()
-        if token.startswith("Bearer "):
-            token = token[7:].strip()
+    base = Endpoint(url, Auth(), cacert=cacert, insecure=insecure, label=label,
+                    proxy=resolve_proxy(url, flags.proxy, profile, "node", env,
+                                        secret_lookup))
+    minting = profile is not None and profile.mint is not None and \
+        origin == f"profile {profile.name!r}" and not bearer_file
+    if bearer_file or bearer or minting:
         if not access_key:
             raise UsageError("a bearer token needs the access key it was made for: "
                              "--access-key AK (or NODECLI_ACCESS_KEY)")
-        src = f"token file {bearer_file}" if bearer_file else "token from NODECLI_BEARER"
-        auth = Auth("bearer", token=token, access_key=access_key, access_key_header=header,
-                    note=f"{src}, from the {origin}")
+        from nodecli.token_source import FileToken, MintedToken
+
+        source: Any = None
+        if minting:
+            assert profile is not None and profile.mint is not None
+            m = profile.mint
+            source = MintedToken(m.key, access_key, m.user_id, m.group_ids, m.scope_role,
+                                 float(m.ttl))
+            token, src = None, source.label
+        elif bearer_file:
+            source = FileToken(bearer_file)
+            token, src = source.current(), f"token file {bearer_file}"  # (read now: errors early)
+        else:
+            token = (bearer or "").strip()
+            token = token[7:].strip() if token.startswith("Bearer ") else token
+            src = "token from NODECLI_BEARER"
+        auth = Auth("bearer", token=token if source is None else None, access_key=access_key,
+                    access_key_header=header, note=f"{src}, from the {origin}",
+                    source=source)
         return NodeTarget(base.with_auth(auth), profile, None)
 
     login = access_key or user
@@ -197,6 +215,13 @@ def validate_profile(spec: NodeProfile) -> NodeProfile:
         raise UsageError("give --cacert or --insecure, not both")
     if spec.insecure and url.startswith("http://"):
         raise UsageError("--insecure only makes sense with an https:// URL")
+    if spec.proxy:
+        from nodecli.proxies import parse_proxy
+
+        parse_proxy(spec.proxy, "--proxy")
+    mint = spec.mint
+    if mint is not None:
+        mint = _check_mint(spec, mint)
 
     def full(path: str | None) -> str | None:
         return absolute(path) if path else None
@@ -206,11 +231,38 @@ def validate_profile(spec: NodeProfile) -> NodeProfile:
         access_key=spec.access_key or None, bearer_file=full(spec.bearer_file),
         cacert=full(spec.cacert), insecure=spec.insecure,
         access_key_header=spec.access_key_header or None,
+        proxy=spec.proxy or None, mint=mint,
     )
 
 
+def _check_mint(spec: NodeProfile, mint: MintSettings) -> MintSettings:
+    """A profile that signs its own tokens: an access key to sign for, a private key
+    that loads (checked now, kept where it is: only its path is saved)."""
+    from nodecli.config.model import MINT_TTL_RANGE
+
+    if not spec.access_key or spec.user or spec.bearer_file:
+        raise UsageError("--mint-key signs bearer tokens for an access key: give "
+                         "--access-key AK (and no --user or --bearer-file)")
+    if not mint.user_id:
+        raise UsageError("--mint-key needs --mint-user-id UID (the user the tokens are for)")
+    if mint.scope_role not in ("user", "admin"):
+        raise UsageError("--mint-scope-role is user or admin")
+    if not MINT_TTL_RANGE[0] <= mint.ttl <= MINT_TTL_RANGE[1]:
+        raise UsageError(f"--mint-ttl must be from {MINT_TTL_RANGE[0]} s to "
+                         f"{MINT_TTL_RANGE[1] // 86400} days")
+    from nodecli.keys import load_private_key
+
+    key_path = absolute(mint.key)
+    load_private_key(key_path)  # missing, unreadable by us, readable by others: refused now
+    from nodecli.tokens import parse_group_ids
+
+    groups = (parse_group_ids(list(mint.group_ids)) or []) if mint.group_ids else []
+    return MintSettings(key_path, mint.user_id, groups, mint.scope_role, mint.ttl)
+
+
 def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None = None, *,
-                replace: bool = False, make_default: bool = False) -> dict[str, Any]:
+                replace: bool = False, make_default: bool = False,
+                proxy_password: str | None = None) -> dict[str, Any]:
     """Save a node profile (and its secret in the secret store); return its summary.
 
     The first profile saved becomes the default. ``replace`` overwrites an existing
@@ -234,6 +286,12 @@ def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None 
         store_secret(paths, key, secret)
     elif replace:
         delete_secret(paths, key)
+    from nodecli.profiles import proxy_secret_key
+
+    if proxy_password:
+        store_secret(paths, proxy_secret_key("node", profile.name), proxy_password)
+    elif replace:
+        delete_secret(paths, proxy_secret_key("node", profile.name))
     return show_profile(store.load(), paths, profile.name)
 
 
@@ -250,10 +308,15 @@ def remove_profile(store: Any, paths: Paths, name: str) -> bool:
             cfg.default_node = None
             was_default = True
     delete_secret(paths, secret_key("node", name))
+    from nodecli.profiles import proxy_secret_key
+
+    delete_secret(paths, proxy_secret_key("node", name))
     return was_default
 
 
 def _auth_summary(p: NodeProfile) -> str:
+    if p.mint is not None:
+        return f"bearer minted ({p.access_key})"
     if p.bearer_file:
         return f"bearer ({p.access_key})"
     if p.access_key:
@@ -297,4 +360,33 @@ def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
         "secret_stored": value is not None,
         "secret_backend": describe_backend(backend) if backend else None,
         "secret_store": describe_backend(preferred),
+        "proxy": p.proxy,
+        "mint": p.mint.to_dict() if p.mint is not None else None,
     }
+
+
+def clock_endpoint(cfg: Config, where: str, env: Mapping[str, str]) -> Endpoint:
+    """A credential-free endpoint of node ``where`` (a profile name or a URL), for
+    reading its clock: its TLS settings and proxy, none of its secrets."""
+    from nodecli.profiles import resolve_proxy
+
+    profile = cfg.nodes.get(where)
+    if profile is not None:
+        url, cacert, insecure, label = profile.url, profile.cacert, profile.insecure, where
+    elif where.startswith(("https://", "http://")):
+        url, cacert, insecure, label = where, env.get(ENV["cacert"]), False, where
+    else:
+        raise unknown_profile("node", where, cfg.nodes)
+    return Endpoint(url, Auth(), cacert=cacert, insecure=insecure, label=label,
+                    max_attempts=2, deadline=30.0,
+                    proxy=resolve_proxy(url, None, profile, "node", env, None))
+
+
+def node_clock(cfg: Config, where: str, env: Mapping[str, str]) -> tuple[str, float]:
+    """(label, the node's clock minus ours) for ``token create --clock-from-node``."""
+    from nodecli.http import open_client
+    from nodecli.node.info import node_clock_offset
+
+    endpoint = clock_endpoint(cfg, where, env)
+    with open_client(endpoint) as client:
+        return endpoint.label, node_clock_offset(client)

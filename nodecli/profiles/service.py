@@ -29,7 +29,7 @@ from typing import Any
 from nodecli.config.model import Config, ServiceProfile
 from nodecli.errors import UsageError
 from nodecli.http import Auth, Endpoint
-from nodecli.profiles import pick_profile, read_token_file, unknown_profile
+from nodecli.profiles import pick_profile, read_token_file, resolve_proxy, unknown_profile
 from nodecli.secrets import secret_key
 from nodecli.service.preflight import OPERATIONS_SCOPES, TokenInfo, describe_token
 
@@ -52,6 +52,7 @@ class ServiceFlags:
     insecure: bool = False
     token: str | None = None  # from --token-stdin (never from argv)
     paths: dict[str, str] | None = None  # --operations-path / --service-path overrides
+    proxy: str | None = None
 
 
 @dataclass
@@ -121,7 +122,9 @@ def resolve_service(
     insecure = flags.insecure or bool(profile and profile.insecure)
     label = profile.name if profile else url
     base = Endpoint(url, Auth("oauth"), cacert=cacert, insecure=insecure, label=label,
-                    peer="service", cacert_env=ENV["cacert"])
+                    peer="service", cacert_env=ENV["cacert"],
+                    proxy=resolve_proxy(url, flags.proxy, profile, "service", env,
+                                        secret_lookup))
     from nodecli.service.operations import DEFAULT_PATHS
 
     paths = DEFAULT_PATHS.with_overrides({**(profile.paths if profile else {}),

@@ -1,0 +1,72 @@
+"""Checks around a request: values that cannot go into a URL or header as they are,
+credentials that would cross a network in clear, and a server whose clock is off."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from nodecli.errors import UsageError
+
+SKEW_WARN = 5.0  # seconds; a Date header has a resolution of one second
+
+
+def clock_offset_of(date_header: str | None, received: float) -> float | None:
+    """The server's clock minus ours, from its Date header (None: no usable date)."""
+    if not date_header:
+        return None
+    import email.utils
+
+    try:
+        when = email.utils.parsedate_to_datetime(date_header)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    # the Date was set while the answer was made: half a second earlier on average
+    return when.timestamp() + 0.5 - received
+
+
+def in_clear(endpoint: Any) -> bool:
+    """True when credentials would cross a network unencrypted: plain http:// to a host
+    that is not this machine (a loopback name or address)."""
+    import ipaddress
+
+    parts = urlsplit(endpoint.base_url)
+    if parts.scheme != "http" or endpoint.auth.kind == "none":
+        return False
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
+def header_safe(value: str) -> bool:
+    """Whether ``value`` can be sent as an HTTP header value as it is."""
+    return (value.isprintable() and value.isascii()) or (
+        all(" " <= c <= "~" or "\x80" <= c <= "\xff" for c in value))
+
+
+def has_surrogates(text: Any) -> bool:
+    return isinstance(text, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def refuse_undecodable(url: str, params: Any, headers: dict[str, str] | None) -> None:
+    """Arguments with bytes that are not UTF-8 (the shell passes them through as
+    surrogate escapes) cannot go into a URL or a header: a usage error, before anything
+    is sent, instead of an encoding error deep in the HTTP stack."""
+    values: list[Any] = [url]
+    if isinstance(params, dict):
+        values += [*params.keys(), *params.values()]
+    elif isinstance(params, list | tuple):
+        for item in params:
+            values += list(item) if isinstance(item, list | tuple) else [item]
+    values += list((headers or {}).values())
+    for value in values:
+        if has_surrogates(value):
+            shown = value.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            raise UsageError(f"{shown[:80]!r} holds bytes that are not UTF-8 text: ids, "
+                             "tokens and names go to the server as UTF-8")

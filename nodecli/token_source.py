@@ -1,0 +1,147 @@
+"""Bearer tokens that renew, for commands that run for hours.
+
+A node bearer token lasts an hour by default. Two sources keep one valid without
+restarting the command:
+
+* :class:`FileToken`: a token file (``--bearer-file``, a profile's ``bearer_file``) is
+  read again when it changes (another program replaced it) and after a 401;
+* :class:`MintedToken`: a node profile with a ``mint`` section signs its own tokens with
+  a local private key, in the format of ``nodecli token create``, a new one when less
+  than a margin of the current one is left. The key stays in this process: it is never
+  sent and never written anywhere.
+
+The HTTP client asks the source for the token of each request (``current``) and, after
+a 401, once for a new one (``renew``) before it retries the request.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+MAX_SEEN = 8  # old tokens kept for redaction
+
+
+class TokenSource(Protocol):
+    label: str
+
+    def current(self) -> str:
+        """The token to send now."""
+
+    def renew(self) -> bool:
+        """After a 401: True when there is now another token worth a retry."""
+
+    def seen(self) -> list[str]:
+        """Every token handed out (for redaction from logs and messages)."""
+
+
+class _Seen:
+    def __init__(self) -> None:
+        self._tokens: list[str] = []
+        self.lock = threading.Lock()
+
+    def add(self, token: str) -> None:
+        if token not in self._tokens:
+            self._tokens = [*self._tokens[-(MAX_SEEN - 1):], token]
+
+    def seen(self) -> list[str]:
+        return list(self._tokens)
+
+
+class FileToken(_Seen):
+    """A token file, read again when its identity, size or mtime changes and after a
+    401. A file that is briefly missing or empty (while a writer replaces it) keeps the
+    last good token."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = os.path.expanduser(path)
+        self.label = f"token file {path}"
+        self._stamp: tuple[int, int, int, int] | None = None
+        self._token: str | None = None
+
+    def _read(self, force: bool) -> str:
+        from nodecli.errors import NodecliError
+        from nodecli.profiles import read_token_file
+
+        try:
+            st = os.stat(self.path)
+            stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            if self._token is not None:
+                return self._token
+            raise
+        if force or stamp != self._stamp or self._token is None:
+            try:
+                token = read_token_file(self.path)
+            except NodecliError:
+                if self._token is not None:
+                    return self._token
+                raise
+            self._stamp, self._token = stamp, token
+            self.add(token)
+        return self._token
+
+    def current(self) -> str:
+        with self.lock:
+            return self._read(force=False)
+
+    def renew(self) -> bool:
+        with self.lock:
+            old = self._token
+            return self._read(force=True) != old
+
+
+class MintedToken(_Seen):
+    """Tokens signed here with a private key, renewed ``margin`` before they expire."""
+
+    def __init__(self, key_path: str, access_key: str, user_id: str,
+                 group_ids: Sequence[str] = (), role: str = "user", ttl: float = 3600.0,
+                 *, clock: Callable[[], float] = time.time, offset: float = 0.0) -> None:
+        super().__init__()
+        self.key_path = os.path.expanduser(key_path)
+        self.access_key, self.user_id = access_key, user_id
+        self.group_ids, self.role, self.ttl = list(group_ids), role, ttl
+        self.margin = max(min(ttl / 5, 300.0), 1.0)
+        self.label = f"token minted for user {user_id!r} with key {key_path}"
+        self.offset = offset  # the node's clock minus ours, when it is known
+        self._clock = clock
+        self._key: Any = None
+        self._token: str | None = None
+        self._expires = 0.0
+        self.minted = 0
+
+    def _mint(self) -> str:
+        from datetime import UTC, datetime
+
+        from nodecli.tokens import create_token
+
+        if self._key is None:
+            from nodecli.keys import load_private_key
+
+            self._key = load_private_key(self.key_path)
+        now = self._clock() + self.offset
+        expires = now + self.ttl
+        self._token = create_token(self._key, self.access_key, self.user_id,
+                                   self.group_ids or None,
+                                   role=self.role,
+                                   expires_at=datetime.fromtimestamp(int(expires), UTC),
+                                   now=datetime.fromtimestamp(now, UTC))
+        self._expires = int(expires) - self.offset
+        self.minted += 1
+        self.add(self._token)
+        return self._token
+
+    def current(self) -> str:
+        with self.lock:
+            if self._token is None or self._expires - self._clock() < self.margin:
+                return self._mint()
+            return self._token
+
+    def renew(self) -> bool:
+        with self.lock:
+            self._mint()
+            return True
