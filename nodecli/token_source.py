@@ -124,13 +124,17 @@ class MintedToken(_Seen):
 
             self._key = load_private_key(self.key_path)
         now = self._clock() + self.offset
-        expires = now + self.ttl
+        expires = int(now + self.ttl)
+        if self._token is not None and expires <= int(self._expires + self.offset):
+            # signing is deterministic: within the same second the same claims would give
+            # the very token just refused, so the new one ends a second later
+            expires = int(self._expires + self.offset) + 1
         self._token = create_token(self._key, self.access_key, self.user_id,
                                    self.group_ids or None,
                                    role=self.role,
-                                   expires_at=datetime.fromtimestamp(int(expires), UTC),
+                                   expires_at=datetime.fromtimestamp(expires, UTC),
                                    now=datetime.fromtimestamp(now, UTC))
-        self._expires = int(expires) - self.offset
+        self._expires = expires - self.offset
         self.minted += 1
         self.add(self._token)
         return self._token

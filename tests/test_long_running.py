@@ -118,7 +118,7 @@ def test_a_401_asks_a_minted_source_for_a_new_token_once(bearer, emulator):
         assert client.json("GET", "/access_keys/self")["id"] == "ak1"
         time.sleep(0.4)
         assert client.json("GET", "/access_keys/self")["id"] == "ak1"  # 401, renew, retry
-    assert source.minted == 2
+    assert source.minted == 2 and len(set(source.seen())) == 2
     claims = decode_unverified(source.current()).claims
     assert claims["user_id"] == "alice" and claims["scope"] == "node.ak1:user:all"
 
@@ -144,6 +144,8 @@ def test_minted_tokens_are_renewed_before_they_end(bearer):
     assert source.current() == first
     now[0] += 31  # less than the margin (20 s) is left
     assert source.current() != first and source.minted == 2
+    second = source.current()
+    assert source.renew() and source.current() != second  # never the same token again
 
 
 # -- the emulator plays nodes that restart, and clocks that are off ----------------------------
@@ -266,7 +268,9 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
                                                                  home, invoke):
     """Two `events tail -f --to FILE`: one with a token file another program replaces,
     one with a profile that mints its tokens. The node accepts a token for 1.5 s after
-    its first use, goes down twice, and events keep coming: every event once, in order."""
+    its first use, goes down twice, one tail is frozen for 2.5 s (a laptop asleep: its
+    connection and token are stale when it wakes), and events keep coming: every event
+    once, in order."""
     bearer.state.token_max_age = 1.5
     tok = tmp_path / "tok.txt"
     _write_atomically(tok, bearer.token())
@@ -300,7 +304,10 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
     try:
         time.sleep(3.5)
         emulator.server = restart(emulator.server, 1.0)   # a restart
-        time.sleep(3.0)
+        procs["mint"].send_signal(signal.SIGSTOP)           # asleep ...
+        time.sleep(2.5)
+        procs["mint"].send_signal(signal.SIGCONT)           # ... and awake
+        time.sleep(0.5)
         emulator.server = restart(emulator.server, 4.0)   # an outage
         time.sleep(3.5)
         stop.set()

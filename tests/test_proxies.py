@@ -158,3 +158,40 @@ def test_any_proxy_text_parses_to_what_httpx2_takes_or_is_refused(text):
     except ProxyError:
         return
     httpx2.Client(proxy=proxy.with_password("p@ss:/").url(), trust_env=False).close()
+
+
+def test_profiles_store_the_proxy_password_from_stdin(invoke, emulator, node_env):
+    with TunnelProxy(credentials=("bob", "pw1")) as proxy:
+        url = f"http://bob@127.0.0.1:{proxy.port}"
+        r = invoke("node", "add", "p", "--url", emulator.url, "--user", "admin", "--cacert",
+                   emulator.ca_file, "--proxy", url, "--password-stdin",
+                   "--proxy-password-stdin", input="admin-pass\npw1\n")
+        assert r.exit_code == 2 and "both read stdin" in r.stderr
+        r = invoke("node", "add", "p", "--url", emulator.url, "--user", "admin", "--cacert",
+                   emulator.ca_file, "--proxy", url, "--no-secret", "--proxy-password-stdin",
+                   input="pw1\n")
+        assert r.exit_code == 0, r.stderr
+        r = invoke("node", "info", "--node", "p", env={"NODECLI_PASSWORD": "admin-pass"})
+        assert r.exit_code == 0, r.stderr
+        assert proxy.stats.tunnels and proxy.stats.refused == 0
+        token = emulator_service_token(emulator)
+        r = invoke("service", "add", "s", "--url", emulator.url, "--cacert", emulator.ca_file,
+                   "--proxy", url, "--proxy-password-stdin", "--token-file", str(token),
+                   input="pw1\n")
+        assert r.exit_code == 0, r.stderr
+        before = len(proxy.stats.tunnels)
+        assert invoke("operations", "list", "--service", "s").exit_code == 0
+        assert len(proxy.stats.tunnels) > before
+        assert invoke("node", "remove", "p").exit_code == 0
+
+
+def emulator_service_token(emulator):
+    import tempfile
+    from pathlib import Path
+
+    from nodecli.emulator.operations import mint_service_token
+
+    path = Path(tempfile.mkdtemp()) / "svc.tok"
+    path.write_text(mint_service_token(emulator.state, "u1", "user:all") + "\n")
+    path.chmod(0o600)
+    return path

@@ -152,3 +152,31 @@ def default_profile(app: App, kind: str, name: str | None, unset: bool) -> None:
     set_default(app.store, kind, name)
     app.term.success(f"default {kind} profile: {name}" if name else
                      f"no default {kind} profile")
+
+
+def proxy_password_for(proxy: str | None, from_stdin: bool,
+                       stdin_taken: str | None = None) -> str | None:
+    """The proxy password a profile stores: from stdin (--proxy-password-stdin), else
+    NODECLI_PROXY_PASSWORD; None: asked per run (when the proxy names a user)."""
+    if from_stdin and not proxy:
+        raise UsageError("--proxy-password-stdin goes with --proxy URL")
+    if from_stdin and stdin_taken:
+        raise UsageError(f"--proxy-password-stdin and {stdin_taken} both read stdin: give "
+                         "the proxy's password in NODECLI_PROXY_PASSWORD instead")
+    if from_stdin:
+        return read_secret_stdin("proxy password")
+    return os.environ.get("NODECLI_PROXY_PASSWORD") if proxy else None
+
+
+def profile_proxy_options(what: str) -> Callable[[F], F]:
+    """``--proxy URL`` and ``--proxy-password-stdin`` of ``node add`` / ``service add``."""
+
+    def decorate(f: F) -> F:
+        f = click.option("--proxy-password-stdin", is_flag=True,
+                         help="Read the proxy's password from stdin and store it (else "
+                              "NODECLI_PROXY_PASSWORD when adding, else asked per run).")(f)
+        return click.option("--proxy", metavar="URL",
+                            help=f"HTTP proxy for this {what}, http://[user@]host:port (its "
+                                 "password: see --proxy-password-stdin).")(f)
+
+    return decorate

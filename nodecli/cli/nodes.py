@@ -12,6 +12,8 @@ from nodecli.cli.common import (
     default_profile,
     output_option,
     pass_app,
+    profile_proxy_options,
+    proxy_password_for,
     read_secret_stdin,
 )
 from nodecli.cli.lazy import HelpGroup, lazy_completer
@@ -70,9 +72,7 @@ def node() -> None:
 @click.option("--no-secret", is_flag=True,
               help="Do not store a secret (give it per run: NODECLI_PASSWORD, "
                    "--password-stdin or the prompt).")
-@click.option("--proxy", metavar="URL",
-              help="HTTP proxy for this node, http://[user@]host:port (its password: "
-                   "NODECLI_PROXY_PASSWORD when adding is stored, else asked per run).")
+@profile_proxy_options("node")
 @click.option("--mint-key", metavar="PATH", type=InputFile("private key"),
               help="Sign this profile's bearer tokens here with this private key (only "
                    "its path is saved; the key is never sent): tokens that renew.")
@@ -89,7 +89,8 @@ def node() -> None:
 def node_add(app: App, name: str, url: str, user: str | None, access_key: str | None,
              bearer_file: str | None, cacert: str | None, insecure: bool,
              access_key_header: str | None, password_stdin: bool, no_secret: bool,
-             proxy: str | None, mint_key: str | None, mint_user_id: str | None,
+             proxy: str | None, proxy_password_stdin: bool, mint_key: str | None,
+             mint_user_id: str | None,
              mint_group_ids: str | None, mint_scope_role: str, mint_ttl: str,
              make_default: bool, force: bool) -> None:
     """Save a node profile. Secrets go to the keyring (or a 0600 file), never config.toml.
@@ -121,6 +122,8 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
     spec = ProfileSpec(name, url, user, access_key, bearer_file, cacert, insecure,
                        access_key_header, proxy, mint)
     validate_profile(spec)  # fail on bad input before asking for a secret
+    proxy_password = proxy_password_for(
+        proxy, proxy_password_stdin, stdin_taken="--password-stdin" if password_stdin else None)
     secret: str | None = None
     needs_secret = bool(user or access_key) and not bearer_file and mint is None
     if password_stdin and no_secret:
@@ -135,13 +138,8 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
                 else f"password of node user {user!r}")
         secret = click.prompt(f"{what.capitalize()} to store (empty: do not store)",
                               hide_input=True, default="", show_default=False, err=True) or None
-    import os
-
-    from nodecli.proxies import PASSWORD_ENV
-
     shown = add_profile(app.store, app.paths, spec, secret, replace=force,
-                        make_default=make_default,
-                        proxy_password=os.environ.get(PASSWORD_ENV) if proxy else None)
+                        make_default=make_default, proxy_password=proxy_password)
     app.term.success(f"saved node profile {name!r} ({shown['url']})"
                      + (", the default" if shown["default"] else ""))
     if secret:

@@ -12,6 +12,8 @@ from nodecli.cli.common import (
     get_secret,
     output_option,
     pass_app,
+    profile_proxy_options,
+    proxy_password_for,
     read_secret_stdin,
 )
 from nodecli.cli.lazy import HelpGroup, lazy_completer
@@ -50,10 +52,12 @@ def service() -> None:
               help="Save the path of the top-level operations list (default /operations).")
 @click.option("--service-path", "service_paths", multiple=True, metavar="NAME=PATH",
               help="Save a path override (see 'operations list --help'). Repeatable.")
+@profile_proxy_options("service")
 @pass_app
 def service_add(app: App, name: str, url: str, token_file: str | None, token_stdin: bool,
                 cacert: str | None, insecure: bool, make_default: bool, force: bool,
-                operations_path: str | None, service_paths: tuple[str, ...]) -> None:
+                operations_path: str | None, service_paths: tuple[str, ...],
+                proxy: str | None, proxy_password_stdin: bool) -> None:
     """Save a service profile. The token comes from --token-file (the path is saved and
     the file read at every call), --token-stdin, NODECLI_TOKEN or a hidden prompt (those
     are stored in the keyring or the 0600 secrets file, never in config.toml). A token
@@ -73,6 +77,8 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
     paths = path_overrides(operations_path, service_paths)
     if token_file and token_stdin:
         raise UsageError("give the token with --token-file or --token-stdin, not both")
+    proxy_password = proxy_password_for(proxy, proxy_password_stdin,
+                                        stdin_taken="--token-stdin" if token_stdin else None)
     token = None
     if token_stdin:
         token = read_secret_stdin("access token")
@@ -82,7 +88,7 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
     secrets = open_secrets(app.paths)
     saved = add_profile(app.store, secrets, name, url, token=token, token_file=token_file,
                         cacert=cacert, insecure=insecure, make_default=make_default,
-                        force=force, paths=paths)
+                        force=force, paths=paths, proxy=proxy, proxy_password=proxy_password)
     for warning in saved.warnings:
         app.term.warn(sanitize(warning))
     backend = getattr(secrets, "name", "")

@@ -177,7 +177,8 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
                 token: str | None = None, token_file: str | None = None,
                 cacert: str | None = None, insecure: bool = False,
                 make_default: bool = False, force: bool = False,
-                paths: dict[str, str] | None = None) -> SavedProfile:
+                paths: dict[str, str] | None = None, proxy: str | None = None,
+                proxy_password: str | None = None) -> SavedProfile:
     """Save a service profile (locked config edit) and its token.
 
     Exactly one of ``token`` (kept in ``secrets`` under ``service:NAME``) or
@@ -221,8 +222,12 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
         DEFAULT_PATHS.with_overrides(paths)  # checks every template
     if cacert is not None:
         cacert = str(Path(cacert).expanduser().resolve())
+    if proxy:
+        from nodecli.proxies import parse_proxy
+
+        parse_proxy(proxy, "--proxy")
     profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure,
-                             paths=dict(paths or {}))
+                             paths=dict(paths or {}), proxy=proxy or None)
     if path is None:
         secrets.set(secret_key("service", name), token)
     with store.edit() as cfg:
@@ -235,6 +240,12 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
     if path is not None:
         # a token stored by an earlier 'add' is obsolete
         secrets.delete(secret_key("service", name))
+    from nodecli.profiles import proxy_secret_key
+
+    if proxy_password:
+        secrets.set(proxy_secret_key("service", name), proxy_password)
+    else:
+        secrets.delete(proxy_secret_key("service", name))
     return SavedProfile(profile, info, path is None, warnings)
 
 
@@ -247,6 +258,9 @@ def remove_profile(store: Any, secrets: Any, name: str) -> None:
         if cfg.default_service == name:
             cfg.default_service = None
     secrets.delete(secret_key("service", name))
+    from nodecli.profiles import proxy_secret_key
+
+    secrets.delete(proxy_secret_key("service", name))
 
 
 def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | None]:
