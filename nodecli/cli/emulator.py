@@ -98,6 +98,12 @@ def _port_file_holds(path: Path, port: int) -> bool:
 @click.option("--clock-offset", type=click.FloatRange(-10**7, 10**7), default=0.0,
               metavar="S", help="Run the node's clock S seconds ahead (negative: behind) "
                                 "of this machine's: /info current_time, Date, expiry checks.")
+@click.option("--transfers", "seed_transfers", type=click.IntRange(0, 100_000), default=0,
+              metavar="N", help="Start with N transfers: most running, some completed, "
+                                "some failed.")
+@click.option("--transfer-seconds", type=click.FloatRange(0.1, 86400), default=30.0,
+              show_default=True, metavar="S",
+              help="How long a new transfer takes at its target rate.")
 @click.option("--service-token-file", type=UserPath(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
@@ -109,8 +115,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           link_host: str | None, keep_alive: bool,
           service_token: str | None, service_paths: tuple[str, ...],
           token_max_age: float | None, outage_every: float | None, outage_length: float,
-          idle_timeout: float | None, clock_offset: float,
-          service_token_file: str | None) -> None:
+          idle_timeout: float | None, clock_offset: float, seed_transfers: int,
+          transfer_seconds: float, service_token_file: str | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
     Node users (and their passwords) are those of this home's config.toml; access
@@ -178,6 +184,11 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     faults.slow_seconds = slow_seconds
     server.state.token_max_age, server.state.clock_offset = token_max_age, clock_offset
     server.idle_timeout = idle_timeout
+    from nodecli.emulator.transfers import book_of
+
+    book = book_of(server.state)
+    book.seconds = transfer_seconds
+    book.seed(seed_transfers)
     port_path = Path(port_file).expanduser() if port_file else None
     try:
         if event_rate > 0:

@@ -43,12 +43,12 @@ def build_server(
         _ca, cert_path, key_path = make_certificates(state.state_folder() / "tls")
         cert = (str(cert_path), str(key_path))
     server = EmulatorServer(state, host=host, port=port, tls=cert, access_log=access_log)
-    from nodecli.emulator import access, events, node, operations
+    from nodecli.emulator import access, events, node, operations, transfers
 
     svc = operations.service_state(state)
     svc.paths = dict(service_paths or {})
     svc.opaque_tokens.update(service_tokens or {})
-    for feature in (node, events, operations, access):
+    for feature in (node, events, operations, access, transfers):
         feature.register(server.router, state)
     log = events.log_for(state)
     log.count_cap, log.link_host, log.keep_alive = max_count, link_host, keep_alive

@@ -478,6 +478,11 @@ def register(router: Router, state: NodeState) -> None:
                 log.append({"user_id": user, "types": ["file.created"],
                             "data": {"id": node.id, "path": node.path, "size": node.size,
                                      "type": "file"}}, access_key=ak)
+        started = record.get("event_data")
+        if isinstance(started, dict):  # the transfer's own data (emulator.transfers)
+            started["data"]["file_id"] = file_id
+            log.append(started, access_key=ak, path=first_path)
+            return
         data = log.new_transfer(user, file_id, direction, host)
         log.append(log.transfer_event(data, ended=False), access_key=ak, path=first_path)
 

@@ -1,4 +1,5 @@
-"""Node endpoints: GET /info, POST /access_keys, PUT /access_keys/{id}, POST /ops/transfers."""
+"""Node endpoints: GET /info, POST /access_keys, PUT /access_keys/{id} (transfers are in
+nodecli.emulator.transfers)."""
 
 from __future__ import annotations
 
@@ -144,21 +145,5 @@ def register(router: Router, state: NodeState) -> None:
             reply["secret"] = generated  # shown once, as a node does for a secret it made
         return Reply(201, reply)
 
-    def start_transfer(req: Request) -> Reply:
-        spec = req.json()
-        if not isinstance(spec, dict):
-            raise HttpError(400, "a transfer specification (JSON object) is required")
-        import uuid
-
-        record: dict[str, Any] = {"id": str(uuid.uuid4()), "status": "running",
-                                  "transfer_spec": spec}
-        with state.lock:
-            state.transfers.append(record)
-        hook = state.extensions.get("on_transfer")
-        if hook:
-            hook(req, record)
-        return Reply(200, record)
-
     router.add("GET", r"/info", info, auth="basic")
     router.add("POST", r"/access_keys", create_access_key, auth="node")
-    router.add("POST", r"/ops/transfers", start_transfer, auth="bearer")

@@ -288,7 +288,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._dispatch()
 
-    do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_GET
+    do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_CANCEL = do_GET
 
 
 class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):

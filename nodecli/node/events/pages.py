@@ -157,7 +157,7 @@ def event_id(obj: dict[str, Any]) -> str:
     return str(obj.get("id"))
 
 
-def parse_events(body: bytes, url: str = "", limit: int | None = None
+def parse_events(body: bytes, url: str = "", limit: int | None = None, what: str = "events"
                  ) -> list[tuple[dict[str, Any], str]]:
     """A JSON array of event objects, each with its original compact text.
 
@@ -178,11 +178,11 @@ def parse_events(body: bytes, url: str = "", limit: int | None = None
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        raise MalformedPage(f"{where}the events page is not UTF-8 text") from None
+        raise MalformedPage(f"{where}the {what} page is not UTF-8 text") from None
     i = _skip_ws(text, 0)
     if text[i:i + 1] != "[":
         kind = "empty" if i >= len(text) else "not a JSON array"
-        raise MalformedPage(f"{where}the events page is {kind} ({len(body)} bytes)")
+        raise MalformedPage(f"{where}the {what} page is {kind} ({len(body)} bytes)")
     i = _skip_ws(text, i + 1)
     items: list[tuple[dict[str, Any], str]] = []
     n = len(text)
@@ -193,17 +193,17 @@ def parse_events(body: bytes, url: str = "", limit: int | None = None
             try:
                 obj, end = dec.raw_decode(text, i)
             except ValueError:
-                raise MalformedPage(f"{where}the events page is not valid JSON "
+                raise MalformedPage(f"{where}the {what} page is not valid JSON "
                                     f"(at character {i})") from None
             except RecursionError:
-                raise MalformedPage(f"{where}item {len(items) + 1} of the events page nests "
+                raise MalformedPage(f"{where}item {len(items) + 1} of the {what} page nests "
                                     "deeper than nodecli reads") from None
             if not isinstance(obj, dict):
-                raise MalformedPage(f"{where}item {len(items) + 1} of the events page is "
+                raise MalformedPage(f"{where}item {len(items) + 1} of the {what} page is "
                                     f"not an object")
             eid = obj.get("id")
             if isinstance(eid, bool) or not isinstance(eid, (str, int)) or eid == "":
-                raise MalformedPage(f"{where}item {len(items) + 1} of the events page has "
+                raise MalformedPage(f"{where}item {len(items) + 1} of the {what} page has "
                                     "no id")
             if eid not in ids:
                 ids.add(eid)
@@ -223,25 +223,27 @@ def parse_events(body: bytes, url: str = "", limit: int | None = None
             if ch == "]":
                 i = _skip_ws(text, i + 1)
                 break
-            raise MalformedPage(f"{where}the events page is not valid JSON (at character {i})")
+            raise MalformedPage(f"{where}the {what} page is not valid JSON (at character {i})")
     if i != n:
-        raise MalformedPage(f"{where}the events page has data after the array")
+        raise MalformedPage(f"{where}the {what} page has data after the array")
     return items
 
 
-def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) -> Page:
+def parse_page(body: bytes, link_header: str | None, url: str, base_url: str,
+               collection: str = "/events") -> Page:
     """Validate one page. Link problems are reported in ``link_problem``, not raised.
 
     A ``Link: rel="next"`` that names another host (a node behind a proxy, NAT or load
     balancer advertising its internal name) is not followed there: its query
     (``iteration_token`` and whatever else it carries) is requested on ``base_url``'s
-    ``/events``, and ``foreign_host`` says which host was named.
+    ``collection`` (``/events``, ``/ops/transfers``), and ``foreign_host`` says which
+    host was named.
     """
     from nodecli.links import LinkError, next_link, origin
 
     asked = parse_qs(urlsplit(url).query).get("count")
     limit = int(asked[-1]) if asked and re.fullmatch(r"[0-9]{1,18}", asked[-1]) else None
-    items = parse_events(body, url, limit or None)
+    items = parse_events(body, url, limit or None, collection.rsplit("/", 1)[-1])
     token = None
     problem = None
     foreign = None
@@ -250,7 +252,8 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) ->
         if next_url is not None and origin(next_url) != origin(base_url):
             parts = urlsplit(next_url)
             foreign = parts.netloc
-            next_url = _events_url(base_url) + (f"?{parts.query}" if parts.query else "")
+            next_url = (base_url.rstrip("/") + collection
+                        + (f"?{parts.query}" if parts.query else ""))
     except LinkError as exc:
         next_url, problem = None, f'the Link rel="next" header is not a usable URL ({exc})'
     if next_url is None:
@@ -263,10 +266,6 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str) ->
         else:
             token = values[-1]
     return Page(items, next_url, token, url, problem, foreign)
-
-
-def _events_url(base_url: str) -> str:
-    return base_url.rstrip("/") + "/events"
 
 
 class _RetryLater(Exception):
@@ -285,8 +284,9 @@ def _hint_for(status: int) -> str | None:
 
 
 def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | None = None,
-               *, retry_statuses: bool = False) -> Page:
-    """GET one page (``target`` is ``/events`` with params, or a Link URL)."""
+               *, retry_statuses: bool = False, collection: str = "/events") -> Page:
+    """GET one page (``target`` is ``collection`` with params, or a Link URL) of a list
+    that pages like ``/events`` (``/ops/transfers`` does too)."""
     from nodecli.http_errors import RETRY_STATUSES, parse_retry_after
 
     expect: tuple[int, ...] = (200,)
@@ -296,7 +296,8 @@ def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | 
                           expect=expect, hint_for=_hint_for)
     if resp.status != 200:
         raise _RetryLater(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")))
-    page = parse_page(resp.body, resp.header("link"), resp.url, client.endpoint.base_url)
+    page = parse_page(resp.body, resp.header("link"), resp.url, client.endpoint.base_url,
+                      collection)
     if page.foreign_host is not None:
         client.log(f"! the Link rel=\"next\" names host {page.foreign_host}: its query is "
                    f"requested on {client.endpoint.base_url} instead")
