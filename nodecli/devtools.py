@@ -32,6 +32,8 @@ EXIT_MEANINGS = {
     ExitCode.AUTH: "authentication or permission refused; invalid or expired token",
     ExitCode.NOT_FOUND: "not found: user, transfer user, key, event, operation, profile",
     ExitCode.REMOTE: "server, network or TLS failure (after retries)",
+    ExitCode.CANCELLED: "a watched transfer was cancelled",
+    ExitCode.TIMEOUT: "a watch's --timeout passed before the transfer ended",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C, SIGTERM)",
     ExitCode.BROKEN_PIPE: "standard output was closed by the reader (| head); silent",
 }

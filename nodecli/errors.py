@@ -20,6 +20,8 @@ class ExitCode(IntEnum):
     AUTH = 4  # authentication or permission refused; invalid or expired token
     NOT_FOUND = 5  # the named user, key, event, operation... does not exist
     REMOTE = 6  # server, network or TLS failure after retries
+    CANCELLED = 7  # a watched transfer was cancelled
+    TIMEOUT = 8  # a watch's --timeout passed before the transfer ended
     INTERRUPTED = 130  # Ctrl-C / SIGINT / SIGTERM
     BROKEN_PIPE = 141  # stdout closed by the reader (``| head``); exits silently
 
@@ -62,6 +64,14 @@ class ConflictError(NodecliError):
 
 class RemoteError(NodecliError):
     exit_code = ExitCode.REMOTE
+
+
+class Cancelled(NodecliError):
+    exit_code = ExitCode.CANCELLED
+
+
+class TimedOut(NodecliError):
+    exit_code = ExitCode.TIMEOUT
 
 
 class Interrupted(NodecliError):

@@ -213,3 +213,45 @@ def test_an_event_with_nan_passes_through_jsonl_as_strict_json(node, tmp_path):
         "events", "tail", "--iteration-token", "0", "--to", str(out))
     assert r.exit_code == 0, r
     assert json.loads(Path(out).read_text())["data"]["v"] == "NaN"
+
+
+# -- transfers ----------------------------------------------------------------------------------
+
+HOSTILE_TRANSFERS = [
+    {"id": "t1", "status": "running", "bytes_transferred": 10**30, "bytes_expected": -1,
+     "current_rate_kbps": float("1e308"), "target_rate_kbps": "fast",
+     "remote_host": "\x1b[2Jevil\u202e", "start_time_usec": 2**70},
+    {"id": "t2", "status": {"nested": [1, 2]}, "error_code": [1], "error_desc": None,
+     "files_completed": "x", "files_expected": None, "direction": 7},
+    {"id": "t3", "status": "quarantined", "end_time_usec": -5, "user_id": "=cmd|' /C calc'!A0"},
+]
+
+
+@pytest.mark.parametrize("argv", [
+    ("transfer", "list"), ("transfer", "list", "-o", "wide"), ("transfer", "list", "-o", "csv"),
+    ("transfer", "list", "-o", "json"), ("transfer", "top", "--once"),
+    ("transfer", "show", "t1"), ("transfer", "watch", "t3", "--interval", "0.05"),
+], ids=" ".join)
+def test_hostile_transfer_objects_are_shown_as_data(node, argv):
+    def script(seen: Seen) -> list[bytes | float]:
+        if seen.target.startswith("/ops/transfers/t"):
+            tid = seen.target.split("/")[3]
+            return [reply(200, json.dumps(next(
+                t for t in HOSTILE_TRANSFERS if t["id"] == tid)).encode(), JSON)]
+        if "iteration_token=" in seen.target:
+            return page([], token_of(seen))
+        body = json.dumps(HOSTILE_TRANSFERS).encode().replace(b"1e+308", b"1e308")
+        return [reply(200, body, [*JSON, ("Link",
+                                          '</ops/transfers?iteration_token=3>; rel="next"')])]
+
+    r = node(script)(*argv)
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "\x1b[2J" not in r.stdout + r.stderr
+    if "json" not in argv:  # (json carries the text as it came, escapes and all)
+        assert "\u202e" not in r.stdout + r.stderr
+    if argv[1] == "watch":  # an unknown status is an end, not success: shown as given
+        assert r.exit_code == 1 and "quarantined" in r.stderr
+    else:
+        assert r.exit_code == 0, r.stderr
+    if "csv" in argv:
+        assert "'=cmd" in r.stdout

@@ -64,7 +64,8 @@ class LiveStatus:
         self._thread: threading.Thread | None = None
         self._text: str | None = None
         self._since = 0.0
-        self._drawn = False
+        self._drawn = 0  # lines on the screen (the spinner line and those above it)
+        self._above: list[str] = []
         self._last_plain: str | None = None
 
     @property
@@ -75,9 +76,11 @@ class LiveStatus:
     def active(self) -> bool:
         return self._text is not None
 
-    def show(self, text: str, *, plain: str | None = None, warn: bool = False) -> None:
-        """Set the live line to ``text`` (the clock starts when it first appears); off a
-        terminal write ``plain`` (a warning with ``warn``) if it differs from the last."""
+    def show(self, text: str, *, plain: str | None = None, warn: bool = False,
+             above: Sequence[str] = ()) -> None:
+        """Set the live line to ``text`` (the clock starts when it first appears), with
+        the lines ``above`` it (one per watched thing); off a terminal write ``plain`` (a
+        warning with ``warn``) if it differs from the last."""
         if not self.live:
             if plain is not None and plain != self._last_plain:
                 self._last_plain = plain
@@ -87,6 +90,7 @@ class LiveStatus:
             if self._text is None:
                 self._since = self._clock()
             self._text = text
+            self._above = list(above)
             if self._thread is None:
                 import threading
 
@@ -108,13 +112,13 @@ class LiveStatus:
             thread.join(timeout=1)
 
     def erase(self) -> None:
-        """Take the line off the screen for a moment (the next redraw puts it back)."""
+        """Take the lines off the screen for a moment (the next redraw puts them back)."""
         with self.lock:
             if self._drawn:
                 err = self._term.err
-                err.write("\r\x1b[K")
+                err.write("\r\x1b[K" + "\x1b[1A\x1b[K" * (self._drawn - 1))
                 err.flush()
-                self._drawn = False
+                self._drawn = 0
 
     def line(self) -> str:
         from nodecli.render import fit_line, sanitize, terminal_columns
@@ -134,10 +138,15 @@ class LiveStatus:
         with self.lock:
             if self._text is None:
                 return
+            from nodecli.render import fit_line, terminal_columns
+
+            self.erase()
             err = self._term.err
-            err.write("\r\x1b[K" + self.line())
+            width = terminal_columns(err) - 2
+            above = "".join(fit_line(text, width) + "\n" for text in self._above)
+            err.write("\r\x1b[K" + above + self.line())
             err.flush()
-            self._drawn = True
+            self._drawn = len(self._above) + 1
 
     def _run(self) -> None:
         while not self._wake.wait(0.1):

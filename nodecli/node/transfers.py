@@ -44,3 +44,179 @@ def start_transfer(client: Any, spec: dict[str, Any]) -> dict[str, Any]:
         raise RemoteError("the node answered the transfer request with something other "
                           "than a JSON object")
     return data
+
+
+# -- the lifecycle: list, show, change, cancel, watch -----------------------------------------
+
+COLLECTION = "/ops/transfers"
+PAGE_SIZE = 100
+RUNNING = "running"
+
+
+def is_final(transfer: dict[str, Any]) -> bool:
+    """Whether a transfer has ended: any status the node does not call running (the
+    node family documents running and completed; others are shown as given)."""
+    return transfer.get("status") != RUNNING
+
+
+def check_transfer_id(value: str) -> str:
+    """An id that goes into a URL path."""
+    from nodecli.service.operations import check_id
+
+    return check_id(value, "transfer id")
+
+
+def _path(transfer_id: str) -> str:
+    from urllib.parse import quote
+
+    return f"{COLLECTION}/{quote(check_transfer_id(transfer_id), safe='')}"
+
+
+def transfer_pages(client: Any, *, active: bool = False, token: str | None = None,
+                   count: int = PAGE_SIZE) -> Any:
+    """Every page of GET /ops/transfers, following Link rel="next" as the events pager
+    does (the same code: short pages, a foreign Link host, a Link loop), until an empty
+    page or a Link naming the token just used. Yields (page, the token it was asked for)."""
+    from nodecli.errors import RemoteError
+    from nodecli.node.events.pages import LoopGuard, fetch_page, is_caught_up
+
+    params: list[tuple[str, str]] | None = [("count", str(count))]
+    if active and params is not None:
+        params.append(("active_only", "true"))
+    if token is not None and params is not None:
+        params.append(("iteration_token", token))
+    target, used, guard = COLLECTION, token, LoopGuard()
+    while True:
+        page = fetch_page(client, target, params, collection=COLLECTION)
+        if page.link_problem and len(page):
+            raise RemoteError(f"{page.url}: {page.link_problem}")
+        guard.check(page, used)
+        yield page, used
+        if is_caught_up(page, used) or page.next_url is None:
+            return
+        target, params, used = page.next_url, None, page.next_token
+
+
+def list_transfers(client: Any, *, active: bool = False,
+                   statuses: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Every transfer (``active``: the running ones), optionally only those whose
+    status is in ``statuses``."""
+    found: list[dict[str, Any]] = []
+    for page, _ in transfer_pages(client, active=active):
+        found += [t for t in page.events if not statuses or t.get("status") in statuses]
+    return found
+
+
+def _object(data: Any, what: str) -> dict[str, Any]:
+    from nodecli.errors import RemoteError
+
+    if not isinstance(data, dict):
+        raise RemoteError(f"{what} did not answer with a JSON object")
+    return data
+
+
+def get_transfer(client: Any, transfer_id: str) -> dict[str, Any]:
+    return _object(client.json("GET", _path(transfer_id), hint_for=_hint(transfer_id)),
+                   f"GET {COLLECTION}/{transfer_id}")
+
+
+def modify_transfer(client: Any, transfer_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """PUT exactly ``body`` (a change of a running transfer, e.g. target_rate_kbps)."""
+    if not body:
+        raise UsageError("nothing to change: give --target-rate RATE or --set KEY=VALUE")
+    resp = client.request("PUT", _path(transfer_id), json_body=body, expect=(200, 204),
+                          hint_for=_hint(transfer_id))
+    return _object(resp.json(), "PUT") if resp.body else {}
+
+
+def cancel_transfer(client: Any, transfer_id: str) -> dict[str, Any]:
+    """The HTTP method CANCEL on the transfer (not retried: it may have taken effect)."""
+    resp = client.request("CANCEL", _path(transfer_id), expect=(200, 202, 204),
+                          retry=False, hint_for=_hint(transfer_id))
+    return _object(resp.json(), "CANCEL") if resp.body else {}
+
+
+def _hint(transfer_id: str) -> Any:
+    def hint(status: int) -> str | None:
+        return (f"no transfer {transfer_id!r} that this login may see: 'nodecli transfer "
+                "list' shows them" if status == 404 else None)
+
+    return hint
+
+
+RATE_UNITS = {"": 1, "k": 1, "m": 1000, "g": 1_000_000}
+
+
+def parse_rate(text: str) -> int:
+    """A rate in kbps: ``500m`` (Mbps), ``2g``, ``800k`` or ``800`` (kbps)."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,9}(?:\.[0-9]{1,3})?)\s*([kKmMgG]?)(?:bps)?\s*", text or "")
+    if not m:
+        raise UsageError(f"--target-rate: {text[:40]!r} is not a rate (500m, 2g, 800k)")
+    kbps = int(float(m.group(1)) * RATE_UNITS[m.group(2).lower()])
+    if kbps <= 0:
+        raise UsageError("--target-rate must be above 0")
+    return kbps
+
+
+def watch_transfers(client: Any, ids: list[str], *, interval: float = 2.0,
+                    timeout: float | None = None,
+                    on_update: Any = None, sleep: Any = None,
+                    clock: Any = None) -> tuple[dict[str, dict[str, Any]], bool]:
+    """Poll each transfer until all have ended or ``timeout`` passed; return the last
+    objects by id and whether the timeout ended the watch."""
+    import time
+
+    nap = sleep or time.sleep
+    now = clock or time.monotonic
+    started = now()
+    last: dict[str, dict[str, Any]] = {}
+    while True:
+        for tid in ids:
+            if tid in last and is_final(last[tid]):
+                continue
+            last[tid] = get_transfer(client, tid)
+        if on_update is not None:
+            on_update(last, now() - started)
+        if all(is_final(last[t]) for t in ids):
+            return last, False
+        if timeout is not None and now() - started >= timeout:
+            return last, True
+        left = None if timeout is None else timeout - (now() - started)
+        nap(interval if left is None else max(min(interval, left), 0.0))
+
+
+def transfer_checkpoint(client: Any, state_dir: Any, *, name: str | None = None,
+                        path: Any = None, active: bool = False) -> Any:
+    """The checkpoint of ``transfer list --resume NAME`` (in the home's state, per node,
+    login and --active) or ``--checkpoint FILE``: the iteration token after the last
+    transfer printed."""
+    from pathlib import Path
+
+    from nodecli.node.events.checkpoint import CheckpointFile, node_key, resume_path
+    from nodecli.node.events.pages import EventFilter
+
+    flt = EventFilter()
+    if name is not None:
+        where = resume_path(state_dir, client, f"transfers{'-active' if active else ''}.{name}",
+                            flt)
+    else:
+        where = Path(path)
+    return CheckpointFile(where, node=node_key(client), flt=flt)
+
+
+def new_transfer_pages(client: Any, checkpoint: Any, *, active: bool = False) -> Any:
+    """The pages of transfers not listed before (after the checkpoint's token), each with
+    a function that records it as listed: call it once the page has been printed."""
+    from nodecli.node.events.checkpoint import Checkpoint
+
+    cp = checkpoint.load()
+    for page, used in transfer_pages(client, active=active, token=cp.token if cp else None):
+        nxt = page.next_token or used
+
+        def commit(token: str | None = nxt) -> None:
+            if token:
+                checkpoint.save(Checkpoint(token))
+
+        yield page.events, commit
