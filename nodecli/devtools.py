@@ -48,6 +48,8 @@ ENVIRONMENT = {
     "NODECLI_TOKEN": "OAuth access token of the collaboration service (operations, "
                      "workspaces, service add), instead of --token-file or the profile.",
     "NODECLI_SECRETS_BACKEND": "file or keyring: where profile secrets are stored.",
+    "NODECLI_OUTPUT": "Default -o format of every command that has it (yaml wherever "
+                      "there is json); -o wins.",
     "NODECLI_PROXY_PASSWORD": "Password of a proxy whose URL names a user (never on the "
                               "command line); stored with a profile by node add.",
     "HTTPS_PROXY": "Proxy for https:// nodes and services (also https_proxy, HTTP_PROXY, "

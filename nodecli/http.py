@@ -431,6 +431,7 @@ class Client:
         expect: tuple[int, ...] = (200,),
         retry: bool | None = None,
         hint_for: Callable[[int], str | None] | None = None,
+        body: bytes | None = None,
     ) -> Response:
         """Send one request with the retry/redirect/error policy; return the response.
 
@@ -439,7 +440,7 @@ class Client:
         method = method.upper()
         refuse_undecodable(path_or_url, params, headers)
         retryable = method in IDEMPOTENT if retry is None else retry
-        content = None
+        content = body
         hdrs = dict(headers or {})
         if json_body is not None:
             content = json.dumps(json_body, separators=(",", ":")).encode()

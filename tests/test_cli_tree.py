@@ -230,12 +230,23 @@ def test_every_leaf_help_has_an_example_of_itself(invoke, path):
 
 @pytest.mark.parametrize("path, cmd", LEAVES, ids=[" ".join(p) for p, _ in LEAVES])
 def test_output_help_names_exactly_the_accepted_formats(path, cmd):
+    from nodecli.cli.common import OutputFormat
+
+    known = {"table", "wide", "json", "jsonl", "csv", "text", "pretty", "plain", "yaml",
+             "raw", "columns=PATH"}
     for param in cmd.params:
-        if "-o" in getattr(param, "opts", []) and isinstance(param.type, click.Choice):
+        if "-o" not in getattr(param, "opts", []):
+            continue
+        if isinstance(param.type, click.Choice):
             accepted = list(param.type.choices)
-            named = [w.strip(".,") for w in (param.help or "").replace(":", " ").split()]
-            assert [w for w in named if w in {"table", "wide", "json", "jsonl", "csv", "text",
-                                               "pretty", "plain"}] == accepted, path
+        else:
+            assert isinstance(param.type, OutputFormat), path
+            accepted = list(param.type.choices)
+            if param.type.shaped:
+                accepted += ["yaml", "raw", "columns=PATH"]
+        named = [w.strip(".,[]") for w in (param.help or "").split("[default")[0]
+                 .replace(":", " ").split()]
+        assert [w for w in named if w in known] == accepted, path
 
 
 def test_key_group_help_describes_the_folder_form_truly(invoke, tmp_path):

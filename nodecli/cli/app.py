@@ -170,6 +170,10 @@ class Terminal:
         self.no_color = no_color
         self._stdout = _stdout
         self._stderr = _stderr
+        # --query/--field/-o yaml|raw|columns= (nodecli.render.shape): the JSON form a
+        # command prints is shaped on its way out; --no-headers for tables and csv
+        self.shape: Any = None
+        self.no_headers = False
 
     def __repr__(self) -> str:
         return f"Terminal(verbosity={self.verbosity!r}, no_color={self.no_color!r})"
@@ -254,9 +258,15 @@ class Terminal:
             render_fields(pairs, self.out)
 
     def json(self, obj: Any) -> None:
+        if self.shape is not None:
+            self.shape.write(obj, self.out)
+            return
         render_json(obj, self.out)
 
     def jsonl(self, rows: Iterable[Any]) -> None:
+        if self.shape is not None:
+            self.shape.write(list(rows), self.out)
+            return
         render_jsonl(rows, self.out)
 
     def table(
@@ -291,11 +301,12 @@ class Terminal:
         elif fmt == "jsonl":
             self.jsonl(rows)
         elif fmt == "csv":
-            render_csv(rows, columns, self.out)
+            render_csv(rows, columns, self.out, headers=not self.no_headers)
         elif self.color_out:  # (table or wide)
-            render_rich_table(rows, columns, self.console, title)
+            render_rich_table(rows, columns, self.console, title,
+                              headers=not self.no_headers)
         else:
-            render_plain_table(rows, columns, self.out, caps)
+            render_plain_table(rows, columns, self.out, caps, headers=not self.no_headers)
 
     # -- messages (stderr) -------------------------------------------------------
 

@@ -73,13 +73,105 @@ def _env_source(param: click.Parameter | None, ctx: click.Context | None) -> str
 LIST_FORMATS = ("table", "wide", "json", "jsonl", "csv")
 
 
+#: formats nodecli makes from a command's JSON form (every command that has json)
+SHAPED_FORMATS = ("yaml", "raw", "columns=PATH,...")
+
+
+class OutputFormat(click.ParamType):
+    """A command's own formats, and where it has json: yaml, raw (with --query) and
+    ``columns=PATH,...``."""
+
+    name = "format"
+
+    def __init__(self, choices: tuple[str, ...], shaped: bool = True) -> None:
+        self.choices = choices
+        self.shaped = shaped and "json" in choices
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        text = str(value)
+        if text in self.choices or (self.shaped and (
+                text in ("yaml", "raw") or text.startswith("columns="))):
+            return text
+        shown = ", ".join([*self.choices, *(SHAPED_FORMATS if self.shaped else ())])
+        self.fail(f"{text[:40]!r} is not one of {shown}", param, ctx)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        names = [*self.choices, *(("yaml", "raw", "columns=") if self.shaped else ())]
+        return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
 def output_option(choices: tuple[str, ...] = LIST_FORMATS,
-                  default: str = "table") -> Callable[[F], F]:
-    """``-o/--output FORMAT``: machine output; field names in json are stable."""
-    return click.option(
-        "-o", "--output", "output_format", type=click.Choice(list(choices)), default=default,
-        show_default=True, help=f"Output format: {', '.join(choices)}.",
-    )
+                  default: str = "table", *, shaping: bool = True) -> Callable[[F], F]:
+    """``-o/--output FORMAT`` (default: NODECLI_OUTPUT when this command has that format),
+    and where the command has json: ``--query EXPR`` (JMESPath), ``--field PATH``
+    (repeatable) and ``--no-headers``. A shaped output makes the command produce its
+    JSON form, which the Terminal shapes (see nodecli.render.shape)."""
+    import functools
+
+    shaped = "json" in choices and shaping
+    listed = ", ".join([*choices, *(SHAPED_FORMATS if shaped else ())])
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            query, fields = kwargs.pop("shape_query", None), kwargs.pop("shape_fields", ())
+            no_headers = kwargs.pop("shape_no_headers", False)
+            fmt = kwargs["output_format"]
+            if fmt is None:
+                env = os.environ.get("NODECLI_OUTPUT", "")
+                fmt = env if env and (env in choices or (shaped and env == "yaml")) \
+                    else default
+            ctx = click.get_current_context()
+            term = ctx.find_object(_app_type()).term if ctx.find_object(_app_type()) \
+                else None
+            shape = _shape(fmt, query, tuple(fields), no_headers)
+            if term is not None:
+                term.no_headers = no_headers
+                term.shape = shape
+            kwargs["output_format"] = "json" if shape is not None else fmt
+            return f(*args, **kwargs)
+
+        g: Any = wrapper
+        if shaped:
+            g = click.option("--no-headers", "shape_no_headers", is_flag=True,
+                             help="Tables and csv without their heading line.")(g)
+            g = click.option("--field", "shape_fields", multiple=True, metavar="PATH",
+                             help="Print the value at PATH (dotted, e.g. data.folder_name) "
+                                  "of each result, tab-separated when repeated.")(g)
+            g = click.option("--query", "shape_query", metavar="EXPR",
+                             help="A JMESPath expression applied to the JSON form; the "
+                                  "result as JSON (-o raw: plain lines).")(g)
+        return click.option(
+            "-o", "--output", "output_format", type=OutputFormat(choices, shaped),
+            default=None,
+            help=f"Output format: {listed} [default: {default}, or NODECLI_OUTPUT].",
+        )(g)
+
+    return decorate
+
+
+def _app_type() -> type:
+    from nodecli.cli.app import App
+
+    return App
+
+
+def _shape(fmt: str, query: str | None, fields: tuple[str, ...], no_headers: bool) -> Any:
+    """The shaping a command's output needs (None: its own formats do it)."""
+    if query is None and not fields and fmt not in ("yaml", "raw") \
+            and not fmt.startswith("columns="):
+        return None
+    from nodecli.render.shape import Shape
+
+    if fmt == "raw" and query is None and not fields:
+        raise UsageError("-o raw prints the result of --query as plain lines: give --query")
+    if fields and (fmt == "yaml" or fmt.startswith("columns=")):
+        raise UsageError("--field prints raw values: not with -o yaml or -o columns=")
+    return Shape.make(fmt, query, fields, no_headers)
 
 
 def read_secret_stdin(what: str = "password") -> str:

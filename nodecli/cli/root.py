@@ -31,6 +31,7 @@ SUBCOMMANDS = {
     "operations": ("nodecli.cli.operations:operations",
                    "List, watch and resolve long-running operations."),
     "workspaces": ("nodecli.cli.workspaces:workspaces", "Create workspaces (202 + operation)."),
+    "api": ("nodecli.cli.api:api", "Any request to a node or service, with its credentials."),
 }
 
 # other spellings that work but are not shown: the singular or plural a user may guess

@@ -42,7 +42,7 @@ def workspaces() -> None:
 @click.option("--wait", is_flag=True,
               help="Watch the operation to its end (offers resolve on a conflict).")
 @watch_options
-@output_option(("table", "json"))
+@output_option(("table", "json"), shaping=False)  # (its --field is a body property)
 @service_options
 @pass_app
 def ws_create(app: App, name: str | None, fields: tuple[str, ...], body: str | None,

@@ -140,11 +140,13 @@ def render_jsonl(rows: Iterable[Any], out: IO[str]) -> None:
         out.flush()
 
 
-def render_csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str]) -> None:
+def render_csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str],
+               headers: bool = True) -> None:
     import csv
 
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([c.key for c in columns])
+    if headers:
+        writer.writerow([c.key for c in columns])
     for row in rows:
         writer.writerow([_csv_cell(row.get(c.key)) for c in columns])
 
@@ -164,10 +166,14 @@ def _csv_cell(value: Any) -> str:
 
 def render_plain_table(
     rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str],
-    caps: dict[str, int] | None = None,
+    caps: dict[str, int] | None = None, headers: bool = True,
 ) -> None:
     """Aligned columns; a column with a width in ``caps`` has its cells cut to it."""
     cells = [[c.heading, *(_cell(r.get(c.key)) for r in rows)] for c in columns]
+    if not headers:
+        cells = [column[1:] for column in cells]
+        if not rows:
+            return
     if caps:
         from nodecli.render.text import clip
 
@@ -180,12 +186,14 @@ def render_plain_table(
 
 
 def render_rich_table(
-    rows: Sequence[dict[str, Any]], columns: Sequence[Column], console: Any, title: str | None
+    rows: Sequence[dict[str, Any]], columns: Sequence[Column], console: Any, title: str | None,
+    headers: bool = True,
 ) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, header_style="bold", box=None, pad_edge=False)
+    table = Table(title=title, header_style="bold", box=None, pad_edge=False,
+                  show_header=headers)
     for c in columns:
         table.add_column(c.heading, justify=c.justify,  # type: ignore[arg-type]
                          no_wrap=c.whole, overflow="ellipsis" if c.whole else "fold")

@@ -1,0 +1,105 @@
+"""``nodecli api``: any request to a node (or the collaboration service) with the
+profile's credentials, TLS, proxy, retries and redaction, for what no command covers.
+
+Fields become the query string of GET, DELETE, HEAD and CANCEL requests and a JSON
+object body otherwise; ``--input`` sends a body as it is. ``--paginate`` follows
+``Link: rel="next"`` with the events pager's rules and joins the pages' arrays.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from nodecli.errors import UsageError
+
+QUERY_METHODS = ("GET", "DELETE", "HEAD", "CANCEL")
+METHOD_RE = re.compile(r"[A-Z][A-Z_-]{0,19}")
+HEADER_RE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}):[ \t]*(.*)")
+ALL_2XX = tuple(range(200, 300))
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    params: list[tuple[str, str]]
+    body: bytes | None
+    headers: dict[str, str]
+
+
+def plan(method: str | None, path: str, typed: tuple[str, ...], strings: tuple[str, ...],
+         body: bytes | None, headers: tuple[str, ...]) -> Call:
+    """Check everything and build the request (nothing is sent here)."""
+    import json
+
+    from nodecli.values import parse_assignment
+
+    if body is not None and (typed or strings):
+        raise UsageError("give fields (-f/-F) or --input, not both")
+    verb = (method or ("POST" if typed or strings or body is not None else "GET")).upper()
+    if not METHOD_RE.fullmatch(verb):
+        raise UsageError(f"-X: {verb[:30]!r} is not an HTTP method")
+    if not path.startswith("/") or any(c.isspace() or ord(c) < 32 for c in path):
+        raise UsageError(f"PATH starts with '/' and has no spaces: {path[:60]!r}")
+    fields: dict[str, Any] = {}
+    for item in typed:
+        key, _, raw = item.partition("=")
+        if not key or not _:
+            raise UsageError(f"-f takes KEY=VALUE, not {item[:40]!r}")
+        fields[key] = _file_value(raw[1:]) if raw.startswith("@") else \
+            parse_assignment(f"x={raw}")[1]
+    for item in strings:
+        key, _, raw = item.partition("=")
+        if not key or not _:
+            raise UsageError(f"-F takes KEY=VALUE, not {item[:40]!r}")
+        fields[key] = raw
+    hdrs: dict[str, str] = {}
+    for item in headers:
+        m = HEADER_RE.fullmatch(item)
+        if not m or any(ord(c) < 32 and c != "\t" for c in m.group(2)):
+            raise UsageError(f"-H takes 'Name: value' on one line, not {item[:40]!r}")
+        hdrs[m.group(1)] = m.group(2)
+    params: list[tuple[str, str]] = []
+    if fields and verb in QUERY_METHODS:
+        params = [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in fields.items()]
+    elif fields:
+        body = json.dumps(fields, separators=(",", ":")).encode()
+    if body is not None:
+        hdrs.setdefault("Content-Type", "application/json")
+    return Call(verb, path, params, body, hdrs)
+
+
+def _file_value(path: str) -> str:
+    from nodecli.fsutil import read_limited
+
+    raw = read_limited(path, 16 * 1024 * 1024, "field file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+
+
+def send(client: Any, call: Call) -> Any:
+    """One request; any 2xx is an answer (others raise the mapped error)."""
+    return client.request(call.method, call.path, params=call.params or None, body=call.body,
+                          headers=call.headers, expect=ALL_2XX)
+
+
+def paginate(client: Any, call: Call) -> list[Any]:
+    """Every page of a list that pages with Link rel="next" (GET only), joined."""
+    from nodecli.node.events.pages import LoopGuard, fetch_page, is_caught_up
+
+    if call.method != "GET":
+        raise UsageError("--paginate follows Link rel=\"next\" of GET lists")
+    collection = call.path.split("?", 1)[0]
+    found: list[Any] = []
+    target, params, used, guard = call.path, call.params or None, None, LoopGuard()
+    while True:
+        page = fetch_page(client, target, params, collection=collection)
+        guard.check(page, used)
+        found += page.events
+        if is_caught_up(page, used) or page.next_url is None:
+            return found
+        target, params, used = page.next_url, None, page.next_token
