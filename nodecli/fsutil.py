@@ -105,7 +105,12 @@ def remove_stale_temps(folder: StrPath, names: Iterable[str], *,
 
 
 def ensure_private_dir(path: P) -> P:
-    """Create ``path`` (and missing parents) as 0700 folders; leave existing ones alone."""
+    """Create ``path`` (and missing parents) as 0700 folders; leave existing ones alone
+    (under --dry-run: create nothing)."""
+    from nodecli import dryrun
+
+    if dryrun.active():
+        return path
     missing: list[str] = []
     p = os.fspath(cast(StrPath, path))
     while not os.path.exists(p):
@@ -186,7 +191,7 @@ def _parent(path: StrPath) -> str:
 
 @contextlib.contextmanager
 def replacing(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
-              durable: bool = True) -> Iterator[None]:
+              durable: bool = True, quiet: bool = False) -> Iterator[None]:
     """Replace ``path`` with ``data`` atomically and durably, once the block has run.
 
     The data goes to a temporary file in the same folder, created with ``mode`` from the
@@ -195,7 +200,18 @@ def replacing(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
     cut. A reader (or a crash at any instant) sees either the old content or the new
     one, never a mix. If writing fails, or the block raises, ``path`` is left as it was.
     ``durable=False`` skips the syncs, for caches that are checked before use.
+
+    Under ``--dry-run`` nothing is written: a file others use raises
+    :class:`nodecli.dryrun.DryRunStop` saying what would be written; a ``quiet`` one (a
+    cache, a checkpoint, the secrets file) is silently not written.
     """
+    from nodecli import dryrun
+
+    if dryrun.active():
+        if not quiet:
+            raise dryrun.write(os.fspath(path), len(data), mode)
+        yield
+        return
     path = os.fspath(path)
     if os.path.islink(path):
         raise OSError(f"refusing to write through symbolic link {path}")
@@ -222,9 +238,9 @@ def replacing(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
 
 
 def atomic_write(path: StrPath, data: bytes, mode: int = PRIVATE_FILE, *,
-                 durable: bool = True) -> None:
+                 durable: bool = True, quiet: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically and durably (see :func:`replacing`)."""
-    with replacing(path, data, mode, durable=durable):
+    with replacing(path, data, mode, durable=durable, quiet=quiet):
         pass
 
 

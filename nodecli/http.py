@@ -446,6 +446,10 @@ class Client:
             content = json.dumps(json_body, separators=(",", ":")).encode()
             hdrs.setdefault("Content-Type", "application/json")
         url = self.url_for(path_or_url)
+        from nodecli import dryrun
+
+        if dryrun.active() and method not in ("GET", "HEAD"):
+            raise dryrun.request(method, url, content, self.redact)
         deadline_at = time.monotonic() + self.endpoint.deadline
         try:
             return self._retrying(method, url, params, content, hdrs, expect, hint_for,

@@ -153,6 +153,11 @@ def write_key_pair(private_path: StrPath, key: RSAPrivateKey, *, force: bool = F
     public_path = public_path_for(private_path)
     _refuse_existing(private_path, force)
     _refuse_existing(public_path, force)
+    from nodecli import dryrun
+
+    if dryrun.active():
+        raise dryrun.DryRunStop(f"would write the private key {private_path} (0600) and the "
+                                f"public key {public_path}; nothing was written (--dry-run)")
     folder = os.path.dirname(private_path) or "."
     if not os.path.exists(folder):
         ensure_private_dir(folder)
@@ -286,7 +291,7 @@ def _remember_validated(file_hash: str, state_dir: StrPath | None) -> None:
         ensure_private_dir(os.path.dirname(path))
         body = {"comment": "SHA-256 of private key files already validated by nodecli",
                 "sha256": hashes}
-        atomic_write(path, (json.dumps(body, indent=1) + "\n").encode("ascii"))
+        atomic_write(path, (json.dumps(body, indent=1) + "\n").encode("ascii"), quiet=True)
 
 
 class NotValidatedYet(Exception):

@@ -89,7 +89,7 @@ class FileBackend:
         ensure_private_dir(os.path.dirname(self.path))
         text = "# nodecli secrets: keep private (0600)\n" + tomli_w.dumps(
             {"secrets": dict(sorted(data.items()))})
-        atomic_write(self.path, text.encode())
+        atomic_write(self.path, text.encode(), quiet=True)
 
     def get(self, key: str) -> str | None:
         return self._load().get(key)
@@ -138,12 +138,20 @@ class KeyringBackend:
             raise self._fail("read a secret", exc) from None
 
     def set(self, key: str, value: str) -> None:
+        from nodecli import dryrun
+
+        if dryrun.active():  # (--dry-run: the keyring is not touched)
+            return
         try:
             self._kr.set_password(self.service, key, value)
         except Exception as exc:  # noqa: BLE001
             raise self._fail("store a secret", exc) from None
 
     def delete(self, key: str) -> None:
+        from nodecli import dryrun
+
+        if dryrun.active():
+            return
         try:
             self._kr.delete_password(self.service, key)
         except Exception:  # noqa: BLE001, S110 - absent already: nothing to delete

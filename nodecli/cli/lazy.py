@@ -25,7 +25,8 @@ class HelpGroup(click.Group):
 
 # Options of the root command that may also follow the subcommand
 # (``nodecli events tail -q``, ``nodecli user list --home DIR``).
-GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--no-color": "no_color"}
+GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--no-color": "no_color",
+                "--dry-run": "dry_run"}
 GLOBAL_VALUED = {"--home": "home"}
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from nodecli.dryrun import DryRunStop
 from nodecli.errors import ExitCode, NodecliError, StdoutClosed
 
 if TYPE_CHECKING:
@@ -40,8 +41,17 @@ def _silence_stdout() -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run nodecli and return the exit code (no ``sys.exit``; used by tests and main)."""
-    from nodecli.cli.root import cli
+    from nodecli import dryrun
 
+    dryrun.activate(False)  # (set by --dry-run for this run only)
+    try:
+        return _run(argv)
+    finally:
+        dryrun.activate(False)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    from nodecli.cli.root import cli
     if os.environ.get("_NODECLI_COMPLETE"):  # a <TAB>: click answers, then exits
         from nodecli.cli.complete import install_completion_classes
 
@@ -66,6 +76,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         hint = f"see '{command} --help'" if isinstance(exc, click.UsageError) else None
         _terminal().error(exc.format_message(), hint)
         return exc.exit_code
+    except DryRunStop as exc:  # --dry-run: what would have happened is the output
+        from nodecli.render import sanitize_lines
+
+        sys.stdout.write(sanitize_lines(exc.message) + "\n")
+        return ExitCode.OK
     except NodecliError as exc:
         _terminal().error(exc.message, exc.hint)
         return exc.exit_code

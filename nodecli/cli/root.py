@@ -86,6 +86,9 @@ Classic flags (compatible with the node's administration tool):
 @click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv: debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
 @click.option("--no-color", is_flag=True, help="No colour (also: NO_COLOR=1).")
+@click.option("--dry-run", is_flag=True,
+              help="Show what would be sent to a node or written (a config diff), change "
+                   "nothing, exit 0. Also after the command.")
 @click.version_option(__version__, "-V", "-A", "--version", prog_name="nodecli",
                       message="%(prog)s %(version)s")
 # --- classic administration flags ---------------------------------------------------
@@ -130,12 +133,16 @@ Classic flags (compatible with the node's administration tool):
 @click.option("-y", "--yes", is_flag=True, help="Answer yes to confirmations (create key...).")
 @click.pass_context
 def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_color: bool,
-        **classic: Any) -> None:
+        dry_run: bool, **classic: Any) -> None:
     # Imported here, not at module level: `nodecli --help` and `--version` never get
     # this far, so they skip pathlib, the output module and the app object entirely.
     from nodecli.cli.app import App, Terminal
     from nodecli.config.paths import resolve_paths
 
+    if dry_run:
+        from nodecli import dryrun
+
+        dryrun.activate()
     term = Terminal(verbosity=-1 if quiet else verbose, no_color=no_color)
     app = App(paths=resolve_paths(home), term=term)
     ctx.obj = app

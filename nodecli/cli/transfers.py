@@ -135,11 +135,14 @@ def transfer_start(app: App, spec_file: str, wait: bool, interval: float,
 
 
 def _duration(text: str | None, flag: str) -> float | None:
+    """Seconds of a DURATION option (--timeout 10m), or of WHEN (--since 1h: the time)."""
     if text is None:
         return None
-    from nodecli.timeparse import TimeParseError, parse_duration
+    from nodecli.timeparse import TimeParseError, parse_duration, parse_since
 
     try:
+        if flag == "--since":
+            return parse_since(text).timestamp()
         return parse_duration(text).total_seconds()
     except TimeParseError as exc:
         raise UsageError(f"{flag}: {exc}") from None
@@ -177,7 +180,7 @@ def transfer_list(app: App, active: bool, statuses: tuple[str, ...], since: str 
     from nodecli.node.transfers import list_transfers
 
     wanted = tuple(s.strip() for v in statuses for s in v.split(",") if s.strip())
-    after = _since(since)
+    after = _duration(since, "--since")
     if resume_name is not None and checkpoint_file is not None:
         raise UsageError("give --resume NAME or --checkpoint FILE, not both")
     if checkpoint_file is not None and not checkpoint_file.strip():
@@ -221,17 +224,6 @@ def _list_new(app: App, client: Any, keep: Any, active: bool, name: str | None,
                 commits[-1]()
     finally:
         checkpoint.unlock()
-
-
-def _since(text: str | None) -> float | None:
-    if text is None:
-        return None
-    from nodecli.timeparse import TimeParseError, parse_since
-
-    try:
-        return parse_since(text).timestamp()
-    except TimeParseError as exc:
-        raise UsageError(f"--since: {exc}") from None
 
 
 @transfer.command("show", context_settings=CONTEXT)

@@ -57,4 +57,4 @@ def save(path: str, raw: bytes, data: dict[str, Any]) -> None:
         payload = marshal.dumps(data)
         ensure_private_dir(os.path.dirname(path))
         head = MAGIC + b"%d %d\n" % (len(raw), crc32(payload))
-        atomic_write(path, head + raw + payload, durable=False)
+        atomic_write(path, head + raw + payload, durable=False, quiet=True)

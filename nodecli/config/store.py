@@ -163,6 +163,10 @@ class ConfigStore:
         read under the lock the caller holds), keeping ``current`` as the .bak."""
         validate_config_data(data, self.path)  # never write what could not be read back
         new = toml_bytes(data)
+        from nodecli import dryrun
+
+        if dryrun.active():
+            raise dryrun.config_change(self.path, current, new)
         for target in (self.path, self.paths.backup_file):
             if os.path.islink(target):  # refused before anything is written
                 raise ConfigError(f"{target}: is a symbolic link; nodecli does not write "
@@ -189,6 +193,10 @@ class ConfigStore:
                 )
             cfg = parse_config_bytes(raw, self.paths.backup_file)
             current = self._read_bytes(self.path)
+            from nodecli import dryrun
+
+            if dryrun.active():
+                raise dryrun.config_change(self.path, current, raw)
             with replacing(self.path, raw):
                 if current is not None:
                     atomic_write(self.paths.backup_file, current)

@@ -219,6 +219,13 @@ def _one(req: Request, name: str) -> str | None:
 def register(router: Router, state: NodeState) -> None:
     book = book_of(state)
 
+    def mine(req: Request) -> Transfer:
+        """The transfer of the path, when this login may see it (404 otherwise)."""
+        t = book.find(_id(req))
+        if not _visible(req, t):
+            raise HttpError(404, f"no transfer {t.id!r}")
+        return t
+
     def start(req: Request) -> Reply:
         spec = req.json()
         if not isinstance(spec, dict):
@@ -252,15 +259,11 @@ def register(router: Router, state: NodeState) -> None:
 
     def get_one(req: Request) -> Reply:
         book.sweep()
-        t = book.find(_id(req))
-        if not _visible(req, t):
-            raise HttpError(404, f"no transfer {t.id!r}")
+        t = mine(req)
         return Reply(200, t.snapshot())
 
     def modify(req: Request) -> Reply:
-        t = book.find(_id(req))
-        if not _visible(req, t):
-            raise HttpError(404, f"no transfer {t.id!r}")
+        t = mine(req)
         body = req.json()
         if not isinstance(body, dict):
             raise HttpError(400, "PUT /ops/transfers/{id} takes a JSON object")
@@ -280,9 +283,7 @@ def register(router: Router, state: NodeState) -> None:
         return Reply(200, t.snapshot())
 
     def cancel(req: Request) -> Reply:
-        t = book.find(_id(req))
-        if not _visible(req, t):
-            raise HttpError(404, f"no transfer {t.id!r}")
+        t = mine(req)
         now = time.time()
         with state.lock:
             if t.status(now) == "running":

@@ -131,7 +131,7 @@ def node_info(client: Client, state_dir: str | os.PathLike[str] | None, *,
             ensure_private_dir(os.path.dirname(path))
             atomic_write(path, json.dumps({"who": who, "version": version, "current_time": now,
                                            "fetched_at": info.fetched_at,
-                                           "logging": logging}).encode())
+                                           "logging": logging}).encode(), quiet=True)
     return info
 
 

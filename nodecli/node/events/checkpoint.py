@@ -130,7 +130,7 @@ class CheckpointFile:
 
         cp.node = self.node
         cp.filter = self.flt.as_dict()
-        atomic_write(self.path, cp.to_json())
+        atomic_write(self.path, cp.to_json(), quiet=True)
 
 
 def node_key(client: Client) -> str:
