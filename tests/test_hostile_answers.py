@@ -255,3 +255,26 @@ def test_hostile_transfer_objects_are_shown_as_data(node, argv):
         assert r.exit_code == 0, r.stderr
     if "csv" in argv:
         assert "'=cmd" in r.stdout
+
+
+@pytest.mark.parametrize("shape", [("--query", 'events[].data."k.e y"'),
+                                   ("--field", "events"), ("-o", "yaml"),
+                                   ("--query", "events[0].deep", "-o", "raw"),
+                                   ("-o", "columns=next_iteration_token")], ids=" ".join)
+def test_shaping_hostile_events_from_a_node(node, shape):
+    deep: Any = "bottom"
+    for _ in range(60):
+        deep = {"a": deep}
+    events = [ev(1, data={"k.e y": "\x1b]0;title\x07red\u202e", "ü": "東京", "n": 10**30},
+                 deep=deep, **{"": "empty key", "a.b": [None, True]})]
+
+    def script(seen: Seen) -> list[bytes | float]:
+        return page(events, "1")
+
+    r = node(script)("events", "list", *shape)
+    assert r.exit_code == 0, r.stderr
+    assert "internal error" not in r.stderr and "\x1b]" not in r.stdout
+    if shape[-1] == "yaml":
+        import yaml
+
+        assert yaml.safe_load(r.stdout)["events"][0]["data"]["ü"] == "東京"

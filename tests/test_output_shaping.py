@@ -107,3 +107,26 @@ def test_hostile_json_is_shaped_as_data(tmp_path):
     out = io.StringIO()
     Shape.make("yaml", None, ()).write(data, out)
     assert yaml.safe_load(out.getvalue())[0]["n"] == 10**40
+
+
+def test_the_config_default_output(invoke, home):
+    invoke("xuser", "add", "x", "-r", "file:////d/*")
+    assert invoke("config", "output").stderr.startswith("no default output format")
+    r = invoke("config", "output", "yaml")
+    assert r.exit_code == 0, r.stderr
+    assert invoke("config", "output").stdout == "yaml\n"
+    assert yaml.safe_load(invoke("xuser", "list").stdout)[0]["name"] == "x"
+    r = invoke("xuser", "list", env={"NODECLI_OUTPUT": "csv"})  # the variable wins
+    assert r.stdout.startswith("name,")
+    assert invoke("xuser", "list", "-o", "table").stdout.startswith("transfer user")
+    r = invoke("token", "inspect", "x")  # yaml is not one of its formats: its own default
+    assert "yaml" not in r.stderr
+    assert invoke("config", "output", "--unset").exit_code == 0
+    assert invoke("xuser", "list").stdout.startswith("transfer user")
+    assert invoke("config", "output", "xml").exit_code == 2
+    (home / "config.toml").write_text(
+        (home / "config.toml").read_text().replace("[transfer_users.x]",
+                                                   '[defaults]\noutput = "xml"\n\n'
+                                                   "[transfer_users.x]"))
+    r = invoke("xuser", "list")
+    assert r.exit_code == 3 and "defaults -> output" in r.stderr

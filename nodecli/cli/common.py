@@ -121,11 +121,11 @@ def output_option(choices: tuple[str, ...] = LIST_FORMATS,
             query, fields = kwargs.pop("shape_query", None), kwargs.pop("shape_fields", ())
             no_headers = kwargs.pop("shape_no_headers", False)
             fmt = kwargs["output_format"]
-            if fmt is None:
-                env = os.environ.get("NODECLI_OUTPUT", "")
-                fmt = env if env and (env in choices or (shaped and env == "yaml")) \
-                    else default
             ctx = click.get_current_context()
+            if fmt is None:
+                preferred = os.environ.get("NODECLI_OUTPUT") or _configured_output(ctx)
+                fmt = preferred if preferred and (
+                    preferred in choices or (shaped and preferred == "yaml")) else default
             term = ctx.find_object(_app_type()).term if ctx.find_object(_app_type()) \
                 else None
             shape = _shape(fmt, query, tuple(fields), no_headers)
@@ -152,6 +152,21 @@ def output_option(choices: tuple[str, ...] = LIST_FORMATS,
         )(g)
 
     return decorate
+
+
+def _configured_output(ctx: click.Context) -> str | None:
+    """``[defaults] output`` of the config (None when unset or the config is unreadable:
+    the command itself then reports the config as it always does)."""
+    from nodecli.errors import NodecliError
+
+    app = ctx.find_object(_app_type())
+    if app is None:
+        return None
+    try:
+        value = app.store.default_output()
+    except NodecliError:
+        return None
+    return str(value) if value else None
 
 
 def _app_type() -> type:

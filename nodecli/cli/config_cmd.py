@@ -12,6 +12,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import report
+from nodecli.errors import UsageError
 from nodecli.render import Column
 
 
@@ -143,3 +144,32 @@ def import_cmd(app: App, file: str, merge: bool, yes: bool) -> None:
         if not confirm(app, question, yes=yes, flag="--yes (or --merge)"):
             raise NodecliError("cancelled: nothing changed")
     report(app, domain.import_user_data(app.store, raw, source, merge=merge))
+
+
+@config.command("output")
+@click.argument("fmt", metavar="[FORMAT]", required=False,
+                type=click.Choice(["table", "wide", "json", "jsonl", "csv", "yaml"]))
+@click.option("--unset", is_flag=True, help="Back to each command's own default.")
+@pass_app
+def output_cmd(app: App, fmt: str | None, unset: bool) -> None:
+    """Print or set the default -o of every command that has that format
+    (NODECLI_OUTPUT and -o win).
+
+    \b
+    Examples:
+      nodecli config output yaml
+      nodecli config output --unset
+    """
+    if fmt and unset:
+        raise UsageError("give FORMAT or --unset, not both")
+    if fmt is None and not unset:
+        current = app.store.load().default_output
+        if current:
+            app.term.data(current)
+        else:
+            app.term.info("no default output format: each command's own")
+        return
+    with app.store.edit() as cfg:
+        cfg.default_output = fmt
+    app.term.success(f"default output format: {fmt}" if fmt else
+                     "no default output format: each command's own")

@@ -92,6 +92,8 @@ class NodeUser:
 
 
 MINT_TTL_RANGE = (10, 30 * 86400)  # seconds a minted token may last
+#: what [defaults] output may say (applied where a command has that format)
+OUTPUT_DEFAULTS = ("table", "wide", "json", "jsonl", "csv", "yaml")
 
 
 @dataclass(slots=True)
@@ -180,6 +182,7 @@ class Config:
     services: dict[str, ServiceProfile] = field(default_factory=dict)
     default_node: str | None = None
     default_service: str | None = None
+    default_output: str | None = None  # -o of every command that has it (NODECLI_OUTPUT wins)
 
     # -- serialisation -------------------------------------------------------------
 
@@ -191,6 +194,8 @@ class Config:
             defaults["node"] = self.default_node
         if self.default_service:
             defaults["service"] = self.default_service
+        if self.default_output:
+            defaults["output"] = self.default_output
         if defaults:
             d["defaults"] = defaults
         for key in ("transfer_users", "users", "nodes", "services"):
@@ -259,8 +264,12 @@ class Config:
 
         defaults = v.sub("defaults")
         if defaults is not None:
-            defaults.only({"node", "service"})
+            defaults.only({"node", "service", "output"})
             cfg.default_node = defaults.opt("node", str, None)
+            cfg.default_output = defaults.opt("output", str, None)
+            if cfg.default_output not in (None, *OUTPUT_DEFAULTS):
+                raise ModelError(["defaults", "output"],
+                                 f"must be one of {', '.join(OUTPUT_DEFAULTS)}")
             cfg.default_service = defaults.opt("service", str, None)
             if cfg.default_node and cfg.default_node not in cfg.nodes:
                 raise ModelError(["defaults", "node"], f"unknown node profile {cfg.default_node!r}")

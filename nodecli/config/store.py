@@ -134,6 +134,14 @@ class ConfigStore:
         """The current configuration; an absent file is an empty configuration."""
         return self._parse(self._read_bytes(self.path))
 
+    def default_output(self) -> str | None:
+        """``[defaults] output``, without parsing a config that cannot have one (the
+        common case: every command with -o asks, and a config may hold 10,000 users)."""
+        raw = self._read_bytes(self.path)
+        if raw is None or b"output" not in raw:
+            return None
+        return self._parse(raw).default_output
+
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         ensure_private_dir(self.paths.config_dir)
