@@ -330,3 +330,17 @@ def test_fifos_in_the_home_never_hang_a_tab(filled_home):
     os.mkfifo(emulator_dir / "access_keys.json")
     assert complete("nodecli -mu ", home=filled_home) == []
     assert complete("nodecli access-key show ", home=filled_home) == ["AKlocal"]
+
+
+def test_output_formats_and_shaping_flags_complete_the_same_everywhere(filled_home):
+    assert complete("nodecli user list -o ", home=filled_home) == [
+        "table", "wide", "json", "jsonl", "csv", "yaml", "raw", "columns="]
+    assert complete("nodecli node info -o ", home=filled_home) == [
+        "table", "json", "yaml", "raw", "columns="]
+    assert complete("nodecli token inspect x -o ", home=filled_home) == [
+        "text", "json", "yaml", "raw", "columns="]
+    assert set(complete("nodecli events list --", home=filled_home)) >= {
+        "--query", "--field", "--no-headers", "--output"}
+    assert "--dry-run" in complete("nodecli --", home=filled_home)
+    assert complete("nodecli transfer ", home=filled_home) == [
+        "cancel", "list", "modify", "show", "start", "top", "watch"]
