@@ -109,6 +109,13 @@ def test_local_changes_are_shown_as_a_diff_and_not_written(world, invoke, home, 
     assert sorted(p.name for p in tmp_path.iterdir()) == outside
 
 
+def test_a_tail_into_a_file_is_not_started(world, invoke, tmp_path):
+    out = tmp_path / "events.jsonl"
+    r = invoke("events", "tail", "--to", str(out), "--dry-run", env=world)
+    assert r.exit_code == 0 and "would append events to" in r.stdout
+    assert not out.exists()
+
+
 def test_dry_run_reads_still_work_and_change_nothing(world, invoke, home):
     before = _snapshot(home)
     r = invoke("--dry-run", "user", "list", "-o", "json")

@@ -402,6 +402,11 @@ def run_tail(client: Client, opts: TailOptions, *, state_dir: str | Path, out: I
     (under ``state_dir``), or, for ``output_file`` alone, in ``<output_file>.checkpoint``.
     """
     check_destinations(opts.fmt, checkpoint_file, resume_name, output_file)
+    from nodecli import dryrun
+
+    if dryrun.active() and output_file is not None:
+        raise dryrun.DryRunStop(f"would append events to {output_file}; nothing was "
+                                "written (--dry-run)")
     path: Path | None = None
     if resume_name is not None:
         path = resume_path(state_dir, client, resume_name, opts.flt)
