@@ -1,10 +1,7 @@
 """The one HTTP client factory: auth modes, TLS, timeouts, retries, errors, redaction.
 
-Nothing else in nodecli constructs an HTTP client. Domain modules (events,
-operations, nodes) call :func:`open_client` with an :class:`Endpoint` and use
-:meth:`Client.request` / :meth:`Client.json`.
-
-Policy, in one place:
+Nothing else constructs an HTTP client: domain modules call :func:`open_client` with
+an :class:`Endpoint` and use :meth:`Client.request` / :meth:`Client.json`. Policy:
 
 * TLS verification is on (system trust store); ``cacert`` adds a private CA;
   ``insecure`` turns it off and the caller warns on every run.
@@ -17,13 +14,11 @@ Policy, in one place:
 * Redirects are followed by hand: at most 5, and a hop to another origin never
   carries credentials. The same rule applies to absolute URLs given to ``request``
   (for example a ``Link: rel="next"`` target on another host).
-* Failures become :mod:`nodecli.errors` exceptions carrying ``status`` and the
-  node's own message (``{"error": {"user_message"|"reason": ...}}``), whatever the
-  body looks like (``{}``, HTML, nothing).
-* ``log`` (the ``-v`` channel) sees requests and responses with secrets redacted.
+* Failures become :mod:`nodecli.errors` exceptions carrying ``status`` and the node's
+  own message, whatever the body looks like; ``log`` (-v) sees everything redacted.
 
-Parsing ``Link`` headers is :mod:`nodecli.links`; turning statuses and bodies into errors,
-``Retry-After`` and backoff is :mod:`nodecli.http_errors`.
+Link headers: :mod:`nodecli.links`; statuses to errors, Retry-After and backoff:
+:mod:`nodecli.http_errors`; request checks and clock skew: :mod:`nodecli.http_checks`.
 """
 
 from __future__ import annotations
@@ -214,9 +209,18 @@ class Client:
         self._client: Any = None  # httpx2.Client, made for the first request
         self._watchdog = Watchdog()
 
+    def tls_context(self) -> Any:
+        """An ssl context verifying as this client does (to probe a server's certificate)."""
+        import ssl
+
+        if self._verify is False:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+            return ctx
+        return ssl.create_default_context() if self._verify is True else self._verify
+
     def _tls_verify(self) -> Any:
-        """What httpx2 is told to verify with: the system trust store, a private CA, or
-        nothing (``insecure``)."""
+        """What httpx2 verifies with: the system store, a private CA, or nothing."""
         if self.endpoint.insecure:
             return False
         if not self.endpoint.cacert:

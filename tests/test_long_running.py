@@ -289,14 +289,14 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
                     "0", "--interval", "0.2", *args[name]),
         env=subprocess_env(base), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         for name in outs}
-    stop = threading.Event()
+    stop, stop_rotating = threading.Event(), threading.Event()
 
     def produce() -> None:
         while not stop.wait(0.05):
             expected.append(bearer.event())
 
-    def rotate() -> None:  # another program keeps the token file fresh
-        while not stop.wait(1.0):
+    def rotate() -> None:  # another program keeps the token file fresh, as long as the
+        while not stop_rotating.wait(1.0):  # tails run (else their last token expires)
             _write_atomically(tok, bearer.token())
 
     threads = [threading.Thread(target=produce), threading.Thread(target=rotate)]
@@ -312,8 +312,7 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
         emulator.server = restart(emulator.server, 4.0)   # an outage
         time.sleep(3.5)
         stop.set()
-        for t in threads:
-            t.join()
+        threads[0].join()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and any(
                 len(_ids(p)) < len(expected) for p in outs.values()):
@@ -322,9 +321,12 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
         stop.set()
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)
+    finished = {name: proc.communicate(timeout=30)[1] for name, proc in procs.items()}
+    stop_rotating.set()
+    threads[1].join()
     for name, proc in procs.items():
-        _, err = proc.communicate(timeout=30)
-        assert proc.returncode == 130, (name, err.decode())
+        err = finished[name]
+        assert proc.returncode == 130, (name, err.decode()[-300:])
         assert b"Traceback" not in err
         assert _ids(outs[name]) == expected, name  # nothing lost, nothing twice, in order
     assert len(expected) > 150

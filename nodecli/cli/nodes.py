@@ -323,3 +323,8 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
         pairs.append(("settings", [f"{c['name']}={json_text(c.get('value'))}"
                                    for c in info["settings"]]))
     app.term.fields(pairs)
+
+
+from nodecli.cli.health import health_cmd  # noqa: E402 - the command of its own module
+
+node.add_command(health_cmd)

@@ -1,0 +1,289 @@
+"""``node health``: the checks that tell whether a node's event pipeline and tokens
+work, each with a state (ok, warning, critical, unknown) and a one-line reason.
+
+Reachable and authenticated; TLS certificate days left; clock offset; node version
+against the features nodecli uses; activity event logging (the node's, and the profile
+access key's own); age of the event log; the registered verification key against the
+local key; failed transfers in the last hour; the expiry of the profile's token.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from nodecli.errors import NodecliError, UsageError
+
+OK, WARNING, CRITICAL, UNKNOWN = "ok", "warning", "critical", "unknown"
+CODES = {OK: 0, WARNING: 1, CRITICAL: 2, UNKNOWN: 3}
+
+#: what nodecli uses, and the node version that has it
+FEATURES = (("events", (3, 6, 0)), ("events by id", (3, 7, 3)),
+            ("file lock events", (3, 7, 4)), ("per-key activity logging", (3, 8, 0)),
+            ("bearer tokens", (3, 8, 0)))
+
+#: (warning, critical) defaults; cert and token count down, the others up
+DEFAULTS = {"cert": (30 * 86400.0, 7 * 86400.0), "skew": (2.0, 5.0),
+            "fresh": (3600.0, 86400.0), "token": (600.0, 60.0), "failed": (1.0, 10.0)}
+
+
+@dataclass
+class Check:
+    name: str
+    state: str
+    reason: str
+    value: float | None = None  # for perfdata and metrics
+    unit: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.name, "state": self.state, "reason": self.reason,
+                "value": self.value}
+
+
+@dataclass
+class Thresholds:
+    warn: dict[str, float] = field(default_factory=lambda: {k: v[0] for k, v in
+                                                            DEFAULTS.items()})
+    crit: dict[str, float] = field(default_factory=lambda: {k: v[1] for k, v in
+                                                            DEFAULTS.items()})
+
+    def update(self, text: str | None, which: str) -> None:
+        """``cert=30d,skew=2s,fresh=1h,token=10m,failed=1`` for --warn / --crit."""
+        if not text:
+            return
+        from nodecli.timeparse import TimeParseError, parse_duration
+
+        target = self.warn if which == "warn" else self.crit
+        for item in text.split(","):
+            key, _, raw = item.strip().partition("=")
+            if key not in DEFAULTS or not raw:
+                raise UsageError(f"--{which}: {item[:40]!r} is not NAME=VALUE with NAME one "
+                                 f"of {', '.join(DEFAULTS)}")
+            try:
+                target[key] = float(raw) if key == "failed" else \
+                    parse_duration(raw).total_seconds()
+            except (TimeParseError, ValueError):
+                raise UsageError(f"--{which}: {item[:40]!r}: a duration (30d, 2s) or, for "
+                                 "failed, a count") from None
+
+
+def worst(checks: list[Check]) -> str:
+    return max((c.state for c in checks), key=lambda s: CODES[s], default=OK)
+
+
+def _up(value: float, name: str, t: Thresholds) -> str:
+    return CRITICAL if value >= t.crit[name] else WARNING if value >= t.warn[name] else OK
+
+
+def _down(value: float, name: str, t: Thresholds) -> str:
+    return CRITICAL if value <= t.crit[name] else WARNING if value <= t.warn[name] else OK
+
+
+def run_checks(client: Any, *, access_key: str | None, local_key: Any,
+               thresholds: Thresholds, now: float | None = None) -> list[Check]:
+    """Every check against the node behind ``client`` (nothing is changed)."""
+    now = time.time() if now is None else now
+    asked = "GET /info"
+    try:
+        if client.endpoint.auth.kind == "bearer":  # a token does not reach /info on a node
+            asked = "GET /access_keys/self"
+            client.json("GET", "/access_keys/self")
+            info: Any = {}
+        else:
+            info = client.json("GET", "/info")
+    except NodecliError as exc:
+        kind = type(exc).__name__.replace("Error", "").lower()
+        return [Check("reachable", CRITICAL, f"{asked}: {kind}: {exc.message[:200]}")]
+    if not isinstance(info, dict):
+        return [Check("reachable", CRITICAL, "GET /info did not answer with an object")]
+    checks = [Check("reachable", OK, f"{asked} answered ({client.endpoint.auth.kind} login)")]
+    checks.append(_cert(client, thresholds, now))
+    checks.append(_skew(client, info, thresholds))
+    checks.append(_version(info))
+    checks += _logging(client, info, access_key)
+    checks.append(_freshness(client, thresholds, now))
+    if access_key:
+        checks.append(_key_match(client, access_key, local_key))
+    checks.append(_failed_transfers(client, thresholds, now))
+    token = _token(client, thresholds, now)
+    if token is not None:
+        checks.append(token)
+    return checks
+
+
+def _cert(client: Any, t: Thresholds, now: float) -> Check:
+    """Days left on the node's TLS certificate (a handshake of its own, verified as the
+    client verifies)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    ep = client.endpoint
+    parts = urlsplit(ep.base_url)
+    if parts.scheme != "https":
+        return Check("certificate", UNKNOWN, "plain http: no certificate")
+    if ep.proxy is not None:
+        return Check("certificate", UNKNOWN, "through a proxy: not probed")
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 443), timeout=10) as raw, \
+                client.tls_context().wrap_socket(raw, server_hostname=parts.hostname) as tls:
+            der = tls.getpeercert(binary_form=True)
+    except OSError as exc:
+        return Check("certificate", CRITICAL, f"TLS handshake failed: {exc}"[:200])
+    if not der:
+        return Check("certificate", UNKNOWN, "the node showed no certificate")
+    from cryptography import x509
+
+    cert = x509.load_der_x509_certificate(der)
+    left = cert.not_valid_after_utc.timestamp() - now
+    days = left / 86400
+    return Check("certificate", _down(left, "cert", t),
+                 f"expires {cert.not_valid_after_utc:%Y-%m-%d} ({days:.0f} days left)",
+                 round(days, 1), "d")
+
+
+def _skew(client: Any, info: dict[str, Any], t: Thresholds) -> Check:
+    from nodecli.timeparse import TimeParseError, parse_iso8601
+
+    offset = client.clock_offset
+    source = "Date header"
+    text = info.get("current_time")
+    if isinstance(text, str):
+        try:
+            offset = parse_iso8601(text).timestamp() - time.time()
+            source = "/info current_time"
+        except TimeParseError:
+            pass
+    if offset is None:
+        return Check("clock", UNKNOWN, "the node says no time")
+    where = "ahead" if offset >= 0 else "behind"
+    return Check("clock", _up(abs(offset), "skew", t),
+                 f"{abs(offset):.1f} s {where} of this machine ({source})",
+                 round(offset, 2), "s")
+
+
+def _version(info: dict[str, Any]) -> Check:
+    from nodecli.node.info import version_tuple
+
+    version = info.get("version")
+    if not isinstance(version, str) or not version:
+        return Check("version", UNKNOWN, "the node says no version")
+    have = version_tuple(version)
+    missing = [name for name, since in FEATURES if have < since]
+    if missing:
+        return Check("version", WARNING, f"{version}: without {', '.join(missing)}")
+    return Check("version", OK, f"{version}: every feature nodecli uses")
+
+
+def _logging(client: Any, info: dict[str, Any], access_key: str | None) -> list[Check]:
+    node_setting = None
+    settings = info.get("settings")
+    if isinstance(settings, list):
+        for s in settings:
+            if isinstance(s, dict) and s.get("name") == "activity_event_logging":
+                node_setting = bool(s.get("value"))
+    checks = [Check("logging", UNKNOWN, "the node does not say its activity_event_logging")
+              if node_setting is None else
+              Check("logging", OK if node_setting else WARNING,
+                    "activity event logging is on" if node_setting else
+                    "activity event logging is off: the node logs no events")]
+    if access_key:
+        from nodecli.node.access_keys import get_access_key, key_logging
+
+        try:
+            own = key_logging(get_access_key(client, access_key))
+        except NodecliError as exc:
+            checks.append(Check("key logging", UNKNOWN, f"{access_key}: {exc.message[:150]}"))
+        else:
+            checks.append(Check("key logging", WARNING if own is False else OK,
+                                f"{access_key}: " + ("logging off for this key" if own is False
+                                                     else "logged" if own else
+                                                     "follows the node setting")))
+    return checks
+
+
+def _freshness(client: Any, t: Thresholds, now: float) -> Check:
+    """Whether events arrived lately: any within the warning window is ok."""
+    from nodecli.node.events.pages import EventFilter, build_params, fetch_page
+
+    for limit, state in ((t.warn["fresh"], OK), (t.crit["fresh"], WARNING)):
+        since = datetime.fromtimestamp(now - limit, UTC)
+        try:
+            page = fetch_page(client, "/events",
+                              build_params(EventFilter(), since=since, token=None, count=1))
+        except NodecliError as exc:
+            return Check("fresh events", UNKNOWN, f"GET /events: {exc.message[:150]}")
+        if len(page):
+            from nodecli.timeparse import describe_delta
+
+            return Check("fresh events", state,
+                         f"an event within the last {describe_delta(limit)}")
+    from nodecli.timeparse import describe_delta
+
+    return Check("fresh events", CRITICAL,
+                 f"no event in the last {describe_delta(t.crit['fresh'])}")
+
+
+def _key_match(client: Any, access_key: str, local_key: Any) -> Check:
+    from nodecli.keys import key_fingerprint, load_public_key_pem
+    from nodecli.node.access_keys import get_access_key
+
+    try:
+        pem = get_access_key(client, access_key).get("token_verification_key")
+    except NodecliError as exc:
+        return Check("verification key", UNKNOWN, f"{access_key}: {exc.message[:150]}")
+    if not isinstance(pem, str) or not pem.strip():
+        return Check("verification key", WARNING, f"{access_key} has none registered: "
+                                                  "bearer tokens are refused")
+    if local_key is None:
+        return Check("verification key", UNKNOWN, f"no local key pair for {access_key}")
+    try:
+        remote = key_fingerprint(load_public_key_pem(pem, "token_verification_key"))
+    except NodecliError:
+        return Check("verification key", CRITICAL, f"{access_key}: the registered key "
+                                                   "is unreadable")
+    mine = key_fingerprint(local_key)
+    if remote != mine:
+        return Check("verification key", CRITICAL, f"{access_key}: registered {remote} is "
+                                                   f"not the local key {mine}")
+    return Check("verification key", OK, f"{access_key}: {mine} matches the local key")
+
+
+def _failed_transfers(client: Any, t: Thresholds, now: float) -> Check:
+    from nodecli.node.transfers import list_transfers
+
+    try:
+        found = list_transfers(client)
+    except NodecliError as exc:
+        return Check("failed transfers", UNKNOWN, f"GET /ops/transfers: {exc.message[:150]}")
+    hour = (now - 3600) * 1e6
+    failed = [x for x in found if x.get("status") not in ("running", "completed", "cancelled")
+              and isinstance(x.get("end_time_usec"), int) and x["end_time_usec"] >= hour]
+    return Check("failed transfers", _up(len(failed), "failed", t),
+                 f"{len(failed)} in the last hour", float(len(failed)))
+
+
+def _token(client: Any, t: Thresholds, now: float) -> Check | None:
+    auth = client.endpoint.auth
+    if auth.kind != "bearer":
+        return None
+    source = auth.source
+    if source is not None and hasattr(source, "minted"):
+        return Check("token", OK, "minted here, renewed before it expires")
+    from nodecli.tokens import TokenError, decode_unverified, token_expiry
+
+    try:
+        expires = token_expiry(decode_unverified(auth.bearer() or "").claims)
+    except (TokenError, NodecliError):
+        return Check("token", UNKNOWN, "the bearer token does not decode")
+    if expires is None:
+        return Check("token", UNKNOWN, "the bearer token says no expiry")
+    left = expires.timestamp() - now
+    from nodecli.timeparse import describe_delta
+
+    if left <= 0:
+        return Check("token", CRITICAL, f"expired {describe_delta(-left)} ago", 0.0, "s")
+    return Check("token", _down(left, "token", t), f"expires in {describe_delta(left)}",
+                 round(left), "s")
+
