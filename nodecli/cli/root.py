@@ -32,6 +32,8 @@ SUBCOMMANDS = {
                    "List, watch and resolve long-running operations."),
     "workspaces": ("nodecli.cli.workspaces:workspaces", "Create workspaces (202 + operation)."),
     "api": ("nodecli.cli.api:api", "Any request to a node or service, with its credentials."),
+    "exporter": ("nodecli.cli.exporter:exporter",
+                 "Serve Prometheus metrics about node profiles."),
 }
 
 # other spellings that work but are not shown: the singular or plural a user may guess

@@ -1,0 +1,171 @@
+"""``nodecli exporter``: a Prometheus exporter (``/metrics``) over node profiles, made
+with prometheus-client: the health checks as gauges, ``up``, counters of events by type
+(the events since the last scrape, read at each scrape), and the active transfers and
+their aggregate rate. Scrapes never overlap (a lock); every node has its own time limit,
+so one slow node cannot stall the page: it shows ``up 0``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import pass_app
+from nodecli.errors import NodecliError, UsageError
+
+MAX_EVENT_PAGES = 10  # per node and scrape: a node with a huge backlog is read over time
+
+
+class NodeCollector:
+    """One scrape: every node checked side by side, each within ``timeout`` seconds."""
+
+    def __init__(self, clients: dict[str, Any], timeout: float) -> None:
+        self.clients, self.names, self.timeout = clients, sorted(clients), timeout
+        names = self.names
+        self.lock = threading.Lock()
+        self.events: dict[str, Counter[str]] = {n: Counter() for n in names}
+        self.tokens: dict[str, str | None] = {n: None for n in names}
+
+    def _node(self, name: str) -> dict[str, Any]:
+        from nodecli.node.health import Thresholds, run_checks
+        from nodecli.node.transfers import list_transfers
+
+        client = self.clients[name]
+        checks = run_checks(client, access_key=client.endpoint.auth.access_key,
+                            local_key=None, thresholds=Thresholds())
+        active = list_transfers(client, active=True)
+        self._count_events(name, client)
+        return {"checks": checks, "active": active}
+
+    def _count_events(self, name: str, client: Any) -> None:
+        from datetime import UTC, datetime
+
+        from nodecli.node.events.pages import (
+            EventFilter,
+            build_params,
+            event_types,
+            fetch_page,
+            is_caught_up,
+        )
+
+        token = self.tokens[name]
+        params: list[tuple[str, str]] | None = build_params(
+            EventFilter(), since=None if token else datetime.now(UTC), token=token, count=1000)
+        target = "/events"
+        for _ in range(MAX_EVENT_PAGES):
+            page = fetch_page(client, target, params)
+            for event in page.events:
+                for kind in event_types(event)[-1:]:
+                    self.events[name][kind] += 1
+            used, self.tokens[name] = token, page.next_token or token
+            if is_caught_up(page, used) or page.next_url is None:
+                return
+            target, params, token = page.next_url, None, page.next_token
+
+    def collect(self) -> Any:
+        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import TimeoutError as Late
+
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        from nodecli.node.health import CODES
+
+        with self.lock:  # scrapes never overlap
+            pool = ThreadPoolExecutor(max_workers=min(8, len(self.names)))
+            futures = {n: pool.submit(self._node, n) for n in self.names}
+            deadline = time.monotonic() + self.timeout
+            results: dict[str, Any] = {}
+            for name, future in futures.items():
+                try:
+                    results[name] = future.result(timeout=max(deadline - time.monotonic(), 0))
+                except Late:
+                    results[name] = "timed out"
+                except NodecliError as exc:
+                    results[name] = exc.message
+            pool.shutdown(wait=False, cancel_futures=True)  # a hung node is left behind
+            up = GaugeMetricFamily("nodecli_up", "1 when the node answered in time",
+                                   labels=["node"])
+            state = GaugeMetricFamily("nodecli_health_state", "Check state: 0 ok, 1 warning, "
+                                      "2 critical, 3 unknown", labels=["node", "check"])
+            active = GaugeMetricFamily("nodecli_active_transfers", "Running transfers",
+                                       labels=["node"])
+            rate = GaugeMetricFamily("nodecli_transfer_rate_kbps", "Aggregate current rate "
+                                     "of the running transfers", labels=["node"])
+            events = CounterMetricFamily("nodecli_events", "Events by type since the "
+                                         "exporter started", labels=["node", "type"])
+            for name in self.names:
+                result = results[name]
+                up.add_metric([name], 0 if isinstance(result, str) else 1)
+                if isinstance(result, str):
+                    continue
+                for c in result["checks"]:
+                    state.add_metric([name, c.name], CODES[c.state])
+                running = result["active"]
+                active.add_metric([name], len(running))
+                rate.add_metric([name], sum(t.get("current_rate_kbps") or 0 for t in running
+                                            if isinstance(t.get("current_rate_kbps"), int)))
+                for kind, count in sorted(self.events[name].items()):
+                    events.add_metric([name, kind], count)
+            yield from (up, state, active, rate, events)
+
+
+@click.command("exporter", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--listen", default="127.0.0.1:9418", show_default=True, metavar="HOST:PORT",
+              help="Where /metrics is served.")
+@click.option("--nodes", "pattern", metavar="GLOB", help="The profiles whose name matches.")
+@click.option("--all-nodes", is_flag=True, help="Every node profile.")
+@click.option("--node-timeout", type=click.FloatRange(0.5, 300), default=10.0,
+              show_default=True, metavar="S", help="Seconds a node may take per scrape.")
+@pass_app
+def exporter(app: App, listen: str, pattern: str | None, all_nodes: bool,
+             node_timeout: float) -> None:
+    """Serve Prometheus metrics about node profiles until Ctrl-C or SIGTERM: the health
+    checks (nodecli_health_state), nodecli_up, events by type, active transfers and
+    their rate. Profiles need a stored secret (or a token file / minting).
+
+    \b
+    Examples:
+      nodecli exporter --all-nodes --listen 127.0.0.1:9418
+    """
+    import fnmatch
+
+    from prometheus_client import start_http_server
+    from prometheus_client.registry import CollectorRegistry
+
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise UsageError(f"--listen takes HOST:PORT, not {listen[:60]!r}")
+    cfg = app.store.load()
+    names = sorted(n for n in cfg.nodes if all_nodes or (
+        pattern and fnmatch.fnmatchcase(n, pattern)))
+    if not (pattern or all_nodes):
+        names = [cfg.default_node] if cfg.default_node else []
+    if not names:
+        raise UsageError("no node profile to export: --all-nodes, --nodes GLOB, or a default")
+    from nodecli.cli.remote import open_node_client
+
+    # opened here, once: a secret still missing is asked on this thread, not in a scrape;
+    # every wait of a scrape within the node's limit (a hung node's worker ends soon too)
+    limits = {"connect_timeout": node_timeout, "read_timeout": node_timeout,
+              "deadline": node_timeout, "max_attempts": 1}
+    clients = {n: open_node_client(app, {"node": n}).derive(**limits) for n in names}
+    registry = CollectorRegistry()
+    registry.register(NodeCollector(clients, node_timeout))
+    try:
+        server, _thread = start_http_server(int(port), addr=host.strip("[]"),
+                                            registry=registry)
+    except OSError as exc:
+        raise NodecliError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
+    app.term.info(f"serving http://{host}:{server.server_port}/metrics for "
+                  f"{len(names)} node(s); stop with Ctrl-C")
+    app.term.flush()
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.shutdown()
+        app.term.info("exporter stopped")

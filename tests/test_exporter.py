@@ -1,0 +1,81 @@
+"""nodecli exporter: a real process serving /metrics, scraped by a real HTTP client while
+one node hangs; the page comes within the per-node time limit and says up 0 for it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+import httpx2
+
+from nodecli.emulator.transfers import book_of
+from tests.conftest import nodecli_cmd, subprocess_env
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _families(text: str) -> dict[str, list]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {f.name: f.samples for f in text_string_to_metric_families(text)}
+
+
+def test_metrics_while_one_node_hangs(invoke, emulator, node_env, log, home):
+    hang = socket.create_server(("127.0.0.1", 0))  # accepts nothing: a node that hangs
+    try:
+        for name, url in (("emu", emulator.url),
+                          ("hang", f"https://127.0.0.1:{hang.getsockname()[1]}")):
+            r = invoke("node", "add", name, "--url", url, "--user", "admin",
+                       "--password-stdin", input="admin-pass\n")
+            assert r.exit_code == 0, r.stderr
+        book = book_of(emulator.state)
+        book.seconds = 60
+        for _ in range(3):
+            book.start("alice", None, {"target_rate_kbps": 1000})
+        port = _free_port()
+        proc = subprocess.Popen(nodecli_cmd("exporter", "--all-nodes", "--listen",
+                                            f"127.0.0.1:{port}", "--node-timeout", "2"),
+                                env=subprocess_env({"NODECLI_HOME": str(home)}),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            url = f"http://127.0.0.1:{port}/metrics"
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    first = httpx2.get(url, timeout=20)
+                    break
+                except httpx2.TransportError:
+                    assert time.monotonic() < deadline and proc.poll() is None
+                    time.sleep(0.1)
+            assert first.status_code == 200
+            metrics = _families(first.text)
+            up = {s.labels["node"]: s.value for s in metrics["nodecli_up"]}
+            assert up == {"emu": 1.0, "hang": 0.0}
+            assert [s.value for s in metrics["nodecli_active_transfers"]] == [3.0]
+            assert [s.value for s in metrics["nodecli_transfer_rate_kbps"]] == [3000.0]
+            states = {s.labels["check"] for s in metrics["nodecli_health_state"]}
+            assert "reachable" in states and "certificate" in states
+            log.generate(4, families=["file"])
+            started = time.monotonic()
+            second = _families(httpx2.get(url, timeout=20).text)
+            assert time.monotonic() - started < 15  # the hung node costs its limit only
+            counted = sum(s.value for s in second["nodecli_events"]
+                          if s.name == "nodecli_events_total")
+            assert counted == 4
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    finally:
+        hang.close()
+
+
+def test_bad_listen_and_no_nodes(invoke):
+    r = invoke("exporter", "--listen", "nowhere")
+    assert r.exit_code == 2
+    r = invoke("exporter", "--all-nodes")
+    assert r.exit_code == 2 and "no node profile" in r.stderr
