@@ -106,15 +106,15 @@ def main() -> None:
         [*nodecli, "events", "tail", "-f", "--to", str(outs[name]), "--iteration-token", "0",
          "--interval", "0.5", *login[name]], env=env, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE) for name in outs}
-    stop = threading.Event()
+    stop, stop_rotating = threading.Event(), threading.Event()
     rotations = [0]
 
     def produce() -> None:
         while not stop.wait(1 / args.event_rate):
             event()
 
-    def rotate() -> None:
-        while not stop.wait(args.rotate_every):
+    def rotate() -> None:  # as long as the tails run: their last token must not expire
+        while not stop_rotating.wait(args.rotate_every):
             write_token()
             rotations[0] += 1
 
@@ -128,8 +128,7 @@ def main() -> None:
     server = restart(server, args.outage) or server
     time.sleep(args.phase)
     stop.set()
-    for t in threads:
-        t.join()
+    threads[0].join()
 
     def ids(path: Path) -> list[str]:
         return [json.loads(line)["id"] for line in path.read_text().splitlines() if line] \
@@ -142,12 +141,15 @@ def main() -> None:
     duration = time.monotonic() - started
     for proc in procs.values():
         proc.send_signal(signal.SIGTERM)
+    errors = {name: proc.communicate(timeout=30)[1] for name, proc in procs.items()}
+    stop_rotating.set()
+    threads[1].join()
     print(f"duration {duration:.0f} s; events {len(expected)}; restart down "
           f"{args.restart_down:g} s; outage {args.outage:g} s; node accepts a token "
           f"{args.token_max_age:g} s after first use; token file replaced {rotations[0]} "
           f"times; distinct tokens the node saw {len(state._token_first_seen)}")
     for name, proc in procs.items():
-        _, err = proc.communicate(timeout=30)
+        err = errors[name]
         got = ids(outs[name])
         lost = len(set(expected) - set(got))
         twice = len(got) - len(set(got))
