@@ -8,6 +8,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, confirm, output_option, pass_app, read_secret_stdin
+from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
@@ -115,6 +116,7 @@ def _row(key: dict[str, Any]) -> dict[str, Any]:
 
 
 @access_key.command("list", context_settings=CONTEXT)
+@fleet_options
 @node_options
 @output_option()
 @pass_app
@@ -125,9 +127,19 @@ def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
       nodecli access-key list
       nodecli access-key list -o json     # the node's objects as they came
     """
+    from nodecli.cli import fleet
     from nodecli.node.access_keys import list_access_keys
 
     conn = pop_node_options(kwargs)
+    names = fleet.targets(app, conn, kwargs)
+    if names is not None:
+        keys, status = fleet.run(app, conn, names, list_access_keys)
+        rows = keys if output_format in ("json", "jsonl") else \
+            [{"node": k["node"], **_row(k)} for k in keys]
+        app.term.table(rows, fleet.columns(KEY_COLUMNS), output_format,
+                       empty="no access keys")
+        fleet.finish(status)
+        return
     with open_node_client(app, conn) as client:
         keys = list_access_keys(client)
     rows = keys if output_format in ("json", "jsonl") else [_row(k) for k in keys]

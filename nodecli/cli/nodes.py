@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from nodecli.cli import fleet
 from nodecli.cli.app import App
 from nodecli.cli.common import (
     InputFile,
@@ -16,6 +17,7 @@ from nodecli.cli.common import (
     proxy_password_for,
     read_secret_stdin,
 )
+from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import (
     complete_node_profiles,
@@ -284,6 +286,7 @@ def json_text(value: Any) -> str:
 
 
 @node.command("info", context_settings=CONTEXT)
+@fleet_options
 @node_options
 @output_option(("table", "json"))
 @pass_app
@@ -298,6 +301,21 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
     from nodecli.node.info import info_document
 
     conn = pop_node_options(kwargs)
+    names = fleet.targets(app, conn, kwargs)
+    if names is not None:  # one row a node: json keeps every document whole
+        docs, status = fleet.run(app, conn, names, lambda client: [info_document(client)])
+        if output_format == "json":
+            app.term.json(docs)
+        else:
+            app.term.table([{"node": d["node"], "version": d.get("version"),
+                             "current_time": d.get("current_time"),
+                             "transfer_user": d.get("transfer_user")} for d in docs],
+                           fleet.columns([Column("version", "version"),
+                                          Column("current_time", "current time", whole=True),
+                                          Column("transfer_user", "transfer user")]), "table",
+                           empty="no nodes answered")
+        fleet.finish(status)
+        return
     with open_node_client(app, conn) as client:
         info = info_document(client)
         base = client.endpoint.base_url

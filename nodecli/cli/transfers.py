@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
+from nodecli.cli import fleet
 from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, UserPath, confirm, output_option, pass_app
+from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Cancelled, Interrupted, NodecliError, TimedOut, UsageError
@@ -158,6 +160,7 @@ def _duration(text: str | None, flag: str) -> float | None:
                    "state/, per node and login).")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
               type=UserPath(dir_okay=False), help="The same, the position kept in FILE.")
+@fleet_options
 @node_options
 @output_option()
 @pass_app
@@ -192,6 +195,19 @@ def transfer_list(app: App, active: bool, statuses: tuple[str, ...], since: str 
                               and t["start_time_usec"] >= after * 1e6))]
 
     conn = pop_node_options(kwargs)
+    names = fleet.targets(app, conn, kwargs)
+    if names is not None:
+        if resume_name is not None or checkpoint_file is not None:
+            raise UsageError("--resume/--checkpoint follow one node: not with --nodes")
+        found, status = fleet.run(app, conn, names,
+                                  lambda client: keep(list_transfers(client, active=active)))
+        if output_format in ("json", "jsonl"):
+            app.term.table(found, COLUMNS, output_format)
+        else:
+            app.term.table([{"node": t["node"], **row(t)} for t in found],
+                           fleet.columns(COLUMNS), output_format, empty="no transfers")
+        fleet.finish(status)
+        return
     with open_node_client(app, conn) as client:
         if resume_name is None and checkpoint_file is None:
             render(app, keep(list_transfers(client, active=active)), output_format)

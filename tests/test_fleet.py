@@ -1,0 +1,62 @@
+"""Read commands over many nodes (--nodes GLOB / --all-nodes) over HTTPS: a node column
+(json: a node field), nodes asked side by side, one node down hides none of the others,
+and the exit status is the worst of them."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from nodecli.emulator.transfers import book_of
+
+
+@pytest.fixture
+def fleet(invoke, emulator, home):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    for name, url in (("edge-1", emulator.url), ("edge-2", emulator.url),
+                      ("edge-down", f"https://127.0.0.1:{dead}"), ("core", emulator.url)):
+        r = invoke("node", "add", name, "--url", url, "--user", "admin", "--password-stdin",
+                   input="admin-pass\n")
+        assert r.exit_code == 0, r.stderr
+    book = book_of(emulator.state)
+    book.seconds = 60
+    book.start("alice", None, {})
+    emulator.add_access_key("akf", "s")
+    return emulator
+
+
+def test_transfer_list_over_a_glob_with_one_node_down(fleet, invoke):
+    r = invoke("transfer", "list", "--nodes", "edge-*", "-o", "json")
+    assert r.exit_code == 6  # edge-down: the worst of the nodes
+    rows = json.loads(r.stdout)
+    assert sorted(t["node"] for t in rows) == ["edge-1", "edge-2"]
+    assert "edge-down:" in r.stderr and "Traceback" not in r.stderr
+    r = invoke("transfer", "list", "--nodes", "edge-[12]")
+    assert r.exit_code == 0
+    assert [line.split()[0] for line in r.stdout.splitlines()] == ["node", "edge-1", "edge-2"]
+
+
+def test_access_key_list_and_node_info_over_every_node(fleet, invoke):
+    r = invoke("access-key", "list", "--all-nodes", "-o", "jsonl")
+    assert r.exit_code == 6
+    nodes = sorted(json.loads(line)["node"] for line in r.stdout.splitlines())
+    assert nodes == ["core", "edge-1", "edge-2"]
+    r = invoke("node", "info", "--all-nodes")
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:2] == ["node", "version"]
+    assert sorted(line.split()[0] for line in lines[1:]) == ["core", "edge-1", "edge-2"]
+    assert r.exit_code == 6 and "edge-down" in r.stderr
+    r = invoke("node", "info", "--nodes", "core", "-o", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)[0]["node"] == "core"
+
+
+def test_fleet_flags_are_checked_first(fleet, invoke):
+    assert invoke("node", "info", "--nodes", "nomatch*").exit_code == 2
+    r = invoke("transfer", "list", "--all-nodes", "--node", "core")
+    assert r.exit_code == 2 and "not both" in r.stderr
+    r = invoke("transfer", "list", "--all-nodes", "--resume", "x")
+    assert r.exit_code == 2
