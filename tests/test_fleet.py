@@ -60,3 +60,21 @@ def test_fleet_flags_are_checked_first(fleet, invoke):
     assert r.exit_code == 2 and "not both" in r.stderr
     r = invoke("transfer", "list", "--all-nodes", "--resume", "x")
     assert r.exit_code == 2
+
+
+def test_events_list_over_many_nodes(fleet, invoke, log):
+    log.generate(3)
+    r = invoke("events", "list", "--nodes", "edge-[12]", "-o", "jsonl")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert sorted((e["node"], e["id"]) for e in rows) == [
+        (n, str(i)) for n in ("edge-1", "edge-2") for i in range(1, 4)]
+    r = invoke("events", "list", "--nodes", "edge-*", "-o", "json")
+    assert r.exit_code == 6
+    docs = json.loads(r.stdout)
+    assert sorted(d["node"] for d in docs) == ["edge-1", "edge-2"]
+    assert all(len(d["events"]) == 3 and d["next_iteration_token"] for d in docs)
+    r = invoke("events", "list", "--nodes", "core")
+    assert r.stdout.splitlines()[0].split()[:3] == ["node", "id", "time"]
+    r = invoke("events", "list", "--all-nodes", "--iteration-token", "1")
+    assert r.exit_code == 2

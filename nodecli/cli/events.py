@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
+from nodecli.cli import fleet
 from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, output_option, pass_app
+from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
@@ -65,6 +67,7 @@ def events() -> None:
                    "Sent as given: a node may return fewer.")
 @_token_opt
 @output_option()
+@fleet_options
 @node_options
 @pass_app
 def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | None,
@@ -87,11 +90,48 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
     flt = _filter(type_, type_glob)
     after = _since(since)
     token = pages.validate_token(iteration_token) if iteration_token is not None else None
+    names = fleet.targets(app, conn, kwargs)
+    if names is not None:  # one page of each node; json: a page document per node
+        if token is not None:
+            raise UsageError("an iteration token belongs to one node: not with --nodes")
+
+        def page_of(client: Any) -> list[dict[str, Any]]:
+            result = pages.list_events(client, flt, since=after, token=None, count=count,
+                                       state_dir=app.paths.state_dir, log=app.term.debug)
+            return [{"events": result.page.events,
+                     "next_iteration_token": result.page.next_token}]
+
+        docs, status = fleet.run(app, conn, names, page_of)
+        if output_format == "json":
+            app.term.json(docs)
+        else:
+            found = [{"node": d["node"], **e} for d in docs for e in d["events"]]
+            if output_format == "jsonl":
+                app.term.jsonl(found)
+            else:
+                _fleet_rows(app, found, output_format)
+        fleet.finish(status)
+        return
     client = open_node_client(app, conn)
     with client:
         result = pages.list_events(client, flt, since=after, token=token, count=count,
                                 state_dir=app.paths.state_dir, log=app.term.debug)
     _show_page(app, result, output_format)
+
+
+def _fleet_rows(app: App, found: list[dict[str, Any]], fmt: str) -> None:
+    from nodecli.node.events.pages import event_types
+    from nodecli.render import Column, iso_time
+    from nodecli.render import events as rev
+
+    cut = rev.cutter(fmt == "csv")
+    rows = [{"node": e["node"], "id": rev.clean(e.get("id"), cut(80)),
+             "time": iso_time(rev.clean(e.get("time"), cut(40))),
+             "type": rev.clean(rev.main_type(event_types(e)), cut(60)),
+             "summary": rev.summary(e, fmt == "csv")} for e in found]
+    app.term.table(rows, [Column("node", "node", whole=True), Column("id", "id", whole=True),
+                          Column("time", "time", whole=True), Column("type", "type"),
+                          Column("summary", "summary")], fmt, empty="no events")
 
 
 def _show_page(app: App, result: Any, output_format: str) -> None:
