@@ -100,13 +100,27 @@ def render_one(app: App, t: dict[str, Any], fmt: str) -> None:
     app.term.fields([(c.heading, r.get(c.key)) for c in COLUMNS])
 
 
+def _watch_options(prefix: str) -> Any:
+    """--interval and --timeout of watch and start --wait (the help says which)."""
+
+    def said(text: str) -> str:
+        return prefix + text if prefix else text[0].upper() + text[1:]
+
+    def decorate(f: Any) -> Any:
+        f = click.option("--timeout", metavar="DURATION",
+                         help=said("give up after this long (exit 8)."))(f)
+        return click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0,
+                            show_default=True, metavar="S",
+                            help=said("seconds between polls."))(f)
+
+    return decorate
+
+
 @transfer.command("start", context_settings=CONTEXT)
 @click.option("--spec", "spec_file", required=True, metavar="FILE",
               type=InputFile("transfer spec"), help="Transfer specification (JSON object).")
 @click.option("--wait", is_flag=True, help="Then watch it to its end (as 'transfer watch').")
-@click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0,
-              show_default=True, metavar="S", help="With --wait: seconds between polls.")
-@click.option("--timeout", metavar="DURATION", help="With --wait: give up after this long.")
+@_watch_options("With --wait: ")
 @node_options
 @output_option(("table", "json"))
 @pass_app
@@ -264,9 +278,7 @@ def transfer_show(app: App, transfer_id: str, output_format: str, **kwargs: Any)
 
 @transfer.command("watch", context_settings=CONTEXT)
 @click.argument("transfer_ids", metavar="ID...", nargs=-1, required=True)
-@click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0,
-              show_default=True, metavar="S", help="Seconds between polls.")
-@click.option("--timeout", metavar="DURATION", help="Give up after this long (exit 8).")
+@_watch_options("")
 @node_options
 @output_option(("table", "json"))
 @pass_app

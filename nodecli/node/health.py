@@ -177,12 +177,9 @@ def _version(info: dict[str, Any]) -> Check:
 
 
 def _logging(client: Any, info: dict[str, Any], access_key: str | None) -> list[Check]:
-    node_setting = None
-    settings = info.get("settings")
-    if isinstance(settings, list):
-        for s in settings:
-            if isinstance(s, dict) and s.get("name") == "activity_event_logging":
-                node_setting = bool(s.get("value"))
+    from nodecli.node.info import logging_setting
+
+    node_setting = logging_setting(info)
     checks = [Check("logging", UNKNOWN, "the node does not say its activity_event_logging")
               if node_setting is None else
               Check("logging", OK if node_setting else WARNING,

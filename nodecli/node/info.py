@@ -86,6 +86,17 @@ def _info_cache_file(state_dir: str | os.PathLike[str], who: str) -> str:
     return os.path.join(state_dir, "cache", f"info-{crc:08x}.json")
 
 
+def logging_setting(info: dict[str, Any]) -> bool | None:
+    """The node's activity_event_logging as GET /info reports it (None: not said)."""
+    settings = info.get("settings")
+    found = None
+    if isinstance(settings, list):
+        for s in settings:
+            if isinstance(s, dict) and s.get("name") == "activity_event_logging":
+                found = bool(s.get("value"))
+    return found
+
+
 def node_info(client: Client, state_dir: str | os.PathLike[str] | None, *,
               ttl: float = INFO_CACHE_TTL,
               log: Status | None = None) -> NodeInfo | None:
@@ -117,12 +128,7 @@ def node_info(client: Client, state_dir: str | os.PathLike[str] | None, *,
         return None
     version = data.get("version") if isinstance(data.get("version"), str) else None
     now = data.get("current_time") if isinstance(data.get("current_time"), str) else None
-    logging = None
-    settings = data.get("settings")
-    if isinstance(settings, list):
-        for s in settings:
-            if isinstance(s, dict) and s.get("name") == "activity_event_logging":
-                logging = bool(s.get("value"))
+    logging = logging_setting(data)
     info = NodeInfo(version, now, time.time(), logging)
     if path is not None:
         from nodecli.fsutil import atomic_write, ensure_private_dir
