@@ -51,7 +51,7 @@ def serve(home, tmp_path):
                         *extra),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
         procs.append(proc)
-        port = int(_wait_for(port_file, proc))
+        port = int(_wait_for(port_file, proc).split()[0])
         return proc, port, port_file
 
     yield _serve
@@ -111,6 +111,31 @@ def test_serve_plain_http_with_version_and_sigint(serve, invoke, home):
     out, _err = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert "cacert" not in out
+
+
+def test_one_process_serves_several_nodes(serve, invoke, home, tmp_path):
+    _add_admin(home)
+    proc, _port, port_file = serve("--nodes", "3", "--event-rate", "40")
+    ports = [int(p) for p in port_file.read_text().split()]
+    assert len(set(ports)) == 3
+    ca = home / "state" / "emulator" / "tls" / "ca.pem"
+    for i, port in enumerate(ports):
+        r = invoke("node", "add", f"n{i}", "--url", f"https://localhost:{port}", "--user",
+                   "admin", "--cacert", str(ca), "--password-stdin", input="admin-pass\n")
+        assert r.exit_code == 0, r.stderr
+    r = invoke("node", "info", "--all-nodes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert sorted(row["node"] for row in json.loads(r.stdout)) == ["n0", "n1", "n2"]
+    time.sleep(0.5)
+    r = invoke("events", "list", "--all-nodes", "--since", "1h", "-o", "json")
+    docs = json.loads(r.stdout)
+    assert all(d["events"] for d in docs)  # each node's own generator
+    proc.send_signal(signal.SIGTERM)
+    out, _err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("url")] == [
+        f"https://localhost:{p}" for p in ports]
+    assert not port_file.exists()
 
 
 def test_serve_port_in_use_is_one_clear_line(serve, run_cli, home):

@@ -308,6 +308,9 @@ def test_follow_treats_malformed_pages_and_5xx_as_transient(client, emulator, lo
         def position(self):
             return None
 
+        def recover(self, cp):
+            return []
+
     opts = tail.TailOptions(follow=True, token="0", fmt="jsonl", max_events=5, interval=0.01)
     state = run_tail_loop(client, opts, Sink(), status=statuses.append, sleep=lambda s: None)
     emulator.faults.path_prefix = "/"

@@ -52,6 +52,8 @@ def test_access_key_list_and_node_info_over_every_node(fleet, invoke):
     assert r.exit_code == 6 and "edge-down" in r.stderr
     r = invoke("node", "info", "--nodes", "core", "-o", "json")
     assert r.exit_code == 0 and json.loads(r.stdout)[0]["node"] == "core"
+    r = invoke("node", "info", "--nodes", "edge-2,core,nomatch*", "-o", "json")
+    assert r.exit_code == 0 and [n["node"] for n in json.loads(r.stdout)] == ["core", "edge-2"]
 
 
 def test_fleet_flags_are_checked_first(fleet, invoke):

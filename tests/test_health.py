@@ -164,3 +164,57 @@ def test_bad_thresholds(invoke, flag):
     for bad in ("cert", "bogus=1d", "cert=soon", "skew=", "failed=x"):
         r = invoke("node", "health", flag, bad, "--url", "https://x:1")
         assert r.exit_code == 2, (bad, r.stderr)
+
+
+@pytest.mark.parametrize(("days", "state", "words"), [
+    (20, "warning", "days left"), (3, "critical", "days left"), (-2, "critical", "expired on")])
+def test_a_certificate_that_really_expires(invoke, emulator, home, days, state, words):
+    from nodecli.emulator.app import build_server, ca_file
+
+    server = build_server(emulator.paths, persist=False, cert_days=days).start()
+    try:
+        r = invoke("node", "add", "short", "--url", server.url, "--user", "admin",
+                   "--cacert", ca_file(emulator.paths, days), "--password-stdin",
+                   input="admin-pass\n")
+        assert r.exit_code == 0, r.stderr
+        r = invoke("node", "health", "--node", "short", "-o", "json", "--cacert",
+                   ca_file(emulator.paths, days))  # (NODECLI_CACERT names the usual CA)
+    finally:
+        server.stop()
+    checks = _checks(r)
+    assert r.exit_code == 1
+    assert checks["certificate"]["state"] == state and words in checks["certificate"]["reason"]
+    if days < 0:  # the node cannot be used at all: said once, and why
+        assert checks["reachable"]["state"] == "critical"
+        assert checks["certificate"]["value"] < 0
+
+
+def test_thresholds_kept_in_the_profile(invoke, node_env, emulator, log, home):
+    log.generate(1)
+    r = invoke("node", "add", "emu", "--url", emulator.url, "--user", "admin",
+               "--password-stdin", input="admin-pass\n")
+    assert r.exit_code == 0, r.stderr
+    config = (home / "config.toml").read_text()
+    r = invoke("node", "thresholds", "emu", "--warn", "cert=soon")
+    assert r.exit_code == 2 and "cert=soon" in r.stderr
+    assert (home / "config.toml").read_text() == config  # refused: nothing saved
+    r = invoke("node", "thresholds", "emu", "--warn", "cert=500d", "--crit", "skew=9s")
+    assert r.exit_code == 0, r.stderr
+    assert 'health_warn = "cert=500d"' in (home / "config.toml").read_text()
+    r = invoke("node", "thresholds", "emu", "-o", "json")
+    effective = {row["name"]: row for row in json.loads(r.stdout)["effective"]}
+    assert effective["cert"]["warn"] == 500 * 86400 and effective["skew"]["crit"] == 9
+    assert effective["fresh"]["warn"] == 3600  # a default
+    r = invoke("node", "health", "--node", "emu", "-o", "json")
+    assert _checks(r)["certificate"]["state"] == "warning"  # the profile's 500 days
+    r = invoke("node", "health", "--node", "emu", "-o", "nagios", "--warn", "cert=10d")
+    assert r.exit_code == 0 and "cert_days'=" in r.stdout  # the flag wins
+    assert ";10;7" in r.stdout
+    r = invoke("node", "thresholds", "emu")
+    assert r.stdout.splitlines()[0].split() == ["threshold", "warning", "critical"]
+    rows = {line.split()[0]: line.split()[1:] for line in r.stdout.splitlines()[1:]}
+    assert rows["cert"] == ["500d", "7d"] and rows["skew"] == ["2s", "9s"]
+    r = invoke("node", "thresholds", "emu", "--reset")
+    assert r.exit_code == 0 and "health_warn" not in (home / "config.toml").read_text()
+    r = invoke("node", "thresholds", "nosuch")
+    assert r.exit_code != 0 and "nosuch" in r.stderr

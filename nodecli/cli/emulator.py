@@ -31,11 +31,11 @@ def emulator() -> None:
 _LINK_HOST_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?")
 
 
-def _port_file_holds(path: Path, port: int) -> bool:
+def _port_file_holds(path: Path, ports: str) -> bool:
     from nodecli.fsutil import read_regular
 
     try:
-        return read_regular(path, 64).decode("ascii", "replace").strip() == str(port)
+        return read_regular(path, 4096).decode("ascii", "replace").strip() == ports.strip()
     except OSError:
         return False
 
@@ -104,6 +104,13 @@ def _port_file_holds(path: Path, port: int) -> bool:
 @click.option("--transfer-seconds", type=click.FloatRange(0.1, 86400), default=30.0,
               show_default=True, metavar="S",
               help="How long a new transfer takes at its target rate.")
+@click.option("--nodes", "node_count", type=click.IntRange(1, 200), default=1,
+              show_default=True, metavar="N",
+              help="Serve N nodes, each with its own log, access keys and transfers, on "
+                   "ports PORT..PORT+N-1 (--port 0: any free ports); one url line each.")
+@click.option("--cert-days", type=click.IntRange(-3650, 3650), metavar="D",
+              help="The TLS certificate expires D days from now (0 or less: expired); "
+                   "its own CA, printed as cacert.")
 @click.option("--service-token-file", type=UserPath(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
@@ -116,7 +123,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           service_token: str | None, service_paths: tuple[str, ...],
           token_max_age: float | None, outage_every: float | None, outage_length: float,
           idle_timeout: float | None, clock_offset: float, seed_transfers: int,
-          transfer_seconds: float, service_token_file: str | None) -> None:
+          transfer_seconds: float, service_token_file: str | None, node_count: int,
+          cert_days: int | None) -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
     Node users (and their passwords) are those of this home's config.toml; access
@@ -158,13 +166,21 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     if not all(p.isdigit() for p in version.split(".")) or len(version) > 32:
         raise UsageError(f"--node-version must look like 4.4.5, not {version!r}")
     access_log = app.term.debug if app.verbosity >= 1 else None
+    if port and port + node_count - 1 > 65535:
+        raise UsageError(f"--nodes {node_count} from port {port} goes past 65535")
+    servers = []
     try:
-        server = build_server(app.paths, host=host, port=port, tls=not no_tls,
-                              version=version, access_key_header=access_key_header,
-                              access_log=access_log, max_count=max_count,
-                              link_host=link_host, service_tokens=tokens,
-                              service_paths=paths, keep_alive=keep_alive)
+        for index in range(node_count):  # the first keeps its access keys in the home
+            servers.append(build_server(
+                app.paths, host=host, port=port + index if port else 0, tls=not no_tls,
+                version=version, access_key_header=access_key_header,
+                access_log=access_log, max_count=max_count, link_host=link_host,
+                service_tokens=tokens, service_paths=paths, keep_alive=keep_alive,
+                persist=index == 0, cert_days=cert_days))
     except OSError as exc:
+        for built in servers:
+            built.server_close()
+        port = port + len(servers) if port else port
         if exc.errno == errno.EADDRINUSE:
             raise NodecliError(f"cannot listen on {host}:{port}: the address is in use",
                                hint="choose another --port, or --port 0 for any free one"
@@ -176,29 +192,30 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         if isinstance(exc, (PermissionError, FileNotFoundError)) or exc.filename:
             raise
         raise NodecliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    from nodecli.emulator.events import log_for
-
-    log_for(server.state).logging_enabled = activity_logging == "on"
-    faults = server.faults
-    faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
-    faults.slow_seconds = slow_seconds
-    server.state.token_max_age, server.state.clock_offset = token_max_age, clock_offset
-    server.idle_timeout = idle_timeout
+    from nodecli.emulator.events import log_for, start_generator
     from nodecli.emulator.transfers import book_of
 
-    book = book_of(server.state)
-    book.seconds = transfer_seconds
-    book.seed(seed_transfers)
+    for server in servers:
+        log_for(server.state).logging_enabled = activity_logging == "on"
+        faults = server.faults
+        faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
+        faults.slow_seconds = slow_seconds
+        server.state.token_max_age, server.state.clock_offset = token_max_age, clock_offset
+        server.idle_timeout = idle_timeout
+        book = book_of(server.state)
+        book.seconds = transfer_seconds
+        book.seed(seed_transfers)
+    server = servers[0]
     port_path = Path(port_file).expanduser() if port_file else None
+    ports = "".join(f"{s.port}\n" for s in servers)
     try:
-        if event_rate > 0:
-            from nodecli.emulator.events import start_generator
-
-            start_generator(server.state, event_rate)
-        server.start()
-        app.term.data(f"url     {server.url}")
+        for one in servers:
+            if event_rate > 0:
+                start_generator(one.state, event_rate)
+            one.start()
+            app.term.data(f"url     {one.url}")
         if not no_tls:
-            app.term.data(f"cacert  {ca_file(app.paths)}")
+            app.term.data(f"cacert  {ca_file(app.paths, cert_days)}")
         app.term.flush()
         if service_token_file:
             from nodecli.emulator.operations import mint_service_token
@@ -210,13 +227,13 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
                           f"{' --cacert ' + ca_file(app.paths) if not no_tls else ''} "
                           f"--token-file {service_token_file}")
         if port_path is not None:
-            atomic_write(port_path, f"{server.port}\n".encode(), mode=0o644)
+            atomic_write(port_path, ports.encode(), mode=0o644)
         cfg = server.state.config()
         if not cfg.users:
             app.term.warn("no node users in this home yet: add one, e.g. "
                           "'nodecli xuser add xfer --restriction \"file:////data/*\"' then "
                           "'nodecli user add admin --xuser xfer'")
-        cacert = f" --cacert {ca_file(app.paths)}" if not no_tls else ""
+        cacert = f" --cacert {ca_file(app.paths, cert_days)}" if not no_tls else ""
         app.term.info(f"node {version}; node users from {app.paths.config_file}")
         app.term.info(f"try: nodecli node info --url {server.url}{cacert} --user NAME")
         if fail_rate or reset_rate or slow_rate:
@@ -236,15 +253,17 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
                 from nodecli.emulator.app import restart
 
                 app.term.info(f"outage: down for {outage_length:g} s")
-                again = restart(server, outage_length, stop)
-                if again is None:
+                for one in servers:  # all of them go down at once
+                    one.stop()
+                if stop.wait(outage_length):
                     break
-                server = again
+                servers = [again for one in servers if (again := restart(one, 0)) is not None]
                 app.term.info("back up")
         except KeyboardInterrupt:
             pass
     finally:
-        server.stop()
-        if port_path is not None and _port_file_holds(port_path, server.port):
+        for one in servers:
+            one.stop()
+        if port_path is not None and _port_file_holds(port_path, ports):
             port_path.unlink(missing_ok=True)
     app.term.info("emulator stopped")

@@ -266,6 +266,7 @@ def _legacy_output(app: App, value: str, output_file: str | None,
 @click.option("--max-events", type=click.IntRange(1), metavar="N",
               help="Stop after N events.")
 @click.option("--until-type", metavar="T", help="Stop after the first event of type T.")
+@fleet_options
 @node_options
 @pass_app
 def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
@@ -284,6 +285,12 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
       nodecli events tail -f --type-glob 'transfer.*'
       nodecli events tail -f --resume siem -o jsonl | siem-forwarder
       nodecli events tail -f --to /var/log/node-events.jsonl
+      nodecli events tail -f --all-nodes --to /var/log/fleet-events.jsonl
+
+    With --nodes/--all-nodes every node is tailed at once into one stream (jsonl:
+    a "node" field; plain, pretty: the node's name first), each node in its own
+    order with its own checkpoint (--resume NAME, or FILE.checkpoints/ beside --to
+    FILE); a node that is down is tried again in the background.
     """
     from nodecli.node.events import tail as ev
     from nodecli.node.events.pages import validate_token
@@ -305,6 +312,11 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     ck_file = Path(checkpoint_file) if checkpoint_file else None
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)
+    names = fleet.targets(app, conn, kwargs)
+    if names is not None:
+        _fleet_tail(app, conn, names, opts, resume_name=resume_name, checkpoint=ck_file,
+                    output_file=out_file)
+        return
     client = open_node_client(app, conn)
     status = _reconnect_status(app)
     try:
@@ -323,6 +335,50 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     finally:
         app.term.status.clear()
     app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
+
+
+def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
+                resume_name: str | None, checkpoint: Any, output_file: Any) -> None:
+    """``events tail --nodes/--all-nodes``: one merged stream (see node.events.merged)."""
+    from nodecli.node.events import merged
+
+    if opts.token is not None:
+        raise UsageError("an iteration token belongs to one node: not with --nodes")
+    if checkpoint is not None:
+        raise UsageError("--checkpoint FILE holds one node's position: with --nodes use "
+                         "--resume NAME or --to FILE (a checkpoint per node)")
+    if opts.fmt == "json":
+        raise UsageError("a merged tail writes jsonl, plain or pretty")
+    clients, failures = fleet.open_all(app, conn, names)
+    runs = [merged.NodeRun(name, client, merged.checkpoint_for(
+        name, client, opts, state_dir=app.paths.state_dir, resume_name=resume_name,
+        output_file=output_file)) for name, client in clients]
+    from nodecli.render import sanitize
+
+    def say(text: str) -> None:
+        app.term.status.clear()
+        app.term.warn(sanitize(text)[:400])
+
+    try:
+        merged.merged_tail(runs, opts, state_dir=app.paths.state_dir, out=app.term.out,
+                           output_file=output_file, say=say, log=app.term.debug,
+                           progress=_file_progress(app, str(output_file) if output_file
+                                                   else None))
+    except KeyboardInterrupt:
+        app.term.status.clear()
+        raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events") from None
+    finally:
+        app.term.status.clear()
+        for _, client in clients:
+            client.close()
+    failures += [(r.name, r.error) for r in runs if r.error is not None]
+    fleet.report(app, failures)
+    if any(r.interrupted for r in runs):
+        raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events from "
+                          f"{len(runs)} node(s)", hint="the same command resumes each node "
+                          "where it stopped" if resume_name or output_file else None)
+    app.term.debug("; ".join(f"{r.name}: {r.emitted} events" for r in runs))
+    fleet.finish(fleet.worst(failures))
 
 
 def _from_env(ctx: click.Context, name: str) -> bool:

@@ -15,6 +15,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import pass_app
+from nodecli.cli.fleet import fleet_options, select
 from nodecli.errors import NodecliError, UsageError
 
 MAX_EVENT_PAGES = 10  # per node and scrape: a node with a huge backlog is read over time
@@ -23,8 +24,10 @@ MAX_EVENT_PAGES = 10  # per node and scrape: a node with a huge backlog is read 
 class NodeCollector:
     """One scrape: every node checked side by side, each within ``timeout`` seconds."""
 
-    def __init__(self, clients: dict[str, Any], timeout: float) -> None:
+    def __init__(self, clients: dict[str, Any], timeout: float,
+                 thresholds: dict[str, Any] | None = None) -> None:
         self.clients, self.names, self.timeout = clients, sorted(clients), timeout
+        self.thresholds = thresholds or {}
         names = self.names
         self.lock = threading.Lock()
         self.events: dict[str, Counter[str]] = {n: Counter() for n in names}
@@ -36,7 +39,7 @@ class NodeCollector:
 
         client = self.clients[name]
         checks = run_checks(client, access_key=client.endpoint.auth.access_key,
-                            local_key=None, thresholds=Thresholds())
+                            local_key=None, thresholds=self.thresholds.get(name) or Thresholds())
         active = list_transfers(client, active=True)
         self._count_events(name, client)
         return {"checks": checks, "active": active}
@@ -116,23 +119,21 @@ class NodeCollector:
 @click.command("exporter", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--listen", default="127.0.0.1:9418", show_default=True, metavar="HOST:PORT",
               help="Where /metrics is served.")
-@click.option("--nodes", "pattern", metavar="GLOB", help="The profiles whose name matches.")
-@click.option("--all-nodes", is_flag=True, help="Every node profile.")
+@fleet_options
 @click.option("--node-timeout", type=click.FloatRange(0.5, 300), default=10.0,
               show_default=True, metavar="S", help="Seconds a node may take per scrape.")
 @pass_app
-def exporter(app: App, listen: str, pattern: str | None, all_nodes: bool,
+def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
              node_timeout: float) -> None:
     """Serve Prometheus metrics about node profiles until Ctrl-C or SIGTERM: the health
     checks (nodecli_health_state), nodecli_up, events by type, active transfers and
-    their rate. Profiles need a stored secret (or a token file / minting).
+    their rate. Profiles need a stored secret (or a token file / minting). The checks
+    use each profile's thresholds (nodecli node thresholds NAME).
 
     \b
     Examples:
       nodecli exporter --all-nodes --listen 127.0.0.1:9418
     """
-    import fnmatch
-
     from prometheus_client import start_http_server
     from prometheus_client.registry import CollectorRegistry
 
@@ -140,12 +141,15 @@ def exporter(app: App, listen: str, pattern: str | None, all_nodes: bool,
     if not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise UsageError(f"--listen takes HOST:PORT, not {listen[:60]!r}")
     cfg = app.store.load()
-    names = sorted(n for n in cfg.nodes if all_nodes or (
-        pattern and fnmatch.fnmatchcase(n, pattern)))
-    if not (pattern or all_nodes):
-        names = [cfg.default_node] if cfg.default_node else []
-    if not names:
+    if fleet_glob or fleet_all:
+        names = select(cfg.nodes, fleet_glob, fleet_all)
+    elif cfg.default_node:
+        names = [cfg.default_node]
+    else:
         raise UsageError("no node profile to export: --all-nodes, --nodes GLOB, or a default")
+    from nodecli.cli.health import thresholds_of
+
+    thresholds = {n: thresholds_of(cfg.nodes.get(n)) for n in names}
     from nodecli.cli.remote import open_node_client
 
     # opened here, once: a secret still missing is asked on this thread, not in a scrape;
@@ -154,7 +158,7 @@ def exporter(app: App, listen: str, pattern: str | None, all_nodes: bool,
               "deadline": node_timeout, "max_attempts": 1}
     clients = {n: open_node_client(app, {"node": n}).derive(**limits) for n in names}
     registry = CollectorRegistry()
-    registry.register(NodeCollector(clients, node_timeout))
+    registry.register(NodeCollector(clients, node_timeout, thresholds))
     try:
         server, _thread = start_http_server(int(port), addr=host.strip("[]"),
                                             registry=registry)

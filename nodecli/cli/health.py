@@ -8,9 +8,16 @@ from typing import Any
 
 import click
 
+from nodecli.cli import fleet
 from nodecli.cli.app import App
-from nodecli.cli.common import pass_app
-from nodecli.cli.remote import node_options, open_node_client, pop_node_options
+from nodecli.cli.common import output_option, pass_app
+from nodecli.cli.fleet import fleet_options
+from nodecli.cli.remote import (
+    complete_node_profiles,
+    node_options,
+    open_node_client,
+    pop_node_options,
+)
 from nodecli.errors import ExitCode, NodecliError, UsageError
 from nodecli.render import Column, sanitize
 
@@ -19,20 +26,25 @@ COLUMNS = [Column("node", "node", whole=True), Column("check", "check", whole=Tr
            Column("state", "state", whole=True), Column("reason", "reason")]
 
 
+_warn_opt = click.option("--warn", metavar="NAME=VALUE,...",
+                         help="Warning thresholds: cert=30d,skew=2s,fresh=1h,token=10m,"
+                              "failed=1.")
+_crit_opt = click.option("--crit", metavar="NAME=VALUE,...",
+                         help="Critical thresholds: cert=7d,skew=5s,fresh=1d,token=1m,"
+                              "failed=10.")
+
+
 @click.command("health", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--nodes", "pattern", metavar="GLOB", help="Every profile whose name matches.")
-@click.option("--all-nodes", is_flag=True, help="Every node profile.")
-@click.option("--warn", metavar="NAME=VALUE,...",
-              help="Warning thresholds: cert=30d,skew=2s,fresh=1h,token=10m,failed=1.")
-@click.option("--crit", metavar="NAME=VALUE,...",
-              help="Critical thresholds: cert=7d,skew=5s,fresh=1d,token=1m,failed=10.")
+@_warn_opt
+@_crit_opt
 @click.option("-o", "--output", "output_format", type=click.Choice(HEALTH_FORMATS),
               default="table", show_default=True,
               help="Output format: table, json, nagios, prometheus.")
+@fleet_options
 @node_options
 @pass_app
-def health_cmd(app: App, pattern: str | None, all_nodes: bool, warn: str | None,
-               crit: str | None, output_format: str, **kwargs: Any) -> None:
+def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
+               **kwargs: Any) -> None:
     """Check what breaks a node's event pipeline and tokens: reachable and logged in;
     TLS certificate days left; clock offset; version against the features nodecli
     uses; activity event logging (node and profile access key); a fresh event log; the
@@ -40,7 +52,8 @@ def health_cmd(app: App, pattern: str | None, all_nodes: bool, warn: str | None,
     hour; the profile token's expiry. Each check: ok, warning, critical or unknown.
 
     Exit: -o nagios 0/1/2/3 (the worst state); -o prometheus 0; otherwise 0 when all
-    are ok, 1 when not.
+    are ok, 1 when not. Thresholds: the defaults, then the profile's (nodecli node
+    thresholds NAME), then --warn/--crit.
 
     \b
     Examples:
@@ -50,22 +63,16 @@ def health_cmd(app: App, pattern: str | None, all_nodes: bool, warn: str | None,
     """
     from nodecli.node.health import CODES, OK, Thresholds, worst
 
-    limits = Thresholds()
-    limits.update(warn, "warn")
-    limits.update(crit, "crit")
+    Thresholds().update(warn, "warn")  # a bad flag is refused before anything is asked
+    Thresholds().update(crit, "crit")
     conn = pop_node_options(kwargs)
     cfg = app.store.load()
-    if pattern or all_nodes:
-        if conn.get("node") or conn.get("url"):
-            raise UsageError("give --node/--url or --nodes/--all-nodes, not both")
-        import fnmatch
-
-        names = sorted(n for n in cfg.nodes if all_nodes or fnmatch.fnmatchcase(n, pattern or ""))
-        if not names:
-            raise UsageError("no node profile matches" if pattern else "no node profiles")
+    names = fleet.targets(app, conn, kwargs)
+    if names is not None:
         targets = [(n, dict(conn, node=n)) for n in names]
     else:
         targets = [(conn.get("node") or conn.get("url") or cfg.default_node or "node", conn)]
+    limits = {name: thresholds_of(cfg.nodes.get(name), warn, crit) for name, _ in targets}
     results = _run_all(app, targets, limits)
     state = worst([c for _, checks in results for c in checks])
     if output_format == "json":
@@ -84,7 +91,26 @@ def health_cmd(app: App, pattern: str | None, all_nodes: bool, warn: str | None,
         raise click.exceptions.Exit(ExitCode.ERROR)
 
 
-def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]], limits: Any) -> list[
+def thresholds_of(profile: Any, warn: str | None = None, crit: str | None = None) -> Any:
+    """The defaults, then the profile's thresholds, then the flags'."""
+    from nodecli.node.health import Thresholds
+
+    limits = Thresholds()
+    if profile is not None:
+        try:
+            limits.update(profile.health_warn, "warn")
+            limits.update(profile.health_crit, "crit")
+        except UsageError as exc:
+            raise UsageError(f"node profile {profile.name!r}: {exc.message}",
+                             hint=f"set them again with 'nodecli node thresholds "
+                                  f"{profile.name} --warn ... --crit ...'") from None
+    limits.update(warn, "warn")
+    limits.update(crit, "crit")
+    return limits
+
+
+def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
+             limits: dict[str, Any]) -> list[
         tuple[str, list[Any]]]:
     """Open every node's client here (a prompt stays on this thread), then check the
     nodes side by side (at most 8 at once); a node that cannot be opened is one check."""
@@ -107,7 +133,7 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]], limits: Any) -
             return name, [Check("reachable", UNKNOWN, f"not checked: {problem.message}")]
         with client:
             return name, run_checks(client, access_key=client.endpoint.auth.access_key,
-                                    local_key=local, thresholds=limits)
+                                    local_key=local, thresholds=limits[name])
 
     with ThreadPoolExecutor(max_workers=min(8, len(prepared))) as pool:
         return list(pool.map(one, prepared))
@@ -134,7 +160,7 @@ def _local_key(app: App, client: Any) -> Any:
     return None
 
 
-def nagios_line(results: list[tuple[str, list[Any]]], limits: Any) -> str:
+def nagios_line(results: list[tuple[str, list[Any]]], limits: dict[str, Any]) -> str:
     """The plugin's one line: ``NODECLI HEALTH WARNING - summary | perfdata``."""
     from nodecli.node.health import OK, worst
 
@@ -153,8 +179,9 @@ def nagios_line(results: list[tuple[str, list[Any]]], limits: Any) -> str:
             if c.name in labels and c.value is not None:
                 label, key, scale = labels[c.name]
                 unit = "s" if c.unit == "s" else ""
+                warn, crit = limits[node].warn[key], limits[node].crit[key]
                 perf.append(f"'{node}_{label}'={c.value:g}{unit};"
-                            f"{limits.warn[key] / scale:g};{limits.crit[key] / scale:g}")
+                            f"{warn / scale:g};{crit / scale:g}")
     line = f"NODECLI HEALTH {state.upper()} - {sanitize(summary)}"
     return line + (" | " + " ".join(sanitize(p) for p in perf) if perf else "")
 
@@ -184,3 +211,52 @@ def prometheus_text(results: list[tuple[str, list[Any]]]) -> str:
             if c.name in values and c.value is not None:
                 values[c.name].labels(node=node).set(c.value)
     return str(generate_latest(registry).decode("utf-8"))
+
+
+@click.command("thresholds", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("name", shell_complete=complete_node_profiles)
+@_warn_opt
+@_crit_opt
+@click.option("--reset", is_flag=True, help="Back to the defaults (then --warn/--crit).")
+@output_option(("table", "json"))
+@pass_app
+def thresholds_cmd(app: App, name: str, warn: str | None, crit: str | None, reset: bool,
+                   output_format: str) -> None:
+    """Show or set a node profile's health thresholds (used by node health and the
+    exporter; --warn/--crit of node health still win).
+
+    \b
+    Examples:
+      nodecli node thresholds prod --warn cert=21d,fresh=2h --crit fresh=6h
+      nodecli node thresholds prod
+      nodecli node thresholds prod --reset
+    """
+    from nodecli.node.health import DEFAULTS
+    from nodecli.profiles import unknown_profile
+    from nodecli.profiles.node import set_health_thresholds
+
+    if warn is not None or crit is not None or reset:
+        thresholds_of(None, warn, crit)  # refused here: nothing is saved
+        profile = set_health_thresholds(app.store, name, warn, crit, reset=reset)
+        app.term.success(f"saved the health thresholds of node profile {name!r}")
+    else:
+        cfg = app.store.load()
+        profile = cfg.nodes.get(name)
+        if profile is None:
+            raise unknown_profile("node", name, cfg.nodes)
+    limits = thresholds_of(profile)
+    rows = [{"name": key, "warn": limits.warn[key], "crit": limits.crit[key],
+             "unit": "count" if key == "failed" else "seconds"} for key in DEFAULTS]
+    if output_format == "json":
+        app.term.json({"node": name, "warn": profile.health_warn,
+                       "crit": profile.health_crit, "effective": rows})
+        return
+    from nodecli.timeparse import describe_delta
+
+    def shown(key: str, value: float) -> str:
+        return f"{value:g}" if key == "failed" else describe_delta(value)
+
+    app.term.table([{"name": r["name"], "warn": shown(r["name"], r["warn"]),
+                     "crit": shown(r["name"], r["crit"])} for r in rows],
+                   [Column("name", "threshold", whole=True), Column("warn", "warning"),
+                    Column("crit", "critical")], "table")

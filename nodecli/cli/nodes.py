@@ -343,6 +343,7 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
     app.term.fields(pairs)
 
 
-from nodecli.cli.health import health_cmd  # noqa: E402 - the command of its own module
+from nodecli.cli.health import health_cmd, thresholds_cmd  # noqa: E402 - their own module
 
 node.add_command(health_cmd)
+node.add_command(thresholds_cmd)

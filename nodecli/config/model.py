@@ -129,11 +129,14 @@ class NodeProfile:
     access_key_header: str | None = None
     proxy: str | None = None
     mint: MintSettings | None = None
+    # `node health` thresholds of this node, as its --warn/--crit take them
+    health_warn: str | None = None
+    health_crit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
         for key in ("user", "access_key", "bearer_file", "cacert", "access_key_header",
-                    "proxy"):
+                    "proxy", "health_warn", "health_crit"):
             value = getattr(self, key)
             if value is not None:
                 d[key] = value
@@ -236,7 +239,7 @@ class Config:
 
         for name, r in v.tables("nodes"):
             r.only({"url", "user", "access_key", "bearer_file", "cacert", "insecure",
-                    "access_key_header", "proxy", "mint"})
+                    "access_key_header", "proxy", "mint", "health_warn", "health_crit"})
             cfg.nodes[name] = NodeProfile(
                 name=name,
                 url=_check_url(r, "url"),
@@ -248,6 +251,8 @@ class Config:
                 access_key_header=r.opt("access_key_header", str, None),
                 proxy=_check_proxy(r),
                 mint=_mint(r),
+                health_warn=r.opt("health_warn", str, None),
+                health_crit=r.opt("health_crit", str, None),
             )
 
         for name, r in v.tables("services"):

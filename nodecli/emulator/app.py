@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from nodecli.config.paths import Paths
 from nodecli.emulator.server import EmulatorServer
@@ -26,6 +27,7 @@ def build_server(
     service_tokens: dict[str, str] | None = None,
     service_paths: dict[str, str] | None = None,
     keep_alive: bool = False,
+    cert_days: int | None = None,
 ) -> EmulatorServer:
     """An emulator ready to start. ``max_count`` caps the events a GET /events answer
     carries whatever count asks; ``link_host`` is the host its Link rel="next" names
@@ -33,14 +35,17 @@ def build_server(
     connections open after GET /events answers (a node shows "Connection: close").
     ``service_tokens`` are opaque access tokens the collaboration service accepts as
     they are (token -> user id); ``service_paths`` moves the service paths a node's
-    documentation does not show (ServicePaths names)."""
+    documentation does not show (ServicePaths names). ``cert_days``: the server
+    certificate expires that many days from its making (its CA: :func:`ca_file`)."""
     state = NodeState(paths, version=version, access_key_header=access_key_header,
                       persist=persist)
     cert = None
     if tls:
-        from nodecli.emulator.tls import make_certificates
+        from nodecli.emulator.tls import DEFAULT_CERT_DAYS, make_certificates
 
-        _ca, cert_path, key_path = make_certificates(state.state_folder() / "tls")
+        _ca, cert_path, key_path = make_certificates(
+            Path(ca_file(paths, cert_days)).parent,
+            days=DEFAULT_CERT_DAYS if cert_days is None else cert_days)
         cert = (str(cert_path), str(key_path))
     server = EmulatorServer(state, host=host, port=port, tls=cert, access_log=access_log)
     from nodecli.emulator import access, events, node, operations, transfers
@@ -72,5 +77,7 @@ def restart(server: EmulatorServer, down_for: float,
     return again.start()
 
 
-def ca_file(paths: Paths) -> str:
-    return os.path.join(paths.state_dir, "emulator", "tls", "ca.pem")
+def ca_file(paths: Paths, cert_days: int | None = None) -> str:
+    """The CA of the emulator's certificate (one per ``cert_days`` asked for)."""
+    folder = "tls" if cert_days is None else f"tls-{cert_days}d"
+    return os.path.join(paths.state_dir, "emulator", folder, "ca.pem")

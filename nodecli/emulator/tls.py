@@ -8,13 +8,17 @@ from pathlib import Path
 
 from nodecli.fsutil import atomic_write, ensure_private_dir
 
+#: how long the server certificate is valid, as a public CA issues them
+DEFAULT_CERT_DAYS = 397
 
-def make_certificates(folder: Path, hostnames: tuple[str, ...] = ("localhost",)) -> tuple[
-        Path, Path, Path]:
+
+def make_certificates(folder: Path, hostnames: tuple[str, ...] = ("localhost",),
+                      days: int = DEFAULT_CERT_DAYS) -> tuple[Path, Path, Path]:
     """Create (or reuse) ``ca.pem``, ``server.pem`` and ``server.key`` in ``folder``.
 
     The CA is what clients pass to ``--cacert``; the server certificate covers
-    localhost, 127.0.0.1 and ::1.
+    localhost, 127.0.0.1 and ::1 and expires ``days`` from now (0 or less: already
+    expired, as a node whose renewal was forgotten).
     """
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -47,6 +51,7 @@ def make_certificates(folder: Path, hostnames: tuple[str, ...] = ("localhost",))
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
+    not_after = now + dt.timedelta(days=days)
     names: list[x509.GeneralName] = [x509.DNSName(h) for h in hostnames]
     names += [x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
               x509.IPAddress(ipaddress.ip_address("::1"))]
@@ -56,8 +61,8 @@ def make_certificates(folder: Path, hostnames: tuple[str, ...] = ("localhost",))
         .issuer_name(ca_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=397))
+        .not_valid_before(min(now - dt.timedelta(minutes=5), not_after - dt.timedelta(days=1)))
+        .not_valid_after(not_after)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)

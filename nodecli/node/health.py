@@ -95,7 +95,10 @@ def run_checks(client: Any, *, access_key: str | None, local_key: Any,
             info = client.json("GET", "/info")
     except NodecliError as exc:
         kind = type(exc).__name__.replace("Error", "").lower()
-        return [Check("reachable", CRITICAL, f"{asked}: {kind}: {exc.message[:200]}")]
+        failed = [Check("reachable", CRITICAL, f"{asked}: {kind}: {exc.message[:200]}")]
+        if "TLS" in exc.message or "certificate" in exc.message:
+            failed.append(_cert(client, thresholds, now))  # say why: expired, untrusted
+        return failed
     if not isinstance(info, dict):
         return [Check("reachable", CRITICAL, "GET /info did not answer with an object")]
     checks = [Check("reachable", OK, f"{asked} answered ({client.endpoint.auth.kind} login)")]
@@ -116,7 +119,6 @@ def run_checks(client: Any, *, access_key: str | None, local_key: Any,
 def _cert(client: Any, t: Thresholds, now: float) -> Check:
     """Days left on the node's TLS certificate (a handshake of its own, verified as the
     client verifies)."""
-    import socket
     from urllib.parse import urlsplit
 
     ep = client.endpoint
@@ -125,10 +127,21 @@ def _cert(client: Any, t: Thresholds, now: float) -> Check:
         return Check("certificate", UNKNOWN, "plain http: no certificate")
     if ep.proxy is not None:
         return Check("certificate", UNKNOWN, "through a proxy: not probed")
+    import ssl
+
+    address = (parts.hostname or "", parts.port or 443)
+    untrusted: str | None = None
     try:
-        with socket.create_connection((parts.hostname, parts.port or 443), timeout=10) as raw, \
-                client.tls_context().wrap_socket(raw, server_hostname=parts.hostname) as tls:
-            der = tls.getpeercert(binary_form=True)
+        der = _peer_certificate(address, client.tls_context())
+    except ssl.SSLCertVerificationError as exc:
+        # read it anyway (nothing is sent) to say when it expired or expires
+        untrusted = exc.verify_message or str(exc)
+        reader = ssl.create_default_context()
+        reader.check_hostname, reader.verify_mode = False, ssl.CERT_NONE
+        try:
+            der = _peer_certificate(address, reader)
+        except OSError as again:
+            return Check("certificate", CRITICAL, f"TLS handshake failed: {again}"[:200])
     except OSError as exc:
         return Check("certificate", CRITICAL, f"TLS handshake failed: {exc}"[:200])
     if not der:
@@ -138,9 +151,24 @@ def _cert(client: Any, t: Thresholds, now: float) -> Check:
     cert = x509.load_der_x509_certificate(der)
     left = cert.not_valid_after_utc.timestamp() - now
     days = left / 86400
-    return Check("certificate", _down(left, "cert", t),
-                 f"expires {cert.not_valid_after_utc:%Y-%m-%d} ({days:.0f} days left)",
+    when = f"{cert.not_valid_after_utc:%Y-%m-%d}"
+    if left <= 0:
+        return Check("certificate", CRITICAL, f"expired on {when} ({-days:.0f} days ago)",
+                     round(days, 1), "d")
+    if untrusted is not None:
+        return Check("certificate", CRITICAL, f"not trusted: {untrusted[:120]} (expires "
+                     f"{when})", round(days, 1), "d")
+    return Check("certificate", _down(left, "cert", t), f"expires {when} ({days:.0f} days left)",
                  round(days, 1), "d")
+
+
+def _peer_certificate(address: tuple[str, int], context: Any) -> bytes | None:
+    import socket
+
+    with socket.create_connection(address, timeout=10) as raw, \
+            context.wrap_socket(raw, server_hostname=address[0]) as tls:
+        der: bytes | None = tls.getpeercert(binary_form=True)
+        return der
 
 
 def _skew(client: Any, info: dict[str, Any], t: Thresholds) -> Check:

@@ -314,6 +314,23 @@ def remove_profile(store: Any, paths: Paths, name: str) -> bool:
     return was_default
 
 
+def set_health_thresholds(store: Any, name: str, warn: str | None, crit: str | None,
+                          *, reset: bool = False) -> NodeProfile:
+    """Save a profile's `node health` thresholds (checked by ``check``, which raises
+    a UsageError for a bad one; nothing is saved then)."""
+    with store.edit() as cfg:
+        profile = cfg.nodes.get(name)
+        if profile is None:
+            raise unknown_profile("node", name, cfg.nodes)
+        if reset:
+            profile.health_warn = profile.health_crit = None
+        if warn is not None:
+            profile.health_warn = warn or None
+        if crit is not None:
+            profile.health_crit = crit or None
+        return profile
+
+
 def _auth_summary(p: NodeProfile) -> str:
     if p.mint is not None:
         return f"bearer minted ({p.access_key})"
@@ -362,6 +379,7 @@ def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
         "secret_store": describe_backend(preferred),
         "proxy": p.proxy,
         "mint": p.mint.to_dict() if p.mint is not None else None,
+        "health_warn": p.health_warn, "health_crit": p.health_crit,
     }
 
 

@@ -24,6 +24,9 @@ class Sink(Protocol):
     def position(self) -> dict[str, Any] | None:
         """What to record in the checkpoint about the output (files only)."""
 
+    def recover(self, cp: Checkpoint | None) -> list[str]:
+        """Ids the output already holds past ``cp`` (files only: a crash's page)."""
+
 
 class StreamSink:
     """stdout (or any text stream): write, then flush."""
@@ -37,6 +40,9 @@ class StreamSink:
 
     def position(self) -> dict[str, Any] | None:
         return None
+
+    def recover(self, cp: Checkpoint | None) -> list[str]:
+        return []
 
 
 class PipeSink:
@@ -110,6 +116,9 @@ class PipeSink:
     def position(self) -> dict[str, Any] | None:
         return None
 
+    def recover(self, cp: Checkpoint | None) -> list[str]:
+        return []
+
 
 class FileSink:
     """Append to a file: write, flush, fsync; recover after a crash (see :meth:`recover`)."""
@@ -163,12 +172,32 @@ class FileSink:
         st = os.fstat(self._fd)
         return {"path": str(self.path), "size": st.st_size, "dev": st.st_dev, "ino": st.st_ino}
 
-    def recover(self, cp: Checkpoint | None) -> list[str]:
+    def drop_cut_line(self) -> None:
+        """Truncate a last line without its newline (cut by a crash while written)."""
+        size = os.fstat(self._fd).st_size
+        if not size:
+            return
+        with open(self.path, "rb") as fh:
+            start = max(0, size - 65536)
+            while True:
+                fh.seek(start)
+                block = fh.read(size - start)
+                cut = block.rfind(b"\n")
+                if cut >= 0 or start == 0:
+                    break
+                start = max(0, start - 65536)
+        keep = start + cut + 1 if cut >= 0 else 0
+        if keep < size:
+            os.ftruncate(self._fd, keep)
+            os.fsync(self._fd)
+
+    def recover(self, cp: Checkpoint | None, node: str | None = None) -> list[str]:
         """Ids written after the checkpoint (the page being written at a crash).
 
         Complete lines after the checkpointed size are kept and their ids returned (the
         tail skips them when the page is fetched again); a line cut by the crash is
-        truncated away. A rotated or replaced file is left alone.
+        truncated away. A rotated or replaced file is left alone. In a merged file
+        (``node``), only the lines of that node count.
         """
         if cp is None or not cp.output:
             return []
@@ -188,10 +217,11 @@ class FileSink:
         for line in tail.splitlines(keepends=True):
             if not line.endswith(b"\n"):
                 break
-            eid = _id_of_line(line, self.fmt)
+            eid, owner = _id_of_line(line, self.fmt)
             if eid is None:
                 break
-            ids.append(eid)
+            if node is None or owner == node:
+                ids.append(eid)
             keep += len(line)
         if keep < len(tail):
             os.ftruncate(self._fd, size + keep)
@@ -199,16 +229,20 @@ class FileSink:
         return ids
 
 
-def _id_of_line(line: bytes, fmt: str) -> str | None:
+def _id_of_line(line: bytes, fmt: str) -> tuple[str | None, str | None]:
+    """(the event id, the merged ``node`` field) of a line the tail wrote."""
     try:
         text = line.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:
-        return None
+        return None, None
     if fmt == "jsonl":
         try:
             obj = json.loads(text)
         except (ValueError, RecursionError):
-            return None
-        return event_id(obj) if isinstance(obj, dict) and "id" in obj else None
+            return None, None
+        if not (isinstance(obj, dict) and "id" in obj):
+            return None, None
+        owner = obj.get("node")
+        return event_id(obj), owner if isinstance(owner, str) else None
     parts = text.split("\t")
-    return parts[1] if len(parts) >= 5 and parts[1] else None
+    return (parts[1] if len(parts) >= 5 and parts[1] else None), None

@@ -234,8 +234,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
     elif opts.token is not None:
         st.token = opts.token
         st.start = f"iteration token {opts.token}"
-    if isinstance(sink, FileSink):
-        skip |= set(sink.recover(cp))
+    skip |= set(sink.recover(cp))
     if st.token is None and since is None:
         if opts.since is not None:
             since = opts.since
