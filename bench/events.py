@@ -125,7 +125,7 @@ def serve(home: str, keep_alive: bool = False) -> None:
     from nodecli.config.store import ConfigStore
     from nodecli.emulator.app import build_server, ca_file
     from nodecli.emulator.events import log_for
-    from nodecli.passwords import hash_password
+    from nodecli.users.passwords import hash_password
 
     paths = resolve_paths(Path(home))
     server = build_server(paths, tls=True, keep_alive=keep_alive)

@@ -97,7 +97,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nodecli-fleet-") as tmp:
         home = Path(tmp) / "home"
-        from nodecli.passwords import hash_password
+        from nodecli.users.passwords import hash_password
 
         home.mkdir(mode=0o700)
         (home / "config.toml").write_text(

@@ -47,7 +47,7 @@ def main() -> None:
     from nodecli.emulator.app import build_server, ca_file, restart
     from nodecli.emulator.events import log_for
     from nodecli.emulator.storage import Permission, storage_of
-    from nodecli.tokens import create_token
+    from nodecli.tokens.wire import create_token
 
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-longrun-"))
     home = tmp / "home"

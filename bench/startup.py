@@ -88,7 +88,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    from nodecli.passwords import hash_password
+    from nodecli.users.passwords import hash_password
 
     password_hash = hash_password("bench-password")  # once, reused for every user
     py = sys.executable

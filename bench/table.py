@@ -179,7 +179,7 @@ def main() -> int:
     def wanted(row: str) -> bool:
         return not only or row in only
 
-    from nodecli.passwords import hash_password
+    from nodecli.users.passwords import hash_password
 
     py = sys.executable
     table = Table()

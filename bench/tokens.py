@@ -34,8 +34,8 @@ def _setup(home: Path) -> Path:
     from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
     from nodecli.config.store import ConfigStore
-    from nodecli.keys import generate_key_pair
-    from nodecli.passwords import hash_password
+    from nodecli.tokens.keys import generate_key_pair
+    from nodecli.users.passwords import hash_password
 
     paths = resolve_paths(home)
     with ConfigStore(paths).edit() as cfg:
@@ -49,7 +49,7 @@ def _setup(home: Path) -> Path:
 def bench_token(runs: int) -> None:
     from nodecli.config.paths import resolve_paths
     from nodecli.config.store import ConfigStore
-    from nodecli.passwords import verify_password
+    from nodecli.users.passwords import verify_password
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -87,7 +87,7 @@ def bench_token(runs: int) -> None:
 
 
 def bench_keygen(runs: int, bits_list: list[int]) -> None:
-    from nodecli.keys import generate_private_key
+    from nodecli.tokens.keys import generate_private_key
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from nodecli.errors import UsageError
-from nodecli.http_checks import has_surrogates
+from nodecli.http.checks import has_surrogates
 
 # (compiled on first use, by re's cache)
 KEY_PART = r"[A-Za-z_][A-Za-z0-9_-]{0,127}"

@@ -174,7 +174,7 @@ class EmulatorHandle:
 
     def endpoint(self, auth=None, **settings):
         """An http.Endpoint for this emulator that trusts its CA."""
-        from nodecli.http import Auth, Endpoint
+        from nodecli.http.client import Auth, Endpoint
 
         return Endpoint(self.url, auth or Auth(), cacert=self.ca_file, **settings)
 
@@ -183,7 +183,7 @@ class EmulatorHandle:
                       acls: tuple[str, ...] = ()) -> None:
         from nodecli.config.model import NodeUser, TransferUser
         from nodecli.config.store import ConfigStore
-        from nodecli.passwords import hash_password
+        from nodecli.users.passwords import hash_password
 
         with ConfigStore(self.paths).edit() as cfg:
             cfg.transfer_users.setdefault(xuser, TransferUser(xuser, list(restrictions)))

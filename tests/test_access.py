@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecli.errors import UsageError
-from nodecli.tokens import create_token
+from nodecli.tokens.wire import create_token
 
 PW = "admin-pass\n"
 
@@ -102,7 +102,7 @@ def test_list_show_and_verification_key_fingerprint(node, invoke):
     assert key["id"] == "ak1" and key["root_file_id"]
     r = invoke("access-key", "show", "ak1", "-o", "json", env=node.admin)
     shown = json.loads(r.stdout)
-    from nodecli.keys import key_fingerprint
+    from nodecli.tokens.keys import key_fingerprint
 
     assert shown["verification_key_fingerprint"] == key_fingerprint(_key().public_key())
     assert shown["activity_event_logging"] == {

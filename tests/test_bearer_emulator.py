@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nodecli.tokens import create_token
+from nodecli.tokens.wire import create_token
 
 PW = "admin-pass\n"
 
@@ -139,7 +139,7 @@ def test_bearer_redacted_from_verbose_log(invoke, emulator, tmp_path, registered
 
 def test_user_role_cannot_change_the_key_admin_role_can(emulator, tmp_path, registered):
     from nodecli.errors import AuthError
-    from nodecli.http import Auth, open_client
+    from nodecli.http.client import Auth, open_client
     from nodecli.node.access_keys import set_verification_key
 
     pem = _public_pem(tmp_path, _key()).read_text()
@@ -158,7 +158,7 @@ def test_user_role_cannot_change_the_key_admin_role_can(emulator, tmp_path, regi
 def test_custom_access_key_header(tmp_path):
     from nodecli.config.paths import resolve_paths
     from nodecli.emulator.app import build_server
-    from nodecli.http import Auth, Endpoint, open_client
+    from nodecli.http.client import Auth, Endpoint, open_client
 
     paths = resolve_paths(tmp_path / "emu")
     server = build_server(paths, tls=False, access_key_header="X-Other-AccessKey").start()

@@ -12,7 +12,7 @@ import pytest
 
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
-from nodecli.passwords import verify_password
+from nodecli.users.passwords import verify_password
 from tests.conftest import REPO_ROOT, subprocess_env
 
 

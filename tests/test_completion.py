@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import pytest
 
-from nodecli.cli.complete import split_attached, split_cluster
+from nodecli.cli.completers import split_attached, split_cluster
 from tests.conftest import REPO_ROOT, subprocess_env
 
 HEAVY = ("httpx2", "httpx", "httpcore", "cryptography", "rich")
@@ -249,7 +249,7 @@ def test_no_line_of_the_tree_makes_completion_fail_or_print(filled_home, capsys)
     without writing anything itself (click prints only what it returns)."""
     from click.shell_completion import get_completion_class
 
-    from nodecli.cli.complete import install_completion_classes
+    from nodecli.cli.completers import install_completion_classes
     from nodecli.cli.root import cli
 
     install_completion_classes()

@@ -77,7 +77,7 @@ WRITER = """
 import sys
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
-from nodecli.users import apply_add_user
+from nodecli.users.manage import apply_add_user
 
 store = ConfigStore(resolve_paths())
 prefix = sys.argv[1]

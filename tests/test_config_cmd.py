@@ -19,7 +19,7 @@ from nodecli.config.model import (
 )
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore, dump_config, parse_config_bytes
-from nodecli.user_data import dump_export, parse_export
+from nodecli.users.user_data import dump_export, parse_export
 
 
 def _store(home) -> ConfigStore:

@@ -18,7 +18,7 @@ def _add_admin(home: Path, password: str = "admin-pass") -> None:  # noqa: S107
     from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
     from nodecli.config.store import ConfigStore
-    from nodecli.passwords import hash_password
+    from nodecli.users.passwords import hash_password
 
     with ConfigStore(resolve_paths(home)).edit() as cfg:
         cfg.transfer_users["xfer"] = TransferUser("xfer", ["file:////data/*"])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from nodecli.emulator.server import Reply
 from nodecli.errors import NodecliError, UsageError
-from nodecli.http import Auth, Endpoint, open_client
+from nodecli.http.client import Auth, Endpoint, open_client
 from nodecli.node.events import checkpoint, pages, sinks, tail
 from nodecli.node.events.tail import tail as run_tail_loop
 from nodecli.node.info import NodeInfo

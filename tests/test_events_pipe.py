@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nodecli.http import Auth, Endpoint, open_client
+from nodecli.http.client import Auth, Endpoint, open_client
 from nodecli.node.events import checkpoint, pages, sinks, tail
 from nodecli.node.info import NodeInfo
 from tests.conftest import nodecli_cmd, subprocess_env

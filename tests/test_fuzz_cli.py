@@ -74,10 +74,10 @@ def _options(cmd: click.Command) -> list[str]:
 def no_waits(monkeypatch, tmp_path):
     """No sleeping between retries (the retry policy itself is tested elsewhere), and a
     scratch working folder: fuzzed paths must not land in the checkout."""
-    import nodecli.http
-    import nodecli.http_errors
+    import nodecli.http.client
+    import nodecli.http.errors
 
-    for module in (nodecli.http, nodecli.http_errors):  # the client's and the tail's
+    for module in (nodecli.http.client, nodecli.http.errors):  # the client's and the tail's
         monkeypatch.setattr(module, "backoff_delay", lambda *a, **k: 0.0)
         monkeypatch.setattr(module, "parse_retry_after", lambda *a, **k: 0.0)
     monkeypatch.chdir(tmp_path)

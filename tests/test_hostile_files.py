@@ -112,7 +112,7 @@ def test_non_utf8_ids_are_usage_errors(args):
 
 def test_the_http_client_refuses_undecodable_values_before_sending(emulator):
     from nodecli.errors import UsageError
-    from nodecli.http import open_client
+    from nodecli.http.client import open_client
 
     with open_client(emulator.endpoint()) as client, pytest.raises(UsageError):
         client.request("GET", "/events", params=[("iteration_token", "\udcc9")])
@@ -194,7 +194,7 @@ def test_resume_hint_keeps_the_connection_options_but_no_secret(emulator, log, t
 
 
 def test_token_payload_message_names_json_types():
-    from nodecli.tokens import TokenError, decode_unverified, encode_token
+    from nodecli.tokens.wire import TokenError, decode_unverified, encode_token
 
     for payload, kind in ((b"null", "null"), (b"[1]", "an array"), (b'"s"', "a string"),
                           (b"1.5", "a number"), (b"true", "a boolean")):

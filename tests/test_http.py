@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from nodecli.errors import AuthError, NotFoundError, RemoteError
-from nodecli.http import Auth, Endpoint, open_client
-from nodecli.http_errors import parse_retry_after
-from nodecli.links import LinkError, iter_link_header, next_link
+from nodecli.http.client import Auth, Endpoint, open_client
+from nodecli.http.errors import parse_retry_after
+from nodecli.http.links import LinkError, iter_link_header, next_link
 
 
 def _client(emulator, auth: Auth | None = None, **kw):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nodecli.errors import RemoteError
-from nodecli.http import Auth, Endpoint, open_client
+from nodecli.http.client import Auth, Endpoint, open_client
 from tests.scripted_server import ScriptedServer, Seen, certificates, reply
 
 INFO = json.dumps({"application": "node", "version": "4.4.5"}).encode()
@@ -175,7 +175,7 @@ def test_a_header_sent_twice_is_read_whole(certs):
                 b"Link: </events?iteration_token=9>; rel=\"next\"\r\n"
                 b"Content-Length: 2\r\nConnection: close\r\n\r\n[]"]
 
-    from nodecli.links import next_link
+    from nodecli.http.links import next_link
 
     with ScriptedServer(script, tls=(certs[1], certs[2])) as node:
         url = node.url()

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nodecli import keys
 from nodecli.errors import ConflictError, NotFoundError, UsageError
-from nodecli.keys import (
+from nodecli.tokens import keys
+from nodecli.tokens.keys import (
     KeyFileError,
     KeyPermissionError,
     check_bits,

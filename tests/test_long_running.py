@@ -21,9 +21,9 @@ from nodecli.emulator.app import restart
 from nodecli.emulator.events import log_for
 from nodecli.emulator.storage import Permission, storage_of
 from nodecli.errors import AuthError
-from nodecli.http import Auth, open_client
-from nodecli.token_source import FileToken, MintedToken
-from nodecli.tokens import create_token, decode_unverified
+from nodecli.http.client import Auth, open_client
+from nodecli.tokens.source import FileToken, MintedToken
+from nodecli.tokens.wire import create_token, decode_unverified
 from tests.conftest import nodecli_cmd, subprocess_env
 
 
@@ -193,7 +193,7 @@ def test_clock_skew_is_said_once_and_token_create_can_follow_the_node(invoke, no
                input=None, env={"NODECLI_PASSWORD": "pw"})
     assert r.exit_code == 0, r.stderr
     assert re.search(r"is 36(00|01|99) s behind this machine's", r.stderr), r.stderr
-    from nodecli.tokens import token_expiry
+    from nodecli.tokens.wire import token_expiry
 
     left = token_expiry(decode_unverified(r.stdout.strip()).claims).timestamp() - time.time()
     assert 3600 - 120 < left < 3600 + 120  # +2h on a clock an hour behind

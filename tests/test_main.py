@@ -8,7 +8,7 @@ from nodecli.config.model import NodeUser, TransferUser
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
 from nodecli.errors import ExitCode
-from nodecli.passwords import hash_password
+from nodecli.users.passwords import hash_password
 from tests.conftest import nodecli_cmd, subprocess_env
 
 

@@ -128,7 +128,7 @@ def test_profile_functions(home):
 
 
 def test_node_info_normalises_capabilities(emulator):
-    from nodecli.http import Auth, open_client
+    from nodecli.http.client import Auth, open_client
 
     client = open_client(emulator.endpoint(Auth("basic", "admin", "admin-pass")))
     info = info_document(client)
@@ -137,7 +137,7 @@ def test_node_info_normalises_capabilities(emulator):
 
 
 def test_create_access_key_input_checks(emulator):
-    from nodecli.http import Auth, open_client
+    from nodecli.http.client import Auth, open_client
 
     client = open_client(emulator.endpoint(Auth("basic", "admin", "admin-pass")))
     with pytest.raises(UsageError, match="not supported"):

@@ -106,7 +106,7 @@ def test_two_filters_refused_before_any_request(invoke, service, args):
 
 def test_emulator_refuses_two_filters_itself(service):
     from nodecli.errors import NodecliError
-    from nodecli.http import Auth, open_client
+    from nodecli.http.client import Auth, open_client
 
     with open_client(service.emulator.endpoint(Auth("oauth", token=service.token))) as c:
         with pytest.raises(NodecliError) as info:
@@ -164,7 +164,7 @@ def test_admin_token_lists_the_organization(invoke, seeded):
 
 def test_service_checks_scope_too(service):
     from nodecli.errors import AuthError
-    from nodecli.http import Auth, open_client
+    from nodecli.http.client import Auth, open_client
 
     token = mint_service_token(service.state, "u1", "self")
     with open_client(service.emulator.endpoint(Auth("oauth", token=token))) as c:
@@ -241,7 +241,7 @@ def test_watch_to_success(invoke, service):
 
 
 def test_watch_to_stopped_then_second_conflict(invoke, service):
-    from nodecli.http import Auth, open_client
+    from nodecli.http.client import Auth, open_client
 
     op = add_operation(service.state, parent_id="100", folder_name="Shared", conflicts=2)
     args = ("operations", "watch", op.id, "--workspace", "100", "--interval", "0.01")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodecli import passwords
+from nodecli.users import passwords
 
 GOLDEN = [
     ("correct horse battery staple", bytes(range(16)), 15,

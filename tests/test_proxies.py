@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodecli.proxies import ProxyError, bypassed, parse_proxy, proxy_for
+from nodecli.http.proxies import ProxyError, bypassed, parse_proxy, proxy_for
 from tests.proxy_server import TunnelProxy
 
 

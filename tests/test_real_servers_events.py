@@ -287,7 +287,7 @@ def test_emulator_serve_max_count_and_link_host(home, tmp_path, invoke, recorder
     from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
     from nodecli.config.store import ConfigStore
-    from nodecli.passwords import hash_password
+    from nodecli.users.passwords import hash_password
 
     with ConfigStore(resolve_paths(home)).edit() as cfg:
         cfg.transfer_users["xfer"] = TransferUser("xfer", ["file:////data/*"])

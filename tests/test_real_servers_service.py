@@ -111,7 +111,7 @@ def test_a_token_of_another_service_like_a_restarted_emulator_gets_the_hint(invo
     """An envelope token the service cannot verify (its key changed on restart)."""
     from cryptography.hazmat.primitives.asymmetric import rsa
 
-    from nodecli.tokens import encode_token, sign_payload
+    from nodecli.tokens.wire import encode_token, sign_payload
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     payload = b'{"user_id":"admin","scope":"user:all","expires_at":"2099-01-01T00:00:00Z"}'

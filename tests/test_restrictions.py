@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodecli.restrictions import (
+from nodecli.users.restrictions import (
     LIST_DELIMITERS,
     OBJECT_SCHEMES,
     RestrictionError,
@@ -336,7 +336,7 @@ MATCH_GOLDEN = [
 
 @pytest.mark.parametrize(("restrictions", "url", "allowed"), MATCH_GOLDEN)
 def test_restriction_matching_golden_cases(restrictions, url, allowed):
-    from nodecli.restrictions import restriction_matcher
+    from nodecli.users.restrictions import restriction_matcher
 
     assert restriction_matcher(restrictions)(url) is allowed
 

@@ -13,8 +13,7 @@ from keyring.backend import KeyringBackend as _KRBase
 from keyring.errors import KeyringLocked, PasswordDeleteError
 
 from nodecli.config.paths import resolve_paths
-from nodecli.errors import ConfigError, UsageError
-from nodecli.secrets import (
+from nodecli.config.secrets import (
     FileBackend,
     KeyringBackend,
     delete_secret,
@@ -23,6 +22,7 @@ from nodecli.secrets import (
     open_secrets,
     store_secret,
 )
+from nodecli.errors import ConfigError, UsageError
 
 
 class MemoryKeyring(_KRBase):

@@ -18,7 +18,7 @@ def _token(scope: str = "user:all", expires: datetime | None = None, **extra) ->
     """A token in the interface.md 2.5 envelope; the signature is not checked here."""
     import json
 
-    from nodecli.tokens import encode_token
+    from nodecli.tokens.wire import encode_token
 
     claims = {"user_id": "u1", **extra, "scope": scope,
               "expires_at": (expires or NOW + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")}

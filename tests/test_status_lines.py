@@ -11,8 +11,8 @@ import sys
 import pexpect
 import pytest
 
-from nodecli.http import Auth, Endpoint
-from nodecli.http_checks import in_clear
+from nodecli.http.checks import in_clear
+from nodecli.http.client import Auth, Endpoint
 from tests.conftest import REPO_ROOT, subprocess_env
 
 

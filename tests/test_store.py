@@ -159,7 +159,7 @@ def test_an_edit_that_breaks_an_unchanged_user_is_refused(store):
 
 def test_model_records_compare_and_show_by_their_fields():
     from nodecli.config.model import NodeProfile, ServiceProfile
-    from nodecli.users import Outcome
+    from nodecli.users.manage import Outcome
 
     a = NodeUser("alice", "aspera", None, ["admin"])
     assert a == NodeUser(name="alice", transfer_user="aspera", acls=["admin"])
@@ -260,8 +260,8 @@ def test_replace_all_writes_the_config_and_keeps_the_old_one(store):
 
 def test_user_add_hashes_and_reports_errors_in_order(store):
     from nodecli.errors import UsageError
-    from nodecli.passwords import verify_password
-    from nodecli.users import add_user, modify_user
+    from nodecli.users.manage import add_user, modify_user
+    from nodecli.users.passwords import verify_password
 
     _add(store, "alice")
     add_user(store, "bob", transfer_user="aspera", password="s3cret-pw!")

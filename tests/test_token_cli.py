@@ -17,8 +17,8 @@ import pytest
 from nodecli.config.model import NodeUser, TransferUser
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
-from nodecli.passwords import hash_password
-from nodecli.tokens import decode_unverified, token_expiry, verify
+from nodecli.tokens.wire import decode_unverified, token_expiry, verify
+from nodecli.users.passwords import hash_password
 
 from .conftest import nodecli_cmd, subprocess_env
 
@@ -200,8 +200,8 @@ def test_classic_bearer_create(invoke, users, key_file: Path) -> None:
 # -- inspect -------------------------------------------------------------------------------------
 
 def _token_for(claims: dict, sign: bool = True) -> str:
-    from nodecli import tokens
-    from nodecli.keys import load_private_key
+    from nodecli.tokens import wire as tokens
+    from nodecli.tokens.keys import load_private_key
 
     payload = json.dumps(claims, separators=(",", ":")).encode()
     if not sign:
@@ -366,8 +366,8 @@ def test_interactive_existing_name_is_asked_again_and_no_means_no(users, home: P
 def test_token_and_key_modules_do_not_import_crypto_or_rich() -> None:
     import subprocess
 
-    code = ("import sys, nodecli.cli.tokens, nodecli.cli.keys, nodecli.tokens, nodecli.keys, "
-            "nodecli.token_inspection, nodecli.token_issuer, "
+    code = ("import sys, nodecli.cli.tokens, nodecli.cli.keys, nodecli.tokens.wire, "
+            "nodecli.tokens.keys, nodecli.tokens.inspection, nodecli.tokens.issuing, "
             "nodecli.timeparse; from nodecli.cli.main import run; "
             "rc = run(['token', 'inspect', '--help']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodecli import token_inspection, tokens
-from nodecli.keys import generate_private_key, load_private_key, public_pem_bytes
-from nodecli.token_inspection import has_scope, parse_scope
-from nodecli.tokens import (
+from nodecli.tokens import inspection as token_inspection
+from nodecli.tokens import wire as tokens
+from nodecli.tokens.inspection import has_scope, parse_scope
+from nodecli.tokens.keys import generate_private_key, load_private_key, public_pem_bytes
+from nodecli.tokens.wire import (
     MAX_INFLATED,
     TokenError,
     TokenInputError,

@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodecli import user_data, users
 from nodecli.config.model import Config, TransferUser
 from nodecli.errors import ConflictError, NodecliError, NotFoundError, UsageError
+from nodecli.users import manage as users
+from nodecli.users import user_data
 
 
 def _cfg() -> Config:
@@ -82,7 +83,7 @@ def test_docroot_forms_accepted(docroot):
 
 def test_authenticate():
     from nodecli.errors import AuthError
-    from nodecli.passwords import hash_password
+    from nodecli.users.passwords import hash_password
 
     cfg = _cfg()
     cfg.users["usr1"].password_hash = hash_password("right", log_n=4)

@@ -1,4 +1,4 @@
-"""``nodecli api``: any request with the profile's credentials (see nodecli.raw_api)."""
+"""``nodecli api``: any request with the profile's credentials (see nodecli.node.raw_api)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
       nodecli api -X CANCEL /ops/transfers/ID
       nodecli api /operations --service corp
     """
-    from nodecli import raw_api
+    from nodecli.node import raw_api
 
     body = None
     if input_file is not None:

@@ -18,11 +18,11 @@ from typing import Any
 
 import click
 
-from nodecli import user_data
-from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.users import password_source, report
 from nodecli.render import Column, sanitize
+from nodecli.users import manage as domain
+from nodecli.users import user_data
 
 TOKEN_OPTS = ("access_key", "user_id", "group_ids", "expires_at", "key_file_dir",
               "key_file_path", "scope_role", "token_key_length")

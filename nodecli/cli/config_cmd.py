@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from nodecli import user_data as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import report
 from nodecli.errors import UsageError
 from nodecli.render import Column
+from nodecli.users import user_data as domain
 
 
 @click.group(cls=HelpGroup,

@@ -146,13 +146,13 @@ def _local_key(app: App, client: Any) -> Any:
     source = auth.source
     try:
         if source is not None and hasattr(source, "key_path"):
-            from nodecli.keys import load_private_key
+            from nodecli.tokens.keys import load_private_key
 
             return load_private_key(source.key_path).public_key()
         if ak:
             path = os.path.join(app.paths.keys_dir, ak, "public.pem")
             if os.path.exists(path):
-                from nodecli.keys import load_public_key
+                from nodecli.tokens.keys import load_public_key
 
                 return load_public_key(path)
     except NodecliError:

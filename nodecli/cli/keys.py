@@ -11,7 +11,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.fsutil import ensure_private_dir
-from nodecli.keys import (
+from nodecli.tokens.keys import (
     DEFAULT_BITS,
     PRIVATE_NAME,
     KeyPairInfo,

@@ -206,11 +206,11 @@ class LazyGroup(HelpGroup):
 
 
 def lazy_completer(name: str) -> Any:
-    """The completion function ``nodecli.cli.complete.<name>``, imported only when the
+    """The completion function ``nodecli.cli.completers.<name>``, imported only when the
     shell asks for completions (a command's options are declared at every start)."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
-        from nodecli.cli import complete as completers
+        from nodecli.cli import completers
 
         return getattr(completers, name)(ctx, param, incomplete)
 

@@ -53,7 +53,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     from nodecli.cli.root import cli
     if os.environ.get("_NODECLI_COMPLETE"):  # a <TAB>: click answers, then exits
-        from nodecli.cli.complete import install_completion_classes
+        from nodecli.cli.completers import install_completion_classes
 
         install_completion_classes()
     try:

@@ -81,8 +81,8 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
     ``need="bearer"`` refuses (exit 2) before any prompt when the resolved
     credentials are not a bearer token.
     """
+    from nodecli.config.secrets import find_secret
     from nodecli.profiles.node import NodeFlags, resolve_node
-    from nodecli.secrets import find_secret
 
     # Values click took from NODECLI_* variables are left to resolve_node, which reads
     # the same variables: the result is the same and 401 hints name the right source.
@@ -127,12 +127,12 @@ def open_endpoint(app: App, endpoint: Any) -> Any:
     """The client for a resolved node or service endpoint, with the warnings a person
     should see first (TLS off, credentials in clear), -v's log and the retry status;
     a proxy password still missing is asked for here."""
-    from nodecli.http import open_client
-    from nodecli.http_checks import in_clear
+    from nodecli.http.checks import in_clear
+    from nodecli.http.client import open_client
 
     proxy = endpoint.proxy
     if proxy is not None and proxy.needs_password:
-        from nodecli.proxies import PASSWORD_ENV
+        from nodecli.http.proxies import PASSWORD_ENV
 
         password = get_secret(app, value=None, env=None, what="proxy password",
                               prompt=f"Password for proxy {proxy.shown()}",

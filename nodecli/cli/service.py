@@ -69,8 +69,8 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
       nodecli service add v2 --url https://collab.example.com --token-file t \\
           --operations-path /api/v2/operations
     """
+    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import add_profile, check_new_profile, check_url
-    from nodecli.secrets import open_secrets
 
     check_new_profile(app.store.load(), name, force)
     check_url(url)
@@ -109,8 +109,8 @@ def service_list(app: App, output_format: str) -> None:
     Examples:
       nodecli service list -o json
     """
+    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import list_profiles
-    from nodecli.secrets import open_secrets
 
     rows = list_profiles(app.store.load(), lambda: open_secrets(app.paths))
     app.term.table(rows, [Column("name", "name", whole=True), Column("url", "url"),
@@ -131,8 +131,8 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
     Examples:
       nodecli service show prod
     """
+    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import show_profile
-    from nodecli.secrets import open_secrets
 
     data = show_profile(app.store.load(), open_secrets(app.paths), name)
     if output_format == "json":
@@ -165,9 +165,9 @@ def service_remove(app: App, name: str, yes: bool) -> None:
     Examples:
       nodecli service remove staging --yes
     """
+    from nodecli.config.secrets import open_secrets
     from nodecli.profiles import unknown_profile
     from nodecli.profiles.service import remove_profile
-    from nodecli.secrets import open_secrets
 
     services = app.store.load().services
     if name not in services:  # before the question (remove_profile checks again, locked)

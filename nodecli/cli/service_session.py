@@ -87,8 +87,8 @@ class ServiceSession:
 
 def open_service_client(app: App, conn: dict[str, Any], what: str = "this call") -> Any:
     """Resolve service + token (prompting on a terminal), run the pre-flight, open."""
+    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import ServiceFlags, resolve_service
-    from nodecli.secrets import open_secrets
     from nodecli.service.preflight import preflight
 
     flags = ServiceFlags(service=conn.get("service"), url=conn.get("service_url"),

@@ -18,10 +18,10 @@ from nodecli.cli.app import App
 from nodecli.cli.common import get_secret
 from nodecli.cli.lazy import lazy_completer
 from nodecli.errors import NodecliError, UsageError
-from nodecli.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
 from nodecli.render import sanitize
 from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_expiry, utc_now
-from nodecli.tokens import DEFAULT_LIFETIME, build_payload, parse_group_ids
+from nodecli.tokens.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
+from nodecli.tokens.wire import DEFAULT_LIFETIME, build_payload, parse_group_ids
 
 complete_access_keys = lazy_completer("complete_access_keys")
 complete_dirs = lazy_completer("complete_dirs")
@@ -113,7 +113,7 @@ PASSWORD_ATTEMPTS = 3
 def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
     """Check the node user's password; a typed one may be retried (3 attempts, like sudo)."""
     from nodecli.errors import AuthError
-    from nodecli.token_issuer import check_issuer_password
+    from nodecli.tokens.issuing import check_issuer_password
 
     prompted = (opts.get("password") is None and not opts.get("password_stdin")
                 and not os.environ.get("NODECLI_PASSWORD"))
@@ -152,8 +152,8 @@ def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path:
     the key was never validated, or loading or signing failed: the caller then does it
     after the check, as always (validating and recording a new key, or reporting the
     problem in the usual order)."""
-    from nodecli.keys import load_private_key
-    from nodecli.token_issuer import start_password_check
+    from nodecli.tokens.issuing import start_password_check
+    from nodecli.tokens.keys import load_private_key
 
     password = get_secret(app, value=opts.get("password"),
                           from_stdin=bool(opts.get("password_stdin")),
@@ -171,9 +171,9 @@ def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path:
 
 def create_from_options(app: App, opts: dict[str, Any]) -> None:
     """Validate everything cheap first, then the user, the password, the key; print the token."""
-    from nodecli.keys import load_private_key
-    from nodecli.token_issuer import check_issuer
-    from nodecli.tokens import create_token
+    from nodecli.tokens.issuing import check_issuer
+    from nodecli.tokens.keys import load_private_key
+    from nodecli.tokens.wire import create_token
 
     name = _require(opts, "user", "-u/--user (node user)")
     access_key = _require(opts, "access_key", "--access-key")
@@ -181,7 +181,7 @@ def create_from_options(app: App, opts: dict[str, Any]) -> None:
     role = opts.get("scope_role") or "admin"
     bits_given = opts.get("token_key_length")
     bits = check_bits(bits_given) if bits_given is not None else DEFAULT_BITS
-    from nodecli.token_issuer import renewal
+    from nodecli.tokens.issuing import renewal
 
     renew_into, every = renewal(opts.get("renew_into"), opts.get("every"))
     offset = _clock_offset(app, opts["clock_from_node"]) if opts.get("clock_from_node") \
@@ -252,7 +252,7 @@ def _keep_renewing(app: App, path: str, every: float, sign: Callable[[Any], str]
                    lifetime: Any, offset: float) -> None:
     """--renew-into: a fresh token in FILE every --every until Ctrl-C or SIGTERM."""
     from nodecli.errors import Interrupted
-    from nodecli.token_issuer import renew_into
+    from nodecli.tokens.issuing import renew_into
 
     last: list[Any] = []
 

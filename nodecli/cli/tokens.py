@@ -19,7 +19,7 @@ from nodecli.cli.token_create import _create_options, create_from_options
 from nodecli.errors import UsageError
 from nodecli.render import sanitize
 from nodecli.timeparse import describe_delta, format_utc, utc_now
-from nodecli.tokens import DEFAULT_LEEWAY, MAX_TOKEN_CHARS, TokenError
+from nodecli.tokens.wire import DEFAULT_LEEWAY, MAX_TOKEN_CHARS, TokenError
 
 complete_files = lazy_completer("complete_files")
 # -- reading a token -------------------------------------------------------------------------
@@ -103,7 +103,7 @@ def inspect_cmd(app: App, token_text: str | None, output_format: str) -> None:
       nodecli token inspect "$TOKEN"
       echo "$TOKEN" | nodecli token inspect - -o json
     """
-    from nodecli.token_inspection import inspect
+    from nodecli.tokens.inspection import inspect
 
     info = inspect(read_token_arg(app, token_text))
     if output_format == "json":
@@ -145,7 +145,7 @@ def inspect_cmd(app: App, token_text: str | None, output_format: str) -> None:
 
 
 def _load_verification_key(value: str) -> Any:
-    from nodecli.keys import load_public_key, load_public_key_pem
+    from nodecli.tokens.keys import load_public_key, load_public_key_pem
 
     if value.lstrip().startswith("-----BEGIN"):
         return load_public_key_pem(value, "--public-key")
@@ -173,8 +173,8 @@ def verify_cmd(app: App, token_text: str | None, public_key: str, leeway: float,
     Examples:
       nodecli token verify "$TOKEN" --public-key ~/keys/ak1/public.pem
     """
-    from nodecli.keys import key_fingerprint
-    from nodecli.tokens import token_expiry, verify
+    from nodecli.tokens.keys import key_fingerprint
+    from nodecli.tokens.wire import token_expiry, verify
 
     key = _load_verification_key(public_key)
     text = read_token_arg(app, token_text)

@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 
 import click
 
-from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, get_secret, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.render import Column
+from nodecli.users import manage as domain
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from nodecli import users as domain
 from nodecli.cli.app import App
 from nodecli.cli.common import confirm, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.users import render_record, report
 from nodecli.render import Column
+from nodecli.users import manage as domain
 
 XUSER_COLUMNS = (
     Column("name", "transfer user"),

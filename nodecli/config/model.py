@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodecli.passwords import is_valid_hash
+from nodecli.users.passwords import is_valid_hash
 
 CONFIG_VERSION = 1
 
@@ -117,7 +117,7 @@ class MintSettings:
 
 @dataclass(slots=True)
 class NodeProfile:
-    """How to reach a node. Secrets are NOT stored here (see nodecli.secrets)."""
+    """How to reach a node. Secrets are NOT stored here (see nodecli.config.secrets)."""
 
     name: str
     url: str
@@ -336,7 +336,7 @@ def _check_proxy(r: _Reader) -> str | None:
     value = r.opt("proxy", str, None)
     if value is None:
         return None
-    from nodecli.proxies import ProxyError, parse_proxy
+    from nodecli.http.proxies import ProxyError, parse_proxy
 
     try:
         parse_proxy(value)
@@ -382,7 +382,7 @@ def _service_paths(r: _Reader) -> dict[str, str]:
 
 def _restriction_problem(item: str) -> str | None:
     """Delegate to the restriction parser; None when ``item`` is acceptable."""
-    from nodecli.restrictions import RestrictionError, parse_restriction
+    from nodecli.users.restrictions import RestrictionError, parse_restriction
 
     try:
         parse_restriction(item)

@@ -345,7 +345,7 @@ def _check_pem(pem: Any) -> None:
     if not isinstance(pem, str) or "BEGIN PUBLIC KEY" not in pem:
         raise HttpError(400, "token_verification_key must be a PEM public key")
     from nodecli.errors import NodecliError
-    from nodecli.keys import load_public_key_pem
+    from nodecli.tokens.keys import load_public_key_pem
 
     try:
         load_public_key_pem(pem, "token_verification_key")

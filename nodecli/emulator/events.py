@@ -350,7 +350,7 @@ def _time_usec(value: Any, default: int) -> int:
 
 def glob_matcher(pattern: str) -> Callable[[tuple[str, ...]], bool]:
     """type_glob[]: ``*`` is the only wildcard (the request was checked for that)."""
-    from nodecli.restrictions import glob_regex
+    from nodecli.users.restrictions import glob_regex
 
     rx = glob_regex(pattern)
     return lambda types: any(rx.fullmatch(t) for t in types)

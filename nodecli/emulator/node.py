@@ -19,8 +19,8 @@ def make_bearer_verifier(state: NodeState) -> Any:
     (``node.<AK>:user:all``, ``node.<AK>:admin:all`` or ``admin:all``). Bad or expired
     tokens get 401; a valid token whose scope does not cover the key gets 403.
     """
-    from nodecli import tokens
-    from nodecli.token_inspection import has_scope
+    from nodecli.tokens import wire as tokens
+    from nodecli.tokens.inspection import has_scope
 
     keys: dict[str, Any] = {}  # PEM -> loaded public key (verification is per request)
 
@@ -41,7 +41,7 @@ def make_bearer_verifier(state: NodeState) -> Any:
         try:
             key = keys.get(pem)
             if key is None:
-                from nodecli.keys import load_public_key_pem
+                from nodecli.tokens.keys import load_public_key_pem
 
                 key = keys[pem] = load_public_key_pem(pem)
             claims = tokens.verify(token, key, leeway=0,

@@ -181,7 +181,7 @@ def mint_service_token(state: NodeState, user_id: str, scopes: tuple[str, ...] |
 
     ``expires_in`` may be negative to make an already expired token.
     """
-    from nodecli.tokens import encode_token, sign_payload
+    from nodecli.tokens.wire import encode_token, sign_payload
 
     svc = service_state(state)
     _ensure_key(svc)
@@ -206,8 +206,8 @@ def _verifier(state: NodeState, svc: ServiceState) -> Callable[[Request], Princi
         opaque_user = svc.opaque_tokens.get(header[7:].strip())
         if opaque_user is not None:
             return Principal("service", opaque_user, claims={"scope": "user:all"})
-        from nodecli.token_inspection import has_scope
-        from nodecli.tokens import TokenError, verify
+        from nodecli.tokens.inspection import has_scope
+        from nodecli.tokens.wire import TokenError, verify
 
         _ensure_key(svc)
         try:
@@ -360,7 +360,7 @@ def register(router: Router, state: NodeState) -> None:
         return req.principal
 
     def is_admin(req: Request) -> bool:
-        from nodecli.token_inspection import has_scope
+        from nodecli.tokens.inspection import has_scope
 
         return has_scope(principal_of(req).claims, "admin:all")
 

@@ -101,7 +101,7 @@ class NodeState:
         return self._config_cache[0] if self._config_cache else -1.0
 
     def check_node_user(self, name: str, password: str) -> bool:
-        from nodecli.passwords import verify_password
+        from nodecli.users.passwords import verify_password
 
         cfg = self.config()
         user = cfg.users.get(name)

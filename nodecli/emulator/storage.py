@@ -152,7 +152,7 @@ def node_user_matcher(state: NodeState, user: str) -> Callable[[str], bool]:
     if xuser.docroot:
         docroot = xuser.docroot
         return lambda path: within(path, docroot)
-    from nodecli.restrictions import restriction_matcher
+    from nodecli.users.restrictions import restriction_matcher
 
     matches = restriction_matcher(xuser.restrictions)
     return lambda path: matches("file:///" + path)
@@ -160,7 +160,7 @@ def node_user_matcher(state: NodeState, user: str) -> Callable[[str], bool]:
 
 def bearer_is_admin(principal: Principal, ak_id: str) -> bool:
     """Whether a bearer token is its access key's admin (scope admin:all of that key)."""
-    from nodecli.token_inspection import has_scope
+    from nodecli.tokens.inspection import has_scope
 
     scope = principal.claims.get("scope")
     scope = scope if isinstance(scope, str) else ""

@@ -23,7 +23,7 @@ from nodecli.fsutil import read_limited
 from nodecli.node import listed
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 #: Where the per-key activity_event_logging setting sits in an access key (a guess:
 #: interface.md does not show it).
@@ -65,7 +65,7 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
     ``page`` until an EMPTY page (a short page is not the end: a node may cap
     ``per_page``), and stops if a node that ignores paging repeats a page.
     """
-    from nodecli.links import next_link
+    from nodecli.http.links import next_link
 
     keys: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -86,7 +86,7 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
         if not data or not fresh:
             break
         if link is not None:
-            from nodecli.links import origin
+            from nodecli.http.links import origin
 
             if origin(link) != origin(client.endpoint.base_url):
                 from urllib.parse import urlsplit
@@ -179,7 +179,7 @@ def describe(key: dict[str, Any], node_logging: bool | None,
     fingerprint = None
     if isinstance(pem, str) and pem.strip():
         try:
-            from nodecli.keys import key_fingerprint, load_public_key_pem
+            from nodecli.tokens.keys import key_fingerprint, load_public_key_pem
 
             fingerprint = key_fingerprint(load_public_key_pem(pem, "token_verification_key"))
         except NodecliError:

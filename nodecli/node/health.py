@@ -251,8 +251,8 @@ def _freshness(client: Any, t: Thresholds, now: float) -> Check:
 
 
 def _key_match(client: Any, access_key: str, local_key: Any) -> Check:
-    from nodecli.keys import key_fingerprint, load_public_key_pem
     from nodecli.node.access_keys import get_access_key
+    from nodecli.tokens.keys import key_fingerprint, load_public_key_pem
 
     try:
         pem = get_access_key(client, access_key).get("token_verification_key")
@@ -296,7 +296,7 @@ def _token(client: Any, t: Thresholds, now: float) -> Check | None:
     source = auth.source
     if source is not None and hasattr(source, "minted"):
         return Check("token", OK, "minted here, renewed before it expires")
-    from nodecli.tokens import TokenError, decode_unverified, token_expiry
+    from nodecli.tokens.wire import TokenError, decode_unverified, token_expiry
 
     try:
         expires = token_expiry(decode_unverified(auth.bearer() or "").claims)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nodecli.errors import NodecliError
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 
 MIN_EVENTS_VERSION = (3, 6, 0)

@@ -19,7 +19,7 @@ from nodecli.errors import AuthError, NotFoundError, RemoteError, UsageError, sh
 from nodecli.node import listed
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 ACCESS_LEVELS = ("list", "read", "write", "delete", "mkdir", "rename", "preview")
 ACCESS_TYPES = ("user", "group")

@@ -2,7 +2,7 @@
 
 A profile is a named, saved set of connection settings under ``[nodes.NAME]`` or
 ``[services.NAME]`` in ``config.toml``; its secret (password, access-key secret, access
-token) lives in the secret store (:mod:`nodecli.secrets`), never in ``config.toml``.
+token) lives in the secret store (:mod:`nodecli.config.secrets`), never in ``config.toml``.
 
 Every setting is resolved the same way for both kinds: command-line flag > environment
 variable > saved profile (the one named, else the default unless a URL was given) >
@@ -76,9 +76,9 @@ def set_default(store: Any, kind: str, name: str | None) -> None:
 def resolve_proxy(url: str, explicit: str | None, profile: Any, kind: str,
                   env: Mapping[str, str],
                   secret_lookup: Callable[[str], str | None] | None) -> Any:
-    """The proxy for ``url`` (see nodecli.proxies), its password filled in when
+    """The proxy for ``url`` (see nodecli.http.proxies), its password filled in when
     NODECLI_PROXY_PASSWORD or the profile's secret store has it (else the caller asks)."""
-    from nodecli.proxies import PASSWORD_ENV, proxy_for
+    from nodecli.http.proxies import PASSWORD_ENV, proxy_for
 
     if explicit:
         proxy = proxy_for(url, env, explicit, "--proxy")
@@ -96,6 +96,6 @@ def resolve_proxy(url: str, explicit: str | None, profile: Any, kind: str,
 
 def proxy_secret_key(kind: str, name: str) -> str:
     """Where a profile's proxy password is filed in the secret store."""
-    from nodecli.secrets import secret_key
+    from nodecli.config.secrets import secret_key
 
     return secret_key(kind, name) + ":proxy"

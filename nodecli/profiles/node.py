@@ -1,7 +1,7 @@
 """Node profiles, and which node a command talks to with which credentials.
 
 Profiles live in ``config.toml`` under ``[nodes.NAME]``; their secrets (node-user
-password or access-key secret) live in the secret store (:mod:`nodecli.secrets`:
+password or access-key secret) live in the secret store (:mod:`nodecli.config.secrets`:
 keyring, else a 0600 file), never in ``config.toml``.
 
 Precedence for every setting: command-line flag > environment variable > saved
@@ -13,7 +13,7 @@ profile's stored secret, then a prompt).
 
 One combination is special: ``--access-key AK`` on the command line with a token in
 ``NODECLI_BEARER`` (and no ``--password-stdin``) means the bearer token made for AK.
-Every resolved :class:`~nodecli.http.Auth` carries a note saying where its identity
+Every resolved :class:`~nodecli.http.client.Auth` carries a note saying where its identity
 and secret came from, which the 401 hint shows.
 """
 
@@ -26,11 +26,11 @@ from typing import Any
 
 from nodecli.config.model import Config, MintSettings, NodeProfile, check_name
 from nodecli.config.paths import Paths, absolute
+from nodecli.config.secrets import secret_key
 from nodecli.errors import ConflictError, UsageError
-from nodecli.http import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
+from nodecli.http.client import DEFAULT_ACCESS_KEY_HEADER, Auth, Endpoint
 from nodecli.node.access_keys import AK_ID_RE
 from nodecli.profiles import pick_profile, resolve_proxy, unknown_profile
-from nodecli.secrets import secret_key
 
 ENV = {
     "node": "NODECLI_NODE",
@@ -140,7 +140,7 @@ def resolve_node(
         if not access_key:
             raise UsageError("a bearer token needs the access key it was made for: "
                              "--access-key AK (or NODECLI_ACCESS_KEY)")
-        from nodecli.token_source import FileToken, MintedToken
+        from nodecli.tokens.source import FileToken, MintedToken
 
         source: Any = None
         if minting:
@@ -216,7 +216,7 @@ def validate_profile(spec: NodeProfile) -> NodeProfile:
     if spec.insecure and url.startswith("http://"):
         raise UsageError("--insecure only makes sense with an https:// URL")
     if spec.proxy:
-        from nodecli.proxies import parse_proxy
+        from nodecli.http.proxies import parse_proxy
 
         parse_proxy(spec.proxy, "--proxy")
     mint = spec.mint
@@ -250,11 +250,11 @@ def _check_mint(spec: NodeProfile, mint: MintSettings) -> MintSettings:
     if not MINT_TTL_RANGE[0] <= mint.ttl <= MINT_TTL_RANGE[1]:
         raise UsageError(f"--mint-ttl must be from {MINT_TTL_RANGE[0]} s to "
                          f"{MINT_TTL_RANGE[1] // 86400} days")
-    from nodecli.keys import load_private_key
+    from nodecli.tokens.keys import load_private_key
 
     key_path = absolute(mint.key)
     load_private_key(key_path)  # missing, unreadable by us, readable by others: refused now
-    from nodecli.tokens import parse_group_ids
+    from nodecli.tokens.wire import parse_group_ids
 
     groups = (parse_group_ids(list(mint.group_ids)) or []) if mint.group_ids else []
     return MintSettings(key_path, mint.user_id, groups, mint.scope_role, mint.ttl)
@@ -268,7 +268,7 @@ def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None 
     The first profile saved becomes the default. ``replace`` overwrites an existing
     profile of the same name (its stored secret is replaced or removed).
     """
-    from nodecli.secrets import delete_secret, store_secret
+    from nodecli.config.secrets import delete_secret, store_secret
 
     profile = validate_profile(spec)
     if secret is not None and not (profile.user or profile.access_key):
@@ -297,7 +297,7 @@ def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None 
 
 def remove_profile(store: Any, paths: Paths, name: str) -> bool:
     """Delete a profile and its stored secret; return True if it was the default."""
-    from nodecli.secrets import delete_secret
+    from nodecli.config.secrets import delete_secret
 
     was_default = False
     with store.edit() as cfg:
@@ -356,8 +356,8 @@ def list_profiles(cfg: Config) -> list[dict[str, Any]]:
 
 def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
     """A profile with where its secret is kept (never the secret itself)."""
-    from nodecli.http import DEFAULT_ACCESS_KEY_HEADER
-    from nodecli.secrets import describe_backend, find_secret, open_secrets
+    from nodecli.config.secrets import describe_backend, find_secret, open_secrets
+    from nodecli.http.client import DEFAULT_ACCESS_KEY_HEADER
 
     if name is None:
         name = cfg.default_node
@@ -402,7 +402,7 @@ def clock_endpoint(cfg: Config, where: str, env: Mapping[str, str]) -> Endpoint:
 
 def node_clock(cfg: Config, where: str, env: Mapping[str, str]) -> tuple[str, float]:
     """(label, the node's clock minus ours) for ``token create --clock-from-node``."""
-    from nodecli.http import open_client
+    from nodecli.http.client import open_client
     from nodecli.node.info import node_clock_offset
 
     endpoint = clock_endpoint(cfg, where, env)

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodecli.config.model import Config, ServiceProfile
+from nodecli.config.secrets import secret_key
 from nodecli.errors import UsageError
-from nodecli.http import Auth, Endpoint
+from nodecli.http.client import Auth, Endpoint
 from nodecli.profiles import pick_profile, read_token_file, resolve_proxy, unknown_profile
-from nodecli.secrets import secret_key
 from nodecli.service.preflight import OPERATIONS_SCOPES, TokenInfo, describe_token
 
 ENV = {
@@ -223,7 +223,7 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
     if cacert is not None:
         cacert = str(Path(cacert).expanduser().resolve())
     if proxy:
-        from nodecli.proxies import parse_proxy
+        from nodecli.http.proxies import parse_proxy
 
         parse_proxy(proxy, "--proxy")
     profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure,

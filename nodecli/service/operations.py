@@ -1,6 +1,6 @@
 """Long-running operations of the collaboration service: list, show, watch, update.
 
-Domain only (no click, no rich): functions take a :class:`nodecli.http.Client` opened
+Domain only (no click, no rich): functions take a :class:`nodecli.http.client.Client` opened
 on the service and return plain data; progress and decisions go through callbacks.
 
 Paths (interface.md 4.4). Operations are nested under their parent resource:
@@ -37,7 +37,7 @@ from urllib.parse import quote
 from nodecli.errors import RemoteError, UsageError
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 
 STATUSES = ("aborted", "running", "stopped", "success")

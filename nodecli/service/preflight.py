@@ -60,7 +60,7 @@ def describe_token(token: str, now: datetime | None = None) -> TokenInfo:
     """Decode (no key, no trust) an access token; an opaque :class:`TokenInfo` when it
     is not the documented envelope."""
     from nodecli.timeparse import utc_now
-    from nodecli.tokens import TokenError, decode_unverified, token_expiry
+    from nodecli.tokens.wire import TokenError, decode_unverified, token_expiry
 
     try:
         claims = decode_unverified(token).claims
@@ -88,7 +88,7 @@ def preflight(token: str, needed: Sequence[str] = OPERATIONS_SCOPES, *,
     opaque token passes (``info.opaque``): only the service can judge it.
     """
     from nodecli.timeparse import describe_delta, format_utc
-    from nodecli.token_inspection import has_scope
+    from nodecli.tokens.inspection import has_scope
 
     info = describe_token(token, now)
     if info.opaque:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nodecli.errors import NodecliError, UsageError
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 from nodecli.service.operations import (
     DEFAULT_PATHS,
     OpRef,

@@ -22,7 +22,7 @@ from nodecli.errors import (
 from nodecli.node.events.pages import EventFilter
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 
 CHECKPOINT_VERSION = 1

@@ -24,7 +24,7 @@ from nodecli.node.events.tail import GracefulStop, TailInterrupted, TailOptions,
 from nodecli.node.info import Status, node_info
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 @dataclass
 class NodeRun:

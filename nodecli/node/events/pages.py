@@ -30,7 +30,7 @@ from nodecli.node.info import (
 from nodecli.timeparse import format_utc
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 
 DEFAULT_PAGE_SIZE = 1000
@@ -239,7 +239,7 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str,
     ``collection`` (``/events``, ``/ops/transfers``), and ``foreign_host`` says which
     host was named.
     """
-    from nodecli.links import LinkError, next_link, origin
+    from nodecli.http.links import LinkError, next_link, origin
 
     asked = parse_qs(urlsplit(url).query).get("count")
     limit = int(asked[-1]) if asked and re.fullmatch(r"[0-9]{1,18}", asked[-1]) else None
@@ -287,7 +287,7 @@ def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | 
                *, retry_statuses: bool = False, collection: str = "/events") -> Page:
     """GET one page (``target`` is ``collection`` with params, or a Link URL) of a list
     that pages like ``/events`` (``/ops/transfers`` does too)."""
-    from nodecli.http_errors import RETRY_STATUSES, parse_retry_after
+    from nodecli.http.errors import RETRY_STATUSES, parse_retry_after
 
     expect: tuple[int, ...] = (200,)
     if retry_statuses:

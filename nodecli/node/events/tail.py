@@ -54,7 +54,7 @@ from nodecli.node.info import NodeInfo, Status, node_info
 from nodecli.timeparse import format_utc
 
 if TYPE_CHECKING:
-    from nodecli.http import Client
+    from nodecli.http.client import Client
 
 
 DEFAULT_SINCE = timedelta(minutes=10)  # the default start point of `events tail`
@@ -213,7 +213,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
           notice: Status | None, warn: Status | None, stop: GracefulStop,
           sleep: Callable[[float], None] | None,
           progress: Callable[[int, Any], None] | None) -> None:
-    from nodecli.http_errors import backoff_delay
+    from nodecli.http.errors import backoff_delay
 
     nap = sleep or stop.sleep
     cp = checkpoint.load() if checkpoint else None

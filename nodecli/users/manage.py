@@ -14,7 +14,7 @@ Errors are :mod:`nodecli.errors` types: ``UsageError`` (bad name or value, exit 
 ``ConfigError`` (damaged file, exit 3). Nothing is written when one is raised.
 
 The user data as a whole (export file format, import, config check, restore) is
-:mod:`nodecli.user_data`.
+:mod:`nodecli.users.user_data`.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def validate_docroot(docroot: str) -> str:
 
 def parse_restriction_args(values: Sequence[str]) -> list[str]:
     """Validate restrictions (each may be a ``|a|b`` list); UsageError shows the forms."""
-    from nodecli.restrictions import RestrictionError, parse_restrictions
+    from nodecli.users.restrictions import RestrictionError, parse_restrictions
 
     try:
         return [r.raw for r in parse_restrictions(list(values))]
@@ -122,7 +122,12 @@ def _start_hashing(source: PasswordSource | None) -> Callable[[], str | None]:
     if source is None:
         return lambda: None
     password = source() if callable(source) else source
-    from nodecli.passwords import PasswordError, check_password_text, hash_password, in_background
+    from nodecli.users.passwords import (
+        PasswordError,
+        check_password_text,
+        hash_password,
+        in_background,
+    )
 
     try:
         check_password_text(password)
@@ -149,7 +154,7 @@ def authenticate(cfg: Config, name: str, password: str) -> NodeUser:
     emulator (HTTP Basic with node credentials).
     """
     from nodecli.errors import AuthError
-    from nodecli.passwords import verify_password
+    from nodecli.users.passwords import verify_password
 
     user = cfg.users.get(name)
     if user is None or not verify_password(password, user.password_hash):
@@ -370,7 +375,7 @@ def transfer_user_rows(cfg: Config) -> list[dict[str, Any]]:
 def transfer_user_record(cfg: Config, name: str) -> dict[str, Any]:
     xuser = get_transfer_user(cfg, name)
     row = transfer_user_row(cfg, xuser)
-    from nodecli.restrictions import to_list_string
+    from nodecli.users.restrictions import to_list_string
 
     row["file_restriction"] = to_list_string(xuser.restrictions) if xuser.restrictions else None
     return row

@@ -1,7 +1,7 @@
 """Reading a token's claims: scope names, scope checks, and the ``token inspect`` report.
 
 Nothing here checks a signature: :func:`inspect` describes a token decoded without a key
-(:func:`nodecli.tokens.decode_unverified`), and :func:`has_scope` judges claims that the
+(:func:`nodecli.tokens.wire.decode_unverified`), and :func:`has_scope` judges claims that the
 caller has already verified (or, for the service pre-flight, only reads as a hint).
 """
 
@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from nodecli.timeparse import describe_left, format_utc, utc_now
-from nodecli.tokens import TokenError, claim_problems, decode_unverified, token_expiry
+from nodecli.tokens.wire import TokenError, claim_problems, decode_unverified, token_expiry
 
 _NODE_SCOPE = re.compile(r"node\.(?P<ak>[^:\s]+):(?P<role>[^:\s]+):(?P<res>[^:\s]+)")
 

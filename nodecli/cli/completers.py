@@ -78,7 +78,7 @@ def access_key_ids(paths: Paths, config: Any) -> set[str]:
     """Access key ids known on this machine (no request to any node)."""
     ids = {p.access_key for p in config.nodes.values() if p.access_key}
     with contextlib.suppress(OSError):
-        from nodecli.keys import PRIVATE_NAME
+        from nodecli.tokens.keys import PRIVATE_NAME
 
         with os.scandir(paths.keys_dir) as entries:
             ids.update(d.name for d in entries

@@ -17,8 +17,8 @@ an :class:`Endpoint` and use :meth:`Client.request` / :meth:`Client.json`. Polic
 * Failures become :mod:`nodecli.errors` exceptions carrying ``status`` and the node's
   own message, whatever the body looks like; ``log`` (-v) sees everything redacted.
 
-Link headers: :mod:`nodecli.links`; statuses to errors, Retry-After and backoff:
-:mod:`nodecli.http_errors`; request checks and clock skew: :mod:`nodecli.http_checks`.
+Link headers: :mod:`nodecli.http.links`; statuses to errors, Retry-After and backoff:
+:mod:`nodecli.http.errors`; request checks and clock skew: :mod:`nodecli.http.checks`.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from nodecli.errors import (
     RemoteError,
     UsageError,
 )
-from nodecli.http_checks import header_safe, refuse_undecodable
-from nodecli.http_deadline import Watchdog
-from nodecli.http_errors import (
+from nodecli.http.checks import header_safe, refuse_undecodable
+from nodecli.http.deadline import Watchdog
+from nodecli.http.errors import (
     RETRY_STATUSES,
     backoff_delay,
     node_message,
@@ -48,7 +48,7 @@ from nodecli.http_errors import (
     tls_error,
     with_not_retried,
 )
-from nodecli.links import origin
+from nodecli.http.links import origin
 
 USER_AGENT = f"nodecli/{__version__}"
 DEFAULT_ACCESS_KEY_HEADER = "X-Vendor-AccessKey"
@@ -76,7 +76,7 @@ class Auth:
     access_key: str | None = None
     access_key_header: str = DEFAULT_ACCESS_KEY_HEADER
     note: str = ""
-    # where a renewing bearer token comes from (nodecli.token_source): asked for the
+    # where a renewing bearer token comes from (nodecli.tokens.source): asked for the
     # token of each request, and once for a new one after a 401
     source: Any = field(default=None, repr=False, compare=False)
 
@@ -136,7 +136,7 @@ class Endpoint:
     label: str = ""
     peer: str = "node"
     cacert_env: str = "NODECLI_CACERT"
-    proxy: Any = None  # nodecli.proxies.Proxy: requests go through it (CONNECT for https)
+    proxy: Any = None  # nodecli.http.proxies.Proxy: requests go through it (CONNECT for https)
 
     def with_auth(self, auth: Auth) -> Endpoint:
         return replace(self, auth=auth)
@@ -248,7 +248,7 @@ class Client:
             proxy = endpoint.proxy
             if proxy is not None:
                 self.log(f"> via proxy {proxy.shown()} (from {proxy.source})")
-            # the environment is read by nodecli.proxies (NO_PROXY included), so httpx2
+            # the environment is read by nodecli.http.proxies (NO_PROXY included), so httpx2
             # is told exactly: no proxy, or this one; TLS to the node inside its tunnel
             try:
                 self._client = httpx2.Client(
@@ -554,7 +554,7 @@ class Client:
         """Compare the server's Date header with our clock (once per client)."""
         if self.clock_offset is not None:
             return
-        from nodecli.http_checks import SKEW_WARN, clock_offset_of
+        from nodecli.http.checks import SKEW_WARN, clock_offset_of
 
         offset = clock_offset_of(resp.header("date"), received)
         if offset is None:

@@ -21,8 +21,8 @@ and :func:`verify` checks the signature before it parses the payload. Every malf
 input raises :class:`TokenError` and nothing else.
 
 ``cryptography`` is imported inside the functions that need it. Reading the claims for
-people (scopes, the ``token inspect`` report) is :mod:`nodecli.token_inspection`; who may
-issue a token is :mod:`nodecli.token_issuer`.
+people (scopes, the ``token inspect`` report) is :mod:`nodecli.tokens.inspection`; who may
+issue a token is :mod:`nodecli.tokens.issuing`.
 """
 
 from __future__ import annotations
@@ -185,11 +185,11 @@ def create_token(private_key: RSAPrivateKey | str | Path, access_key: str, user_
     """A node bearer token for ``user_id`` on access key ``access_key``.
 
     ``private_key`` is a loaded RSA key or the path of a private key file (loaded with
-    :func:`nodecli.keys.load_private_key`). ``expires_at`` defaults to one hour from
+    :func:`nodecli.tokens.keys.load_private_key`). ``expires_at`` defaults to one hour from
     ``now``. Raises :class:`TokenInputError` (exit 2) for unusable inputs.
     """
     if isinstance(private_key, str | os.PathLike):
-        from nodecli.keys import load_private_key
+        from nodecli.tokens.keys import load_private_key
 
         private_key = load_private_key(private_key)
     if isinstance(group_ids, str):
@@ -375,7 +375,7 @@ def decode_unverified(token: str | bytes) -> DecodedToken:
 
 def _public_key(public_key: RSAPublicKey | str | bytes) -> RSAPublicKey:
     if isinstance(public_key, str | bytes):
-        from nodecli.keys import load_public_key_pem
+        from nodecli.tokens.keys import load_public_key_pem
 
         return load_public_key_pem(public_key)
     return public_key

@@ -117,10 +117,10 @@ class MintedToken(_Seen):
     def _mint(self) -> str:
         from datetime import UTC, datetime
 
-        from nodecli.tokens import create_token
+        from nodecli.tokens.wire import create_token
 
         if self._key is None:
-            from nodecli.keys import load_private_key
+            from nodecli.tokens.keys import load_private_key
 
             self._key = load_private_key(self.key_path)
         now = self._clock() + self.offset

@@ -57,7 +57,7 @@ def start_password_check(user: Any, password: str) -> Callable[[], None]:
 
     Whatever the caller does meanwhile must stay private until that function returned.
     """
-    from nodecli.passwords import in_background, verify_password
+    from nodecli.users.passwords import in_background, verify_password
 
     if not getattr(user, "password_hash", None):
         raise AuthError(f"node user {user.name!r} has no password set",

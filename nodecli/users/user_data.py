@@ -15,7 +15,7 @@ neither; ``users`` entries carry ``transfer_user`` and optionally ``password`` (
 hash, never clear text) and ``acls``. Both tables have exactly the shape of the
 ``config.toml`` sections of the same names, so the same validation applies.
 
-Single node users and transfer users are :mod:`nodecli.users`.
+Single node users and transfer users are :mod:`nodecli.users.manage`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodecli.config.model import Config, ModelError
 from nodecli.errors import ConfigError, ConflictError, UsageError
-from nodecli.users import Outcome, unconfigured_warning
+from nodecli.users.manage import Outcome, unconfigured_warning
 
 if TYPE_CHECKING:
     from pathlib import Path

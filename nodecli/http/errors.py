@@ -21,7 +21,7 @@ from nodecli.errors import (
 
 
 class Auth(Protocol):
-    """What a message needs of the request's login (``nodecli.http.Auth`` has it)."""
+    """What a message needs of the request's login (``nodecli.http.client.Auth`` has it)."""
 
     @property
     def kind(self) -> str: ...
