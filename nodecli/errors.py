@@ -11,7 +11,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Documented process exit codes (README: "Exit codes")."""
+    """Documented process exit codes (docs/reference.md, "Exit codes")."""
 
     OK = 0
     ERROR = 1  # generic failure: conflict, refused operation, stopped operation

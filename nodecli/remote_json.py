@@ -71,3 +71,9 @@ def escape_surrogates(text: str) -> str:
 def compact(obj: Any) -> str:
     """``obj`` (as this module reads it: no NaN, no infinity) as one line of JSON."""
     return escape_surrogates(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+
+def strings(value: Any) -> list[str]:
+    """The strings of a JSON array (anything else in it, or a value that is no array,
+    gives nothing): how a field such as an event's ``types`` is read whatever was sent."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

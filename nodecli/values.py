@@ -26,12 +26,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from nodecli.errors import UsageError
-from nodecli.http.checks import has_surrogates
 
 # (compiled on first use, by re's cache)
 KEY_PART = r"[A-Za-z_][A-Za-z0-9_-]{0,127}"
 NUMBER = r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?"
 MAX_RAW = 1024 * 1024
+
+
+def has_surrogates(text: Any) -> bool:
+    """Whether ``text`` holds lone surrogates (bytes that were not UTF-8, as Python
+    keeps them from argv)."""
+    return isinstance(text, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One output convention across commands (README, "Output"), checked on real output.
+"""One output convention across commands (docs/reference.md, "Output"), checked on real output.
 
 Every table: a header row of lowercase words, ``-`` for an empty value, yes/no for
 booleans, times in ISO 8601 UTC (``2026-11-23T10:00:00Z``), never a Python ``True`` or

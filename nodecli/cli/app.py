@@ -253,7 +253,7 @@ class Terminal:
         self.out.flush()
 
     def fields(self, pairs: Sequence[tuple[str, Any]]) -> None:
-        """One object for reading: aligned ``field  value`` lines (README, "Output")."""
+        """One object for reading: aligned ``field  value`` lines (docs/reference.md, "Output")."""
         with self._above_status(self.out):
             render_fields(pairs, self.out)
 

@@ -68,7 +68,7 @@ def _env_source(param: click.Parameter | None, ctx: click.Context | None) -> str
     return param.envvar if isinstance(param.envvar, str) else None
 
 
-#: the formats of every command that prints a list (README, "Output")
+#: the formats of every command that prints a list (docs/reference.md, "Output")
 # "wide": the table with every column (a terminal's table leaves out what does not fit)
 LIST_FORMATS = ("table", "wide", "json", "jsonl", "csv")
 

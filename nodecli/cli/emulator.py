@@ -144,16 +144,16 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     from nodecli.emulator.app import build_server, ca_file
     from nodecli.emulator.state import DEFAULT_NODE_VERSION
     from nodecli.fsutil import atomic_write
-    from nodecli.profiles.node import _HEADER_RE
+    from nodecli.profiles.node import HEADER_RE
 
     if fail_rate + reset_rate + slow_rate > 1:
         raise UsageError("--fail-rate + --reset-rate + --slow-rate must not exceed 1")
-    if not _HEADER_RE.match(access_key_header):
+    if not HEADER_RE.match(access_key_header):
         raise UsageError(f"--access-key-header must be an HTTP header name, "
                          f"not {access_key_header!r}")
     if link_host is not None and not _LINK_HOST_RE.fullmatch(link_host):
         raise UsageError(f"--link-host must be HOST or HOST:PORT, not {link_host[:60]!r}")
-    from nodecli.service.operations import parse_path_overrides
+    from nodecli.config.service_paths import parse_path_overrides
 
     paths = parse_path_overrides(service_paths)
     tokens = {}

@@ -139,7 +139,15 @@ class LazyGroup(HelpGroup):
             close = get_close_matches(name, self.visible_commands(ctx), n=1)
             also = f" Did you mean {close[0]!r}?" if close else ""
             raise click.UsageError(f"No such command {name!r}.{also}", ctx=ctx)
-        return super().resolve_command(ctx, args)
+        cmd_name, cmd, rest = super().resolve_command(ctx, args)
+        if not ctx.resilient_parsing:  # before the root's callback reads its parameters
+            rest, found = hoist_global_options(ctx, cmd, rest)
+            for key, value in found.items():
+                if key == "verbose":
+                    ctx.params[key] = (ctx.params.get(key) or 0) + value
+                else:
+                    ctx.params[key] = value
+        return cmd_name, cmd, rest
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, self.lazy_subcommands[name][1]) for name in sorted(self.lazy_subcommands)]
@@ -150,19 +158,6 @@ class LazyGroup(HelpGroup):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(sorted(rows))
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        rest = super().parse_args(ctx, args)
-        if ctx._protected_args and not ctx.resilient_parsing:
-            sub = self.get_command(ctx, ctx._protected_args[0])
-            ctx.args, found = hoist_global_options(ctx, sub, ctx.args)
-            for name, value in found.items():
-                if name == "verbose":
-                    ctx.params[name] = (ctx.params.get(name) or 0) + value
-                else:
-                    ctx.params[name] = value
-            rest = ctx.args
-        return rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_subcommands})

@@ -27,7 +27,8 @@ from nodecli.cli.service_session import (
 )
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import sanitize
-from nodecli.render.operations import OP_COLUMNS, op_line, stop_reason_text
+from nodecli.render.operations import OP_COLUMNS, op_line
+from nodecli.service.operations import stop_reason
 
 
 def render_op(app: App, op: dict[str, Any], fmt: str) -> None:
@@ -142,7 +143,7 @@ def ops_show(app: App, op_id: str, output_format: str, **kwargs: Any) -> None:
         op = get_operation(session.client, ref)
     render_op(app, op, output_format)
     if output_format != "json" and op.get("status") in ("stopped", "aborted"):
-        app.term.info(f"reason: {stop_reason_text(op)}")
+        app.term.info(f"reason: {sanitize(stop_reason(op))}")
         if op.get("status") == "stopped":
             app.term.info(f"resolve it: {resolve_command(ref)}")
 
@@ -175,7 +176,7 @@ def finish_watch(app: App, result: Any, ref: Any) -> None:
         return
     hint = f"resolve it: {resolve_command(ref)}" if op.get("status") == "stopped" else None
     raise NodecliError(f"operation {sanitize(ref.op_id)} {sanitize(op.get('status'))}: "
-                       f"{stop_reason_text(op)}", hint=hint)
+                       f"{sanitize(stop_reason(op))}", hint=hint)
 
 
 def resolve_command(ref: Any) -> str:
@@ -274,7 +275,7 @@ def ops_resolve(app: App, op_ids: tuple[str, ...], workspace: str | None,
       nodecli operations resolve 42 --workspace 17 --folder-name 'Projects 2' --retry --yes
       nodecli operations resolve 7 --group-membership 9 --retry --no-apply-to-all --yes
     """
-    from nodecli.service.operations import check_id
+    from nodecli.http.checks import check_id
     from nodecli.service.resolve import Choice, find_stopped
 
     conn = pop_service_options(kwargs)

@@ -10,7 +10,8 @@ import click
 from nodecli.cli.app import App
 from nodecli.errors import Interrupted, NodecliError
 from nodecli.render import sanitize
-from nodecli.render.operations import SUMMARY_COLUMNS, op_line, stop_reason_text
+from nodecli.render.operations import SUMMARY_COLUMNS, op_line
+from nodecli.service.operations import stop_reason
 
 CONFLICT_PROMPT = "[u]se existing folder, [r]ename, re[t]ry, [s]kip"
 ERROR_PROMPT = "re[t]ry, [s]kip"
@@ -66,7 +67,7 @@ class Decider:
         if conflict:
             head += f"folder conflict on {sanitize(repr(conflict_folder(op)))}"
         else:
-            head += stop_reason_text(op)
+            head += sanitize(stop_reason(op))
         if conflict and self.all_choice is not None:
             if self.all_choice.action == "rename":
                 # each folder needs its own new name: only that is asked

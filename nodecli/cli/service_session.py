@@ -63,7 +63,7 @@ def pop_service_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def path_overrides(operations_path: str | None, items: tuple[str, ...] | None) -> dict[str, str]:
     """--operations-path and --service-path NAME=PATH as one checked dict."""
-    from nodecli.service.operations import check_path_template, parse_path_overrides
+    from nodecli.config.service_paths import check_path_template, parse_path_overrides
 
     out = parse_path_overrides(items or ())
     if operations_path is not None:

@@ -64,7 +64,7 @@ def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> str:
 
 
 def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> str:
-    """The private key to sign with, creating a pair when asked to (see README)."""
+    """The private key to sign with, creating a pair when asked to (docs/tokens.md)."""
     yes = bool(opts.get("yes"))
     key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
     if key_dir and key_path:
@@ -294,7 +294,7 @@ CLASSIC_FLAG_NAMES = {"xuser": "-x", "add": "-a", "list_users": "-l", "modify": 
                       "delete": "-d", "backup": "-b", "output_format": "-o"}
 
 
-def _create_options(f: F) -> F:
+def create_options(f: F) -> F:
     options = [
         click.option("-u", "--user", "user", metavar="NAME", required=True,
                      shell_complete=complete_users,

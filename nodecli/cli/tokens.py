@@ -15,7 +15,7 @@ import click
 from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
-from nodecli.cli.token_create import _create_options, create_from_options
+from nodecli.cli.token_create import create_from_options, create_options
 from nodecli.errors import UsageError
 from nodecli.render import sanitize
 from nodecli.timeparse import describe_delta, format_utc, utc_now
@@ -60,7 +60,7 @@ def token() -> None:
 
 
 @token.command("create")
-@_create_options
+@create_options
 @click.option("--renew-into", metavar="FILE", type=UserPath(dir_okay=False),
               help="Keep FILE holding a fresh token (atomic replace, 0600) for other "
                    "programs, until Ctrl-C or SIGTERM; nothing on stdout.")

@@ -18,7 +18,8 @@ from nodecli.cli.operations import finish_watch, render_op, watch, watch_options
 from nodecli.cli.resolve import run_resolve
 from nodecli.cli.service_session import open_service_client, pop_service_options, service_options
 from nodecli.render import sanitize
-from nodecli.render.operations import op_line, stop_reason_text
+from nodecli.render.operations import op_line
+from nodecli.service.operations import stop_reason
 
 
 @click.group(cls=HelpGroup,
@@ -86,7 +87,7 @@ def ws_create(app: App, name: str | None, fields: tuple[str, ...], body: str | N
         result = watch(app, session.client, ref, interval, timeout, first=created.operation)
         op = result.operation
         if (op.get("status") == "stopped" and not result.timed_out and app.term.interactive
-                and click.confirm(f"{op_line(op)}: {stop_reason_text(op)}. Resolve it now?",
+                and click.confirm(f"{op_line(op)}: {sanitize(stop_reason(op))}. Resolve it now?",
                                   default=True, err=True)):
             run_resolve(app, session, [op], None, interval, timeout, output_format)
             return

@@ -151,7 +151,7 @@ class NodeProfile:
 class ServiceProfile:
     """How to reach a collaboration service (OAuth bearer token kept as a secret).
     ``paths`` overrides the service paths a node's documentation does not show
-    (operations.ServicePaths names)."""
+    (config.service_paths.ServicePaths names)."""
 
     name: str
     url: str
@@ -366,8 +366,8 @@ def _service_paths(r: _Reader) -> dict[str, str]:
     sub = r.sub("paths")
     if sub is None:
         return {}
+    from nodecli.config.service_paths import check_path_template
     from nodecli.errors import UsageError
-    from nodecli.service.operations import check_path_template
 
     out: dict[str, str] = {}
     for key, value in sub.data.items():

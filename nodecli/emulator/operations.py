@@ -1,7 +1,7 @@
 """The collaboration service of the emulator: OAuth access tokens, workspaces, operations.
 
 Routes (interface.md 4.4; paths the spec does not show are nodecli's documented
-choices, see README "Operations"):
+choices, see docs/operations.md):
 
 * ``GET /operations`` — the top-level list: by default the caller's own operations
   (all of them for an ``admin:all`` token, standing in for an organization admin);

@@ -3,11 +3,14 @@ credentials that would cross a network in clear, and a server whose clock is off
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 from urllib.parse import urlsplit
 
 from nodecli.errors import UsageError
+from nodecli.values import has_surrogates
 
+MAX_ID = 256  # characters of an id that goes into a URL path
 SKEW_WARN = 5.0  # seconds; a Date header has a resolution of one second
 
 
@@ -50,10 +53,6 @@ def header_safe(value: str) -> bool:
         all(" " <= c <= "~" or "\x80" <= c <= "\xff" for c in value))
 
 
-def has_surrogates(text: Any) -> bool:
-    return isinstance(text, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in text)
-
-
 def refuse_undecodable(url: str, params: Any, headers: dict[str, str] | None) -> None:
     """Arguments with bytes that are not UTF-8 (the shell passes them through as
     surrogate escapes) cannot go into a URL or a header: a usage error, before anything
@@ -70,3 +69,18 @@ def refuse_undecodable(url: str, params: Any, headers: dict[str, str] | None) ->
             shown = value.encode("utf-8", "backslashreplace").decode("ascii", "replace")
             raise UsageError(f"{shown[:80]!r} holds bytes that are not UTF-8 text: ids, "
                              "tokens and names go to the server as UTF-8")
+
+
+def check_id(value: str, what: str = "id") -> str:
+    """An id that goes into a URL path: non-empty, no '/', no controls, bounded."""
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{what} must not be empty")
+    if len(value) > MAX_ID:
+        raise UsageError(f"{what} is longer than {MAX_ID} characters")
+    if value in (".", "..") or "/" in value or "\\" in value:
+        raise UsageError(f"invalid {what} {value[:60]!r}: no '/', '\\', '.' or '..'")
+    if any(unicodedata.category(c) == "Cs" for c in value):
+        raise UsageError(f"invalid {what}: it holds bytes that are not UTF-8 text")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
+        raise UsageError(f"invalid {what}: it contains control characters")
+    return value

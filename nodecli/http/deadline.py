@@ -2,7 +2,7 @@
 
 httpx2's timeouts bound each socket operation, so a server that sends its status line
 and headers a byte at a time never trips them; :class:`Watchdog` ends such an attempt
-when the request's deadline passes (README, "Timeouts, retries, redirects")."""
+when the request's deadline passes (docs/nodes.md, "Timeouts, retries, redirects")."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def is_final(transfer: dict[str, Any]) -> bool:
 
 def check_transfer_id(value: str) -> str:
     """An id that goes into a URL path."""
-    from nodecli.service.operations import check_id
+    from nodecli.http.checks import check_id
 
     return check_id(value, "transfer id")
 

@@ -12,13 +12,11 @@ apply it to their settings and keep their profiles.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from nodecli.errors import NotFoundError, UsageError
+from nodecli.errors import NotFoundError
 
-MAX_TOKEN_FILE = 1024 * 1024
 P = TypeVar("P")
 
 
@@ -37,19 +35,6 @@ def pick_profile(profiles: Mapping[str, P], name: str | None, *, url_given: bool
     if not url_given and default:
         return profiles.get(default)
     return None
-
-
-def read_token_file(path: str) -> str:
-    from nodecli.fsutil import read_limited
-
-    p = os.path.expanduser(path)
-    raw = read_limited(p, MAX_TOKEN_FILE, "token file")
-    token = raw.decode("utf-8", "replace").strip()
-    if token.startswith("Bearer "):
-        token = token[7:].strip()
-    if not token:
-        raise UsageError(f"token file {p} is empty")
-    return token
 
 
 def unknown_profile(kind: str, name: str, profiles: Mapping[str, Any]) -> NotFoundError:

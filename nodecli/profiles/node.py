@@ -184,7 +184,7 @@ def resolve_node(
     return NodeTarget(base.with_auth(auth), profile, None if secret else what)
 
 
-_HEADER_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+HEADER_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 #: What ``node add`` was given: the model's own type, not yet validated or normalised.
 ProfileSpec = NodeProfile
 
@@ -205,7 +205,7 @@ def validate_profile(spec: NodeProfile) -> NodeProfile:
         raise UsageError("give --user or --access-key, not both")
     if spec.access_key and not AK_ID_RE.match(spec.access_key):
         raise UsageError(f"invalid access key id {spec.access_key!r}")
-    if spec.access_key_header is not None and not _HEADER_RE.match(spec.access_key_header):
+    if spec.access_key_header is not None and not HEADER_RE.match(spec.access_key_header):
         raise UsageError(f"--access-key-header must be an HTTP header name, "
                          f"not {spec.access_key_header!r}")
     if spec.bearer_file and not spec.access_key:

@@ -30,8 +30,9 @@ from nodecli.config.model import Config, ServiceProfile
 from nodecli.config.secrets import secret_key
 from nodecli.errors import UsageError
 from nodecli.http.client import Auth, Endpoint
-from nodecli.profiles import pick_profile, read_token_file, resolve_proxy, unknown_profile
+from nodecli.profiles import pick_profile, resolve_proxy, unknown_profile
 from nodecli.service.preflight import OPERATIONS_SCOPES, TokenInfo, describe_token
+from nodecli.tokens.source import read_token_file
 
 ENV = {
     "service": "NODECLI_SERVICE",
@@ -63,7 +64,7 @@ class ServiceTarget:
     profile: ServiceProfile | None
     token: str | None
     token_source: str  # "--token-file", "NODECLI_TOKEN", "profile token file", ...
-    paths: Any = None  # operations.ServicePaths
+    paths: Any = None  # config.service_paths.ServicePaths
 
     def with_token(self, token: str, source: str = "prompt") -> ServiceTarget:
         token = clean_token(token)
@@ -125,7 +126,7 @@ def resolve_service(
                     peer="service", cacert_env=ENV["cacert"],
                     proxy=resolve_proxy(url, flags.proxy, profile, "service", env,
                                         secret_lookup))
-    from nodecli.service.operations import DEFAULT_PATHS
+    from nodecli.config.service_paths import DEFAULT_PATHS
 
     paths = DEFAULT_PATHS.with_overrides({**(profile.paths if profile else {}),
                                           **(flags.paths or {})})
@@ -185,7 +186,7 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
     ``token_file`` (its absolute path is saved; the file is read at every call). The
     token may be opaque (not the documented envelope); an envelope token that expired or
     lacks the needed scope is saved with a warning. The first profile becomes the
-    default. ``paths`` overrides where operations live (``operations.ServicePaths``).
+    default. ``paths`` overrides where operations live (``config.service_paths.ServicePaths``).
     """
     import os
     import stat
@@ -217,7 +218,7 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
         warnings.append("the token has neither user:all nor admin:all: operations calls "
                         "will be refused")
     if paths:
-        from nodecli.service.operations import DEFAULT_PATHS
+        from nodecli.config.service_paths import DEFAULT_PATHS
 
         DEFAULT_PATHS.with_overrides(paths)  # checks every template
     if cacert is not None:

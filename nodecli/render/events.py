@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nodecli.errors import shorten
-from nodecli.node.events.pages import event_types
+from nodecli.remote_json import strings
 from nodecli.render.text import iso_time, sanitize
 
 MAX_FIELD = 200  # characters of one server string shown in a summary
@@ -84,7 +84,7 @@ def summary(event: dict[str, Any], whole: bool = False) -> str:
     """One line describing the event per family (terminal-safe); server strings are cut
     to a bounded length unless ``whole`` (csv: machine output never loses data)."""
     cut = cutter(whole)
-    types = event_types(event)
+    types = strings(event.get("types"))
     data = event.get("data")
     if not isinstance(data, dict):
         data = {}
@@ -138,14 +138,15 @@ def transfer_summary(data: dict[str, Any], whole: bool = False) -> str:
 def plain_line(event: dict[str, Any]) -> str:
     """Tab-separated: time, id, types (comma-joined), user, summary."""
     return "\t".join((clean(event.get("time"), 40), clean(event.get("id"), 80),
-                      clean(",".join(event_types(event)), 120), clean(event.get("user_id"), 80),
+                      clean(",".join(strings(event.get("types"))), 120),
+                      clean(event.get("user_id"), 80),
                       summary(event)))
 
 
 def pretty_parts(event: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """(time, most specific type, user, summary, family), terminal-safe, padded."""
     t = iso_time(clean(event.get("time"), 40))
-    types = event_types(event)
+    types = strings(event.get("types"))
     return (f"{t:20}", f"{clean(main_type(types), 40):24}",
             f"{clean(event.get('user_id'), 40):10}", summary(event), family_of(types))
 

@@ -31,9 +31,3 @@ SUMMARY_COLUMNS = [
 def op_line(op: dict[str, Any]) -> str:
     return (f"operation {sanitize(op.get('id'))} ({sanitize(op.get('type'))}): "
             f"{sanitize(op.get('status'))}")
-
-
-def stop_reason_text(op: dict[str, Any]) -> str:
-    from nodecli.service.operations import stop_reason
-
-    return sanitize(stop_reason(op))

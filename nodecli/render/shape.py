@@ -124,10 +124,10 @@ def yaml_text(data: Any) -> str:
     """YAML by the safe dumper (block style, keys in their order, unicode as it is)."""
     import yaml
 
-    from nodecli.render.table import _finite
+    from nodecli.render.table import finite
 
     try:
-        return str(yaml.safe_dump(_finite(data), sort_keys=False, allow_unicode=True,
+        return str(yaml.safe_dump(finite(data), sort_keys=False, allow_unicode=True,
                                   default_flow_style=False, width=1000))
     except RecursionError:
         raise UsageError("the result nests too deeply to write as YAML: use -o json") \

@@ -110,21 +110,21 @@ def json_text(data: Any, indent: int | None = None) -> str:
             return json_text(data)
         return '"(nested too deeply to write as JSON)"'
     except ValueError:  # NaN or an infinity
-        return json_text(_finite(data), indent)
+        return json_text(finite(data), indent)
     from nodecli.remote_json import escape_surrogates
 
     return escape_surrogates(text)
 
 
-def _finite(data: Any) -> Any:
+def finite(data: Any) -> Any:
     if isinstance(data, float):
         if math.isfinite(data):
             return data
         return "NaN" if math.isnan(data) else ("Infinity" if data > 0 else "-Infinity")
     if isinstance(data, dict):
-        return {k: _finite(v) for k, v in data.items()}
+        return {k: finite(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [_finite(v) for v in data]
+        return [finite(v) for v in data]
     return data
 
 

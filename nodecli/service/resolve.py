@@ -19,13 +19,12 @@ from nodecli.errors import NodecliError, UsageError
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client
+from nodecli.config.service_paths import DEFAULT_PATHS, ServicePaths
+from nodecli.http.checks import check_id
 from nodecli.service.operations import (
-    DEFAULT_PATHS,
     OpRef,
-    ServicePaths,
     as_operation,
     check_folder_name,
-    check_id,
     get_operation,
     list_operations,
     parent_ref,

@@ -1,5 +1,5 @@
 """Creating a workspace: the POST answers 202 with an operation to watch (interface.md 4.4;
-its path is not shown there, so it is a :class:`~nodecli.service.operations.ServicePaths`
+its path is not shown there, so it is a :class:`~nodecli.config.service_paths.ServicePaths`
 default a profile or a run can override)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from nodecli.errors import RemoteError, UsageError
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client
-from nodecli.service.operations import DEFAULT_PATHS, OpRef, ServicePaths, as_operation
+from nodecli.config.service_paths import DEFAULT_PATHS, ServicePaths
+from nodecli.service.operations import OpRef, as_operation
 
 
 @dataclass

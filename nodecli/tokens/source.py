@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from nodecli.errors import UsageError
+
 MAX_SEEN = 8  # old tokens kept for redaction
 
 
@@ -65,7 +67,6 @@ class FileToken(_Seen):
 
     def _read(self, force: bool) -> str:
         from nodecli.errors import NodecliError
-        from nodecli.profiles import read_token_file
 
         try:
             st = os.stat(self.path)
@@ -149,3 +150,20 @@ class MintedToken(_Seen):
         with self.lock:
             self._mint()
             return True
+
+
+MAX_TOKEN_FILE = 1024 * 1024
+
+
+def read_token_file(path: str) -> str:
+    """The token a file holds (a leading "Bearer " dropped); refused when empty."""
+    from nodecli.fsutil import read_limited
+
+    p = os.path.expanduser(path)
+    raw = read_limited(p, MAX_TOKEN_FILE, "token file")
+    token = raw.decode("utf-8", "replace").strip()
+    if token.startswith("Bearer "):
+        token = token[7:].strip()
+    if not token:
+        raise UsageError(f"token file {p} is empty")
+    return token

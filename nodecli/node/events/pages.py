@@ -268,7 +268,7 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str,
     return Page(items, next_url, token, url, problem, foreign)
 
 
-class _RetryLater(Exception):
+class RetryLater(Exception):
     def __init__(self, reason: str, retry_after: float | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -295,7 +295,7 @@ def fetch_page(client: Client, target: str, params: Sequence[tuple[str, str]] | 
     resp = client.request("GET", target, params=list(params) if params else None,
                           expect=expect, hint_for=_hint_for)
     if resp.status != 200:
-        raise _RetryLater(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")))
+        raise RetryLater(f"HTTP {resp.status}", parse_retry_after(resp.header("retry-after")))
     page = parse_page(resp.body, resp.header("link"), resp.url, client.endpoint.base_url,
                       collection)
     if page.foreign_host is not None:
@@ -422,7 +422,7 @@ def list_events(client: Client, flt: EventFilter, *, since: datetime | None = No
         page = fetch_page(client, "/events", build_params(flt, since=since, token=token,
                                                           count=count))
     except NotFoundError as exc:
-        raise _explain_404(exc, info) from None
+        raise explain_404(exc, info) from None
     except NodecliError as exc:
         if token is not None and getattr(exc, "status", None) == 400:
             raise NodecliError(f"{exc.message}", hint="the node refused the iteration token "
@@ -433,7 +433,7 @@ def list_events(client: Client, flt: EventFilter, *, since: datetime | None = No
     return ListResult(page, hint, client.endpoint.base_url)
 
 
-def _explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
+def explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
     if info is None:
         return NotFoundError(exc.message, hint="the node has no /events endpoint: nodes "
                              "before 3.6.0 have none")
@@ -472,7 +472,6 @@ def get_event(client: Client, event_id_: str, *, state_dir: str | None = None,
 
 
 def event_types(event: dict[str, Any]) -> list[str]:
-    types = event.get("types")
-    if not isinstance(types, list):
-        return []
-    return [t for t in types if isinstance(t, str)]
+    from nodecli.remote_json import strings
+
+    return strings(event.get("types"))

@@ -37,12 +37,12 @@ from nodecli.node.events.pages import (
     EventFilter,
     LoopGuard,
     MalformedPage,
-    _explain_404,
-    _RetryLater,
+    RetryLater,
     build_params,
     empty_log_hint,
     event_id,
     event_types,
+    explain_404,
     fetch_page,
     foreign_host_notice,
     is_caught_up,
@@ -263,14 +263,14 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             page = fetch_page(fetcher, target, params, retry_statuses=opts.follow)
             if page.link_problem:
                 raise MalformedPage(f"{page.url}: {page.link_problem}")
-        except (_RetryLater, MalformedPage, RemoteError) as exc:
+        except (RetryLater, MalformedPage, RemoteError) as exc:
             if isinstance(exc, RemoteError) and (
                 not opts.follow or exc.message.startswith("TLS")
             ):
                 raise
             attempt += 1
-            reason = exc.reason if isinstance(exc, _RetryLater) else str(exc)
-            retry_after = exc.retry_after if isinstance(exc, _RetryLater) else None
+            reason = exc.reason if isinstance(exc, RetryLater) else str(exc)
+            retry_after = exc.retry_after if isinstance(exc, RetryLater) else None
             delay = retry_after if retry_after is not None else max(
                 backoff_delay(attempt, base=opts.retry_base, cap=opts.retry_cap),
                 opts.retry_base / 5)
@@ -280,7 +280,7 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             nap(delay)
             continue
         except NotFoundError as exc:
-            raise _explain_404(exc, info) from None
+            raise explain_404(exc, info) from None
         except NodecliError as exc:
             if getattr(exc, "status", None) == 400 and page_token is not None:
                 raise _token_refused(exc, from_checkpoint, checkpoint, page_token) from None
