@@ -1,13 +1,17 @@
-"""Run README.md's shell examples in order, as a newcomer would, in a throwaway home.
+"""Run the shell examples of README.md and of the guides it lists, in order, as a
+newcomer would, in a throwaway home.
 
-Every fenced block whose info string is ``sh`` (or ``bash``/``shell``) is run, in
-document order, by ONE non-interactive bash process, so variables, the current folder
+The documents are README.md, then every ``docs/*.md`` page its "Where to read next"
+section links to, in that order (the guides, then the reference and the development
+page). Every fenced
+block whose info string is ``sh`` (or ``bash``/``shell``) is run, in that order, by ONE
+non-interactive bash process, so variables, the current folder
 and background jobs (``nodecli emulator serve &``) carry over from block to block as they
 do in a terminal. ``$HOME`` is a fresh temporary folder (so ``~`` is too), no
 ``NODECLI_*`` variable is set, and ``nodecli`` is the one of the running interpreter.
 
 A block fails when a command in it fails (``set -e -o pipefail`` semantics, through an
-ERR trap that names the block and its line in README.md). An HTML comment on the line
+ERR trap that names the block, its document and its line). An HTML comment on the line
 just before a block changes that:
 
 * ``<!-- readme-test: skip (why) -->``: not run (it needs a real remote node, say); the
@@ -36,21 +40,42 @@ RUN_LANGS = {"sh", "bash", "shell"}
 FAIL_CODE = 97  # the runner's own exit status for "a block failed"
 
 
+DOC_LINK = re.compile(r"\]\((docs/[A-Za-z0-9_-]+\.md)(?:#[^)]*)?\)")
+
+
 @dataclass
 class Block:
     index: int
-    line: int  # 1-based line of the opening fence in README.md
+    line: int  # 1-based line of the opening fence in its document
     text: str
     skip: str | None = None
     expect_exit: int | None = None
+    doc: str = "README.md"
+
+
+def documents(readme: Path) -> list[Path]:
+    """README.md and the docs/ pages it links to, in the order of their first link in
+    its "Where to read next" section (the whole text when it has none)."""
+    text = readme.read_text(encoding="utf-8")
+    start = text.find("\n## Where to read next")
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[start:end if end >= 0 else len(text)]
+    order = [readme]
+    for m in DOC_LINK.finditer(text):
+        page = readme.parent / m.group(1)
+        if page not in order:
+            order.append(page)
+    return order
 
 
 class ReadmeError(ValueError):
     """README.md breaks the runner's conventions (unterminated fence, bad directive)."""
 
 
-def parse_blocks(readme: str) -> list[Block]:
-    """The runnable blocks of ``readme``, in order, with their directives."""
+def parse_blocks(readme: str, doc: str = "README.md", first: int = 1) -> list[Block]:
+    """The runnable blocks of ``readme`` (the text of ``doc``), in order, with their
+    directives, numbered from ``first``."""
     lines = readme.splitlines()
     blocks: list[Block] = []
     i = 0
@@ -66,11 +91,11 @@ def parse_blocks(readme: str) -> list[Block]:
             body.append(lines[i])
             i += 1
         if i >= len(lines):
-            raise ReadmeError(f"README.md:{start + 1}: code fence is never closed")
+            raise ReadmeError(f"{doc}:{start + 1}: code fence is never closed")
         i += 1
         if lang not in RUN_LANGS:
             continue
-        block = Block(len(blocks) + 1, start + 1, "\n".join(body))
+        block = Block(first + len(blocks), start + 1, "\n".join(body), doc=doc)
         prev = start - 1
         while prev >= 0 and not lines[prev].strip():
             prev -= 1
@@ -80,12 +105,12 @@ def parse_blocks(readme: str) -> list[Block]:
             if words.startswith("skip"):
                 reason = words[4:].strip(" :()")
                 if not reason:
-                    raise ReadmeError(f"README.md:{prev + 1}: a skip needs a reason")
+                    raise ReadmeError(f"{doc}:{prev + 1}: a skip needs a reason")
                 block.skip = reason
             elif (e := re.fullmatch(r"exit\s*=\s*(\d{1,3})", words)):
                 block.expect_exit = int(e.group(1))
             else:
-                raise ReadmeError(f"README.md:{prev + 1}: unknown readme-test directive "
+                raise ReadmeError(f"{doc}:{prev + 1}: unknown readme-test directive "
                                   f"{words!r} (skip (why) | exit=N)")
         blocks.append(block)
     return blocks
@@ -95,8 +120,8 @@ def build_script(blocks: list[Block]) -> str:
     """One bash script running every block, failing on the first unexpected status."""
     out = [
         "set -E -o pipefail",
-        "__blk=0; __line=0",
-        f"__fail() {{ echo \"@@readme-fail block=$__blk line=$__line status=$1\" >&2; "
+        "__blk=0; __line=0; __doc=README.md",
+        f"__fail() {{ echo \"@@readme-fail block=$__blk doc=$__doc line=$__line status=$1\" >&2; "
         f"exit {FAIL_CODE}; }}",
         "trap '__fail $?' ERR",
         # background jobs (an emulator) end with the run, whichever way it ends
@@ -106,8 +131,8 @@ def build_script(blocks: list[Block]) -> str:
     for b in blocks:
         if b.skip is not None:
             continue
-        marker = f"@@readme-block {b.index} line {b.line}"
-        out.append(f"__blk={b.index}; __line={b.line}")
+        marker = f"@@readme-block {b.index} {b.doc} line {b.line}"
+        out.append(f"__blk={b.index}; __line={b.line}; __doc={shlex.quote(b.doc)}")
         out.append(f"echo {shlex.quote(marker)}; echo {shlex.quote(marker)} >&2")
         if b.expect_exit is None:
             out.append(b.text)
@@ -123,7 +148,7 @@ def build_script(blocks: list[Block]) -> str:
             out.append("trap - ERR")
             out.extend(tail)
             out.append(f"__rc=$?; trap '__fail $?' ERR; [ \"$__rc\" -eq {b.expect_exit} ] "
-                       f"|| {{ echo \"@@readme-fail block={b.index} line={b.line} "
+                       f"|| {{ echo \"@@readme-fail block={b.index} doc={b.doc} line={b.line} "
                        f"status=$__rc expected={b.expect_exit}\" >&2; exit {FAIL_CODE}; }}")
     out.append("echo @@readme-done")
     return "\n".join(out) + "\n"
@@ -144,14 +169,15 @@ class Result:
         return self.returncode == 0 and "@@readme-done" in self.stdout
 
     def failure(self) -> str:
-        m = re.search(r"@@readme-fail block=(\d+) line=(\d+) status=(\d+)(?: expected=(\d+))?",
+        m = re.search(r"@@readme-fail block=(\d+) doc=(\S+) line=(\d+) status=(\d+)"
+                      r"(?: expected=(\d+))?",
                       self.stderr)
-        where = "README.md: the run"
+        where = "the documentation: the run"
         if m:
-            where = f"README.md:{m.group(2)} (sh block {m.group(1)})"
-            what = f"a command exited {m.group(3)}"
-            if m.group(4):
-                what = f"the last command exited {m.group(3)}, not {m.group(4)}"
+            where = f"{m.group(2)}:{m.group(3)} (sh block {m.group(1)})"
+            what = f"a command exited {m.group(4)}"
+            if m.group(5):
+                what = f"the last command exited {m.group(4)}, not {m.group(5)}"
         elif self.timed_out:
             what = "timed out"
         else:
@@ -182,8 +208,17 @@ def clean_env(home: Path) -> dict[str, str]:
     return env
 
 
+def all_blocks(readme: Path) -> list[Block]:
+    """The blocks of README.md and of every page it links to, in running order."""
+    blocks: list[Block] = []
+    for doc in documents(readme):
+        name = doc.relative_to(readme.parent).as_posix()
+        blocks += parse_blocks(doc.read_text(encoding="utf-8"), name, len(blocks) + 1)
+    return blocks
+
+
 def run_readme(readme: Path, *, timeout: float = 600.0) -> tuple[list[Block], Result]:
-    blocks = parse_blocks(readme.read_text(encoding="utf-8"))
+    blocks = all_blocks(readme)
     script = build_script(blocks)
     with tempfile.TemporaryDirectory(prefix="readme-home-") as tmp:
         home = Path(tmp)
@@ -203,7 +238,7 @@ def run_readme(readme: Path, *, timeout: float = 600.0) -> tuple[list[Block], Re
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
         finally:
-            # background jobs the README started (an emulator) end with the run
+            # background jobs the examples started (an emulator) end with the run
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
             except ProcessLookupError:
@@ -213,7 +248,7 @@ def run_readme(readme: Path, *, timeout: float = 600.0) -> tuple[list[Block], Re
         return blocks, Result(proc.returncode, out, err, timed_out, left)
 
 
-if __name__ == "__main__":  # python tests/readme_runner.py [README.md]: run it by hand
+if __name__ == "__main__":  # python tests/readme_runner.py [README.md]: run them by hand
     path = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
     blocks, result = run_readme(path)
     skipped = [b for b in blocks if b.skip]

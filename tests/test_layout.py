@@ -1,4 +1,5 @@
-"""The map of the code holds: who may import whom (README, "Architecture").
+"""The map of the code holds: every module belongs to one part of layout.toml, and imports
+only what its part may import (docs/development.md, "Architecture").
 
 Read from the source with ``ast`` (imports inside functions count too), so a lazy import
 cannot hide a wrong direction.
@@ -7,15 +8,39 @@ cannot hide a wrong direction.
 from __future__ import annotations
 
 import ast
+import tomllib
+from functools import cache
 from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parent.parent / "nodecli"
+REPO = Path(__file__).resolve().parent.parent
+PKG = REPO / "nodecli"
+
+
+@cache
+def layout() -> dict[str, dict]:
+    return tomllib.loads((REPO / "layout.toml").read_text(encoding="utf-8"))["parts"]
 
 
 def _modules() -> list[Path]:
     return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+def part_of(rel: str) -> str | None:
+    """The part whose path names ``rel`` most closely (a file, or a folder it is in)."""
+    best: tuple[int, str] | None = None
+    for name, part in layout().items():
+        for entry in part["paths"]:
+            folder = entry.endswith("/")
+            if rel == entry or (folder and rel.startswith(entry)):
+                if best is None or len(entry) > best[0]:
+                    best = (len(entry), name)
+    return best[1] if best else None
 
 
 def _imports(path: Path) -> set[str]:
@@ -29,51 +54,93 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def _layer(path: Path) -> str:
-    rel = path.relative_to(PKG).parts
-    if rel[0] in ("cli", "render", "emulator"):
-        return rel[0]
-    if rel[0] in ("devtools.py", "__main__.py"):  # tooling and the entry point
-        return rel[0]
-    return "domain"
+def module_file(name: str) -> str | None:
+    """The file of the nodecli module ``name`` names (its longest existing prefix)."""
+    parts = name.split(".")
+    while parts and parts[0] == "nodecli":
+        base = REPO.joinpath(*parts)
+        if base.with_suffix(".py").is_file():
+            return _rel(base.with_suffix(".py"))
+        if (base / "__init__.py").is_file():
+            return _rel(base / "__init__.py")
+        parts = parts[:-1]
+    return None
 
 
-def _hits(imports: set[str], prefixes: tuple[str, ...]) -> list[str]:
-    return sorted(n for n in imports if n.split(".")[0] in prefixes
-                  or any(n == p or n.startswith(p + ".") for p in prefixes))
+def allowed(importer: str, target: str) -> bool:
+    """May a module of part ``importer`` import the file ``target``?"""
+    mine, theirs = part_of(importer), part_of(target)
+    if mine == theirs:
+        return True
+    entries = layout()[mine]["imports"]
+    return theirs in entries or target in entries
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
-def test_imports_follow_the_layers(path: Path) -> None:
-    layer = _layer(path)
+def test_every_module_is_on_the_map_and_imports_what_its_part_may(path: Path) -> None:
+    rel = _rel(path)
+    part = part_of(rel)
+    assert part is not None, f"{rel} is in no part of layout.toml"
     imports = _imports(path)
-    if layer == "domain":
-        # the domain returns data and raises errors; turning them into text is not its job
-        assert _hits(imports, ("click", "rich", "nodecli.cli", "nodecli.render")) == []
-    elif layer == "emulator":
-        assert _hits(imports, ("click", "rich", "nodecli.cli", "nodecli.render")) == []
-    elif layer == "render":
-        assert _hits(imports, ("click", "nodecli.cli", "httpx2", "cryptography")) == []
+    wrong = sorted({f"{name} ({part_of(target)})" for name in imports
+                    if name.startswith("nodecli.") and (target := module_file(name))
+                    and not allowed(rel, target)})
+    assert wrong == [], f"{rel} ({part}) may not import {wrong}"
+    never = layout()[part].get("never", [])
+    bad = sorted(n for n in imports if n.split(".")[0] in never)
+    assert bad == [], f"{rel} ({part}) must not import {bad}"
+
+
+def test_the_map_names_real_places_and_keeps_the_emulator_out() -> None:
+    parts = layout()
+    for name, part in parts.items():
+        assert part["holds"], name
+        for entry in part["paths"]:
+            assert (REPO / entry).exists(), f"{name}: {entry} does not exist"
+        for entry in part["imports"]:
+            assert entry in parts or (REPO / entry).is_file(), f"{name}: {entry}?"
+    # the product never imports the emulator: only the emulator's own command may
+    reaching = sorted(n for n, p in parts.items() if "emulator" in p["imports"])
+    assert reaching == ["emulator_command"]
 
 
 def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
+    assert allowed("nodecli/cli/users.py", "nodecli/users/manage.py")
+    assert not allowed("nodecli/users/manage.py", "nodecli/cli/users.py")
+    assert not allowed("nodecli/node/info.py", "nodecli/emulator/state.py")
+    assert not allowed("nodecli/render/events.py", "nodecli/node/events/pages.py")
+    assert module_file("nodecli.http.client.Client") == "nodecli/http/client.py"
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from nodecli.render import sanitize\n    import rich\n")
-    assert _hits(_imports(bad), ("rich", "nodecli.render")) == [
-        "nodecli.render", "nodecli.render.sanitize", "rich"]
-
-
-# One concern per room: a module that outgrows these limits holds more than one concern
-# and is split (README, "Architecture").
-MAX_LINES = {"domain": 600, "cli": 500, "render": 500, "emulator": 600}
+    assert {"nodecli.render", "nodecli.render.sanitize", "rich"} <= _imports(bad)
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
 def test_no_module_outgrows_its_room(path: Path) -> None:
-    limit = MAX_LINES.get(_layer(path))
+    """One concern per room: a module that outgrows its part's limit holds more than one
+    concern and is split."""
+    limit = layout()[part_of(_rel(path)) or ""].get("max_lines")
     if limit is not None:
         lines = path.read_text(encoding="utf-8").count("\n")
         assert lines <= limit, f"{path.relative_to(PKG)}: {lines} lines (at most {limit})"
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    """``_name`` is a module's own: another module importing it is a seam to make public."""
+    found = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nodecli"):
+                found += [f"{_rel(path)}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert found == []
+
+
+def test_the_architecture_page_describes_every_part() -> None:
+    text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    section = text[text.index("## Architecture"):]
+    for name in layout():
+        assert f"`{name}`" in section, f"docs/development.md does not describe {name}"
 
 
 def _module_name(path: Path) -> str:

@@ -1,4 +1,5 @@
-"""README.md is executable: its shell examples run in order against the emulator."""
+"""The documentation is executable: the shell examples of README.md and of every guide
+in docs/ run in order against the emulator."""
 
 from __future__ import annotations
 
@@ -6,25 +7,52 @@ from pathlib import Path
 
 import pytest
 
-from tests.readme_runner import Block, ReadmeError, parse_blocks, run_readme
+from tests.readme_runner import Block, ReadmeError, all_blocks, documents, parse_blocks, run_readme
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_readme_examples_run_as_written() -> None:
+def test_readme_and_guides_run_as_written() -> None:
     blocks, result = run_readme(ROOT / "README.md")
     ran = [b for b in blocks if b.skip is None]
-    assert len(ran) >= 20, "the README should show runnable examples"
+    assert len(ran) >= 30, "the README and the guides should show runnable examples"
+    assert {b.doc for b in ran} >= {"README.md", "docs/users.md", "docs/events.md"}
     assert result.ok, result.failure()
     # the walk writes only inside its $NODECLI_HOME, which the last block removes
     assert result.leftovers == [], result.leftovers
 
 
 def test_every_skip_names_a_reason_and_few_are_skipped() -> None:
-    blocks = parse_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    blocks = all_blocks(ROOT / "README.md")
     skipped = [b for b in blocks if b.skip]
     assert all(b.skip for b in skipped)
-    assert len(skipped) <= len(blocks) // 4, [(b.line, b.skip) for b in skipped]
+    assert len(skipped) <= len(blocks) // 4, [(b.doc, b.line, b.skip) for b in skipped]
+
+
+def test_every_page_of_docs_is_run_and_the_readme_stays_short() -> None:
+    order = [p.relative_to(ROOT).as_posix() for p in documents(ROOT / "README.md")]
+    pages = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(order[1:]) == pages, "every docs/ page is linked from the README"
+    guides = ["users", "tokens", "access", "events", "transfers", "operations", "monitoring"]
+    assert all(f"docs/{g}.md" in order for g in guides)
+    assert order[-2:] == ["docs/reference.md", "docs/development.md"]
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def test_no_page_cites_the_developers_spec() -> None:
+    """Users do not have the contract the developers work from."""
+    for doc in documents(ROOT / "README.md"):
+        text = doc.read_text(encoding="utf-8")
+        assert "interface.md" not in text and "field-notes" not in text, doc.name
+
+
+def test_a_failure_in_a_guide_names_the_guide(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "two.md").write_text("```sh\nfalse\n```\n", encoding="utf-8")
+    readme = _write(tmp_path, "```sh\ntrue\n```\nNext: [two](docs/two.md).\n")
+    blocks, result = run_readme(readme, timeout=60)
+    assert [(b.doc, b.index) for b in blocks] == [("README.md", 1), ("docs/two.md", 2)]
+    assert not result.ok and "docs/two.md:1 (sh block 2)" in result.failure()
 
 
 def _write(tmp_path: Path, text: str) -> Path:
