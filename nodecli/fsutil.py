@@ -251,7 +251,7 @@ def try_lock(lock_path: StrPath, timeout: float) -> Callable[[], None] | None:
     Returns the function that releases it, or None when another process held it all
     along. The lock is ``flock(2)``'s: the kernel drops it when its holder exits, however
     it exits, so a lock file left behind is never a stale lock. (Done here rather than by
-    the filelock package, whose import cost every writing command ~15 ms.)"""
+    the filelock package: every writing command would import it, for one system call.)"""
     try:
         import fcntl
     except ImportError:  # no flock(2): the portable implementation

@@ -19,9 +19,8 @@ from nodecli.cli.common import get_secret
 from nodecli.cli.lazy import lazy_completer
 from nodecli.errors import NodecliError, UsageError
 from nodecli.render import sanitize
-from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_expiry, utc_now
+from nodecli.timeparse import describe_delta, format_utc, utc_now
 from nodecli.tokens.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
-from nodecli.tokens.wire import DEFAULT_LIFETIME, build_payload, parse_group_ids
 
 complete_access_keys = lazy_completer("complete_access_keys")
 complete_dirs = lazy_completer("complete_dirs")
@@ -171,49 +170,30 @@ def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path:
 
 def create_from_options(app: App, opts: dict[str, Any]) -> None:
     """Validate everything cheap first, then the user, the password, the key; print the token."""
-    from nodecli.tokens.issuing import check_issuer
+    from nodecli.tokens.issuing import check_issuer, plan_token
     from nodecli.tokens.keys import load_private_key
-    from nodecli.tokens.wire import create_token
 
     name = _require(opts, "user", "-u/--user (node user)")
     access_key = _require(opts, "access_key", "--access-key")
     user_id = _require(opts, "user_id", "--user-id")
-    role = opts.get("scope_role") or "admin"
     bits_given = opts.get("token_key_length")
     bits = check_bits(bits_given) if bits_given is not None else DEFAULT_BITS
-    from nodecli.tokens.issuing import renewal
+    if opts.get("renew_into") is not None or opts.get("every") is not None:
+        from nodecli.tokens.issuing import renewal
 
-    renew_into, every = renewal(opts.get("renew_into"), opts.get("every"))
+        renewal(opts.get("renew_into"), opts.get("every"))  # before the node is asked
     offset = _clock_offset(app, opts["clock_from_node"]) if opts.get("clock_from_node") \
         else 0.0
     now = utc_now() + timedelta(seconds=offset)
-    if opts.get("expires_at") is not None:
-        if renew_into and not str(opts["expires_at"]).strip().startswith("+"):
-            raise UsageError("--renew-into needs a relative --expires-at (+30m, +2h): "
-                             "each renewed token lasts that long")
-        try:
-            expires = parse_expiry(opts["expires_at"], now)
-        except TimeParseError as exc:
-            raise UsageError(f"--expires-at: {exc}") from None
-    else:
-        expires = now + DEFAULT_LIFETIME
-    lifetime = expires - now
-    if renew_into and every >= lifetime.total_seconds():
-        raise UsageError(f"--every must be shorter than the token's lifetime "
-                         f"({describe_delta(lifetime.total_seconds())}): else the file "
-                         "would hold expired tokens")
-    groups = parse_group_ids(opts.get("group_ids"))
-    build_payload(access_key, user_id, groups, role, expires)  # refuses bad values (exit 2)
+    plan = plan_token(access_key=access_key, user_id=user_id, group_ids=opts.get("group_ids"),
+                      role=opts.get("scope_role") or "admin", expires_at=opts.get("expires_at"),
+                      renew_into=opts.get("renew_into"), every=opts.get("every"), now=now)
     if opts.get("key_file_dir") and opts.get("key_file_path"):
         raise UsageError("give --key-file-dir or --key-file-path, not both")
 
     user = check_issuer(app.store.load(), name)
-
-    def sign(key: Any) -> str:
-        return create_token(key, access_key, user_id, groups, role, expires)
-
     early = _known_key_path(app, opts, access_key) if _password_given(opts) else None
-    done = _sign_during_password_check(app, opts, user, early, sign) if early else None
+    done = _sign_during_password_check(app, opts, user, early, plan.sign) if early else None
     if early is None:
         _authenticate(app, opts, user)
     path = resolve_key_path(app, opts, access_key, bits)  # an existing key: no question
@@ -221,20 +201,20 @@ def create_from_options(app: App, opts: dict[str, Any]) -> None:
         key, token = done
     else:
         key = load_private_key(path, state_dir=app.paths.state_dir)
-        token = sign(key)
+        token = plan.sign(key)
     if bits_given is not None and key.key_size != bits_given:
         app.term.warn(f"{path} is an existing {key.key_size}-bit key: --token-key-length "
                       f"{bits_given} applies only to new keys")
-    if renew_into:
-        _keep_renewing(app, renew_into, every, lambda at: create_token(
-            key, access_key, user_id, groups, role, at + lifetime), lifetime, offset)
+    if plan.renew_into:
+        _keep_renewing(app, plan.renew_into, plan.every, lambda at: plan.sign(key, at),
+                       plan.lifetime, offset)
         return
     app.term.data(token)
     app.term.flush()
-    left = describe_delta((expires - now).total_seconds())
+    left = describe_delta((plan.expires - now).total_seconds())
     app.term.info(f"bearer token for user_id {sanitize(user_id)!r}, scope "
-                  f"node.{access_key}:{role}:all, expires {format_utc(expires)} (in {left}), "
-                  f"signed with {path}")
+                  f"node.{access_key}:{plan.role}:all, expires {format_utc(plan.expires)} "
+                  f"(in {left}), signed with {path}")
 
 
 def _clock_offset(app: App, where: str) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 
@@ -104,3 +105,29 @@ def next_link(value: str | None, base_url: str) -> str | None:
                 raise LinkError(f"{shown}: port 0")
             return url
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class NextPage:
+    """Where the next page of a list is asked for: ``url`` (None: the answer named
+    none), on the node's own origin; ``foreign_host`` is the host a Link named instead."""
+
+    url: str | None
+    foreign_host: str | None = None
+
+
+def next_page(link_header: str | None, url: str, base_url: str, collection: str) -> NextPage:
+    """The one follower of ``Link: rel="next"`` that every pager uses.
+
+    A link that names another origin (a node behind a proxy, NAT or load balancer
+    advertising its internal name) is not followed there: its query (the iteration
+    token or page number, and whatever else it carries) is asked of ``base_url``'s
+    ``collection``, so credentials never go to a host the user did not name.
+    Raises :class:`LinkError` for a target that is not a usable URL.
+    """
+    target = next_link(link_header, url)
+    if target is None or origin(target) == origin(base_url):
+        return NextPage(target)
+    parts = urlsplit(target)
+    return NextPage(base_url.rstrip("/") + collection + (f"?{parts.query}" if parts.query else ""),
+                    parts.netloc)

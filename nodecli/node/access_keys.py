@@ -65,7 +65,7 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
     ``page`` until an EMPTY page (a short page is not the end: a node may cap
     ``per_page``), and stops if a node that ignores paging repeats a page.
     """
-    from nodecli.http.links import next_link
+    from nodecli.http.links import next_page
 
     keys: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -80,19 +80,13 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
             seen.add(str(k.get("id")))
         keys.extend(fresh)
         try:
-            link = next_link(resp.header("link"), resp.url)
+            link = next_page(resp.header("link"), resp.url, client.endpoint.base_url,
+                             "/access_keys").url
         except ValueError:
             link = None
         if not data or not fresh:
             break
         if link is not None:
-            from nodecli.http.links import origin
-
-            if origin(link) != origin(client.endpoint.base_url):
-                from urllib.parse import urlsplit
-
-                query = urlsplit(link).query
-                link = client.url_for("/access_keys") + (f"?{query}" if query else "")
             target, params = link, None
         else:
             page += 1

@@ -78,7 +78,7 @@ def _identity(client: Client) -> str:
 
 def _info_cache_file(state_dir: str | os.PathLike[str], who: str) -> str:
     """``state/cache/info-<crc32 of who>.json``. Two identities may share a name (a
-    checksum, not a digest: importing hashlib cost ~2 ms a run); the
+    checksum, not a digest, so that a run need not import hashlib for a file name); the
     file names its identity, so one never reads the other's."""
     from binascii import crc32  # (zlib's CRC-32; the config cache has loaded binascii)
 

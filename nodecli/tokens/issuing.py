@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from nodecli.errors import AuthError, UsageError
@@ -42,7 +44,7 @@ def check_issuer(cfg: Any, name: str | None) -> Any:
 def check_issuer_password(user: Any, password: str) -> None:
     """Verify ``password`` against the node user's stored hash (exit 4 when wrong).
 
-    The slow hash (scrypt, ~0.1 s by design) runs in a thread while this thread imports
+    The slow hash (scrypt, slow by design) runs in a thread while this thread imports
     the signing stack, which token creation needs next: ``hashlib.scrypt`` releases the
     GIL, so the import costs no wall time. The answer is the same either way.
     """
@@ -124,3 +126,57 @@ def renewal(target: str | None, every_text: str | None) -> tuple[str | None, flo
     if every < 1:
         raise UsageError("--every must be at least 1s")
     return os.path.expanduser(target), every
+
+
+@dataclass(frozen=True, slots=True)
+class TokenPlan:
+    """A token to issue, checked before any password is asked or key loaded: for whom,
+    until when, and (``renew_into``) the file kept fresh every ``every`` seconds with
+    tokens that each last ``lifetime``."""
+
+    access_key: str
+    user_id: str
+    groups: list[str] | None
+    role: str
+    expires: datetime
+    lifetime: timedelta
+    renew_into: str | None = None
+    every: float = 0.0
+
+    def sign(self, key: Any, at: datetime | None = None) -> str:
+        """The token signed with ``key`` (``at``: a renewal made then, lasting
+        ``lifetime``)."""
+        from nodecli.tokens.wire import create_token
+
+        expires = self.expires if at is None else at + self.lifetime
+        return create_token(key, self.access_key, self.user_id, self.groups, self.role,
+                            expires)
+
+
+def plan_token(*, access_key: str, user_id: str, group_ids: str | None, role: str,
+               expires_at: str | None, renew_into: str | None, every: str | None,
+               now: datetime) -> TokenPlan:
+    """Check a token's options (exit 2 with the reason) and say what will be signed;
+    ``now`` is the clock tokens are signed on (the node's, with --clock-from-node)."""
+    from nodecli.timeparse import TimeParseError, describe_delta, parse_expiry
+    from nodecli.tokens.wire import DEFAULT_LIFETIME, build_payload, parse_group_ids
+
+    target, seconds = renewal(renew_into, every)
+    if expires_at is not None:
+        if target and not str(expires_at).strip().startswith("+"):
+            raise UsageError("--renew-into needs a relative --expires-at (+30m, +2h): "
+                             "each renewed token lasts that long")
+        try:
+            expires = parse_expiry(expires_at, now)
+        except TimeParseError as exc:
+            raise UsageError(f"--expires-at: {exc}") from None
+    else:
+        expires = now + DEFAULT_LIFETIME
+    lifetime = expires - now
+    if target and seconds >= lifetime.total_seconds():
+        raise UsageError(f"--every must be shorter than the token's lifetime "
+                         f"({describe_delta(lifetime.total_seconds())}): else the file "
+                         "would hold expired tokens")
+    groups = parse_group_ids(group_ids)
+    build_payload(access_key, user_id, groups, role, expires)  # refuses bad values (exit 2)
+    return TokenPlan(access_key, user_id, groups, role, expires, lifetime, target, seconds)

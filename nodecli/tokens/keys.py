@@ -16,10 +16,11 @@ the DER SubjectPublicKeyInfo (the OpenSSH presentation, computed over the X.509
 public-key structure that nodes receive as verification key). The hex form of the
 same digest is available too (:func:`fingerprint_hex`).
 
-RSA key validation (checking p, q, d... on load) costs ~0.3-0.5 s for 4096 bits. It is
-done once per key: after a key was generated here or validated on first use, the
-SHA-256 of its file is recorded in ``state/validated-keys.json`` (atomic write) and
-later loads of the very same bytes skip re-validation.
+RSA key validation (checking p, q, d... on load) is the slowest part of loading a large
+key (bench/tokens.py shows it). It is done once per key: after a key was generated here
+or validated on first use, the SHA-256 of its file is recorded in
+``state/validated-keys.json`` (atomic write) and later loads of the very same bytes skip
+re-validation.
 
 ``cryptography`` is imported inside the functions, never at module import.
 """

@@ -239,7 +239,7 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str,
     ``collection`` (``/events``, ``/ops/transfers``), and ``foreign_host`` says which
     host was named.
     """
-    from nodecli.http.links import LinkError, next_link, origin
+    from nodecli.http.links import LinkError, next_page
 
     asked = parse_qs(urlsplit(url).query).get("count")
     limit = int(asked[-1]) if asked and re.fullmatch(r"[0-9]{1,18}", asked[-1]) else None
@@ -248,12 +248,8 @@ def parse_page(body: bytes, link_header: str | None, url: str, base_url: str,
     problem = None
     foreign = None
     try:
-        next_url = next_link(link_header, url)
-        if next_url is not None and origin(next_url) != origin(base_url):
-            parts = urlsplit(next_url)
-            foreign = parts.netloc
-            next_url = (base_url.rstrip("/") + collection
-                        + (f"?{parts.query}" if parts.query else ""))
+        nxt = next_page(link_header, url, base_url, collection)
+        next_url, foreign = nxt.url, nxt.foreign_host
     except LinkError as exc:
         next_url, problem = None, f'the Link rel="next" header is not a usable URL ({exc})'
     if next_url is None:
