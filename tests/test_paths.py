@@ -1,4 +1,4 @@
-"""Where nodecli keeps its files: --home / NODECLI_HOME resolution without pathlib."""
+"""Where nodecli keeps its files: --home / NODECLI_HOME resolution."""
 
 from __future__ import annotations
 
@@ -46,13 +46,13 @@ def test_absolute_examples(home, expected):
     assert absolute(home) == expected
 
 
-def test_paths_are_strings_and_compare_by_value(tmp_path):
+def test_paths_are_paths_and_compare_by_value(tmp_path):
     paths = resolve_paths(tmp_path)
-    assert paths == Paths(str(tmp_path), str(tmp_path), str(tmp_path / "state"))
+    assert paths == Paths(tmp_path, tmp_path, tmp_path / "state")
     assert hash(paths) == hash(resolve_paths(str(tmp_path)))
-    assert paths.config_file == str(tmp_path / "config.toml")
-    assert paths.keys_dir == str(tmp_path / "keys")
-    assert all(isinstance(v, str) for v in paths.as_dict().values())
+    assert paths.config_file == tmp_path / "config.toml"
+    assert paths.keys_dir == tmp_path / "keys"
+    assert all(isinstance(v, str) for v in paths.as_dict().values())  # as JSON shows them
     with pytest.raises(AttributeError):
         paths.config_dir = "/elsewhere"  # type: ignore[misc]
 

@@ -339,7 +339,7 @@ def test_a_config_save_is_durable_in_order_with_its_backup_before_the_rename(sto
     events = _fsync_targets(monkeypatch)
     _add(store, "bob")
     cfg_tmp, bak_tmp = _temp(temp_name(store.path)), _temp(temp_name(store.paths.backup_file))
-    folder = store.paths.config_dir
+    folder = str(store.paths.config_dir)
     durable = [e for e in events if "config.cache" not in e[1]]  # (the cache: no syncs)
     assert durable == [
         ("fsync", cfg_tmp),  # the new config, written and synced first
@@ -374,7 +374,7 @@ def test_a_save_that_cannot_write_changes_nothing_and_restore_still_undoes(store
     monkeypatch.setattr(fsutil, "_write_all", full_disk)
     with pytest.raises(OSError, match="No space left") as exc:
         _add(store, "carol")
-    assert exc.value.filename in (store.path, store.paths.backup_file)
+    assert exc.value.filename in (str(store.path), str(store.paths.backup_file))
     monkeypatch.undo()
     assert Path(store.path).read_bytes() == before
     assert Path(store.paths.backup_file).read_bytes() == backup

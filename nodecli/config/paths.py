@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 APP_NAME = "nodecli"
 HOME_ENV = "NODECLI_HOME"
@@ -24,51 +25,50 @@ HOME_ENV = "NODECLI_HOME"
 
 @dataclass(frozen=True, slots=True)
 class Paths:
-    """The three folders, as absolute path strings, and the files nodecli keeps in them."""
+    """The three folders, absolute, and the files nodecli keeps in them."""
 
-    config_dir: str
-    data_dir: str
-    state_dir: str
-
-    @property
-    def config_file(self) -> str:
-        return os.path.join(self.config_dir, "config.toml")
+    config_dir: Path
+    data_dir: Path
+    state_dir: Path
 
     @property
-    def backup_file(self) -> str:
-        return os.path.join(self.config_dir, "config.toml.bak")
+    def config_file(self) -> Path:
+        return self.config_dir / "config.toml"
 
     @property
-    def lock_file(self) -> str:
-        return os.path.join(self.config_dir, ".config.lock")
+    def backup_file(self) -> Path:
+        return self.config_dir / "config.toml.bak"
 
     @property
-    def secrets_file(self) -> str:
-        return os.path.join(self.config_dir, "secrets.toml")
+    def lock_file(self) -> Path:
+        return self.config_dir / ".config.lock"
 
     @property
-    def keys_dir(self) -> str:
-        return os.path.join(self.data_dir, "keys")
+    def secrets_file(self) -> Path:
+        return self.config_dir / "secrets.toml"
+
+    @property
+    def keys_dir(self) -> Path:
+        return self.data_dir / "keys"
 
     def as_dict(self) -> dict[str, str]:
         return {
-            "config": self.config_file,
-            "backup": self.backup_file,
-            "secrets": self.secrets_file,
-            "keys": self.keys_dir,
-            "state": self.state_dir,
+            "config": str(self.config_file),
+            "backup": str(self.backup_file),
+            "secrets": str(self.secrets_file),
+            "keys": str(self.keys_dir),
+            "state": str(self.state_dir),
         }
 
 
 def absolute(path: str) -> str:
-    """``str(Path(path).expanduser().absolute())`` without importing pathlib: ``~``
-    expanded, relative to the working folder, repeated ``/`` and ``.`` parts dropped and
-    ``..`` kept (dropping it with the part before would be wrong where that part is a
-    symbolic link)."""
+    """``str(Path(path).expanduser().absolute())`` as a shell user means it: ``~``
+    expanded (``./~`` is a folder named ``~``, and ``~nobody-here`` stays as typed, where
+    pathlib would expand or raise), relative to the working folder, repeated ``/`` and
+    ``.`` parts dropped and ``..`` kept (dropping it with the part before would be wrong
+    where that part is a symbolic link)."""
     p = os.path.expanduser(path)
     if os.name != "posix":
-        from pathlib import Path
-
         return str(Path(p).absolute())
     if not p.startswith("/"):
         p = os.path.join(os.getcwd(), p)
@@ -80,12 +80,12 @@ def resolve_paths(home: str | os.PathLike[str] | None = None) -> Paths:
     """``home`` (from ``--home``) beats ``$NODECLI_HOME`` beats the platform folders."""
     chosen = os.fspath(home) if home else os.environ.get(HOME_ENV)
     if chosen:
-        root = absolute(chosen)
-        return Paths(config_dir=root, data_dir=root, state_dir=os.path.join(root, "state"))
+        root = Path(absolute(chosen))
+        return Paths(config_dir=root, data_dir=root, state_dir=root / "state")
     import platformdirs  # only when no home is set
 
     return Paths(
-        config_dir=platformdirs.user_config_dir(APP_NAME),
-        data_dir=platformdirs.user_data_dir(APP_NAME),
-        state_dir=platformdirs.user_state_dir(APP_NAME),
+        config_dir=Path(platformdirs.user_config_dir(APP_NAME)),
+        data_dir=Path(platformdirs.user_data_dir(APP_NAME)),
+        state_dir=Path(platformdirs.user_state_dir(APP_NAME)),
     )

@@ -24,6 +24,7 @@ keyring was unavailable is still found later.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Protocol
 
 from nodecli.config.paths import Paths, absolute
@@ -50,7 +51,7 @@ class FileBackend:
         self.paths = paths
 
     @property
-    def path(self) -> str:
+    def path(self) -> Path:
         return self.paths.secrets_file
 
     def _load(self) -> dict[str, str]:
@@ -166,7 +167,7 @@ def keyring_service(paths: Paths) -> str:
         default = absolute(platformdirs.user_config_dir("nodecli"))
     except ImportError:  # pragma: no cover - platformdirs is a dependency
         default = None
-    here = absolute(paths.config_dir)
+    here = absolute(str(paths.config_dir))
     if default is not None and here == default:
         return SERVICE_NAME
     return f"{SERVICE_NAME}@{here}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from nodecli.config import cache
@@ -39,7 +40,7 @@ HEADER = (
 _FIX_HINT = "fix the file by hand, or run 'nodecli config restore' to bring back the backup"
 
 
-def parse_toml_bytes(raw: bytes, source: str) -> dict[str, Any]:
+def parse_toml_bytes(raw: bytes, source: str | Path) -> dict[str, Any]:
     """TOML bytes to plain data (no model validation); ConfigError naming file and line."""
     import tomllib
 
@@ -60,14 +61,14 @@ def parse_toml_bytes(raw: bytes, source: str) -> dict[str, Any]:
         raise ConfigError(f"{source}: invalid TOML: nested too deeply") from None
 
 
-def validate_config_data(data: dict[str, Any], source: str) -> Config:
+def validate_config_data(data: dict[str, Any], source: str | Path) -> Config:
     try:
         return Config.from_dict(data)
     except ModelError as exc:
         raise ConfigError(f"{source}: {exc.text}", hint=_FIX_HINT) from None
 
 
-def parse_config_bytes(raw: bytes, source: str) -> Config:
+def parse_config_bytes(raw: bytes, source: str | Path) -> Config:
     """Parse and validate TOML bytes; every failure becomes one ConfigError line."""
     return validate_config_data(parse_toml_bytes(raw, source), source)
 
@@ -89,7 +90,7 @@ class ConfigStore:
         self.paths = paths
 
     @property
-    def path(self) -> str:
+    def path(self) -> Path:
         return self.paths.config_file
 
     @property
@@ -99,7 +100,7 @@ class ConfigStore:
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
-    def _read_bytes(self, path: str) -> bytes | None:
+    def _read_bytes(self, path: str | Path) -> bytes | None:
         from nodecli.fsutil import NotRegularFile, read_regular
 
         try:

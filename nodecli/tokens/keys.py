@@ -262,7 +262,7 @@ def _state_dir(state_dir: StrPath | None) -> str:
         return os.fspath(state_dir)
     from nodecli.config.paths import resolve_paths
 
-    return resolve_paths().state_dir
+    return os.fspath(resolve_paths().state_dir)
 
 
 def _validated_path(state_dir: StrPath | None) -> str:

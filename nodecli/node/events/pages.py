@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -410,7 +411,7 @@ class ListResult:
 
 def list_events(client: Client, flt: EventFilter, *, since: datetime | None = None,
                 token: str | None = None, count: int | None = None,
-                state_dir: str | None = None, log: Status | None = None) -> ListResult:
+                state_dir: str | Path | None = None, log: Status | None = None) -> ListResult:
     """One page, as the node returns it (after one cached GET /info for the version)."""
     info = node_info(client, state_dir, log=log)
     require_events(info, client.endpoint.label or client.endpoint.base_url)
@@ -436,7 +437,7 @@ def explain_404(exc: NotFoundError, info: NodeInfo | None) -> NodecliError:
     return exc
 
 
-def get_event(client: Client, event_id_: str, *, state_dir: str | None = None,
+def get_event(client: Client, event_id_: str, *, state_dir: str | Path | None = None,
               log: Status | None = None) -> dict[str, Any]:
     """GET /events/{id}; 404 explained (no such event, or a node older than 3.7.3)."""
     eid = event_id_.strip()
