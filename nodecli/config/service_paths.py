@@ -13,7 +13,7 @@ from nodecli.errors import UsageError
 TOP_LEVEL_PATH = "/operations"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ServicePaths:
     """Where the service keeps operations. ``{id}`` is the parent's id.
 

@@ -35,8 +35,9 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import urlencode
 
 from nodecli.emulator.server import HttpError, Reply, Request, Router
@@ -64,8 +65,10 @@ def iso_usec(usec: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
-class _Stored(NamedTuple):
-    """One stored event: a tuple of immutable values (a log of millions stays light)."""
+@dataclass(slots=True)
+class _Stored:
+    """One stored event (slots: a log of millions stays light; never changed once
+    stored)."""
 
     pos: int
     time: int  # microseconds

@@ -62,7 +62,7 @@ def _stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-@dataclass
+@dataclass(slots=True)
 class Operation:
     id: str
     type: str
@@ -102,7 +102,7 @@ class Operation:
         return f"/{collection}/{pid}/operations/{oid}"
 
 
-@dataclass
+@dataclass(slots=True)
 class ServiceState:
     """Everything the emulated collaboration service knows (under ``state.lock``)."""
 

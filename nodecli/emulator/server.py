@@ -41,7 +41,7 @@ class HttpError(Exception):
         self.body = body
 
 
-@dataclass
+@dataclass(slots=True)
 class Principal:
     """Who made the request. kind: node_user, access_key, bearer, service."""
 
@@ -51,7 +51,7 @@ class Principal:
     claims: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     method: str
     path: str
@@ -75,7 +75,7 @@ class Request:
             raise HttpError(400, "the request body is not valid JSON") from None
 
 
-@dataclass
+@dataclass(slots=True)
 class Reply:
     status: int = 200
     body: Any = None  # JSON-serialisable, or bytes for a raw body
@@ -92,7 +92,7 @@ class Reply:
 Handler = Callable[[Request], Reply]
 
 
-@dataclass
+@dataclass(slots=True)
 class Route:
     method: str
     pattern: re.Pattern[str]
@@ -118,7 +118,7 @@ class Router:
         return None, None, path_known
 
 
-@dataclass
+@dataclass(slots=True)
 class Faults:
     """Fault injection. Random faults by rate, plus a deterministic queue for tests.
 

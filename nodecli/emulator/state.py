@@ -16,7 +16,7 @@ from nodecli.emulator.server import HttpError, Principal, Request, parse_basic, 
 DEFAULT_NODE_VERSION = "4.4.5"
 
 
-@dataclass
+@dataclass(slots=True)
 class AccessKey:
     id: str
     secret_digest: str | None

@@ -28,7 +28,7 @@ LOGGING_KEY = "activity_event_logging"  # in the access key's "configuration" ob
 PER_KEY_LOGGING = (3, 8, 0)
 
 
-@dataclass
+@dataclass(slots=True)
 class FileNode:
     id: str
     path: str
@@ -44,7 +44,7 @@ class FileNode:
                 "size": self.size}
 
 
-@dataclass
+@dataclass(slots=True)
 class Permission:
     id: str
     file_id: str
@@ -59,7 +59,7 @@ class Permission:
                 "tags": self.tags}
 
 
-@dataclass
+@dataclass(slots=True)
 class Storage:
     """The emulated storage: a file tree with ids, and the permissions on it."""
 

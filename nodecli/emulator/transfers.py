@@ -24,7 +24,7 @@ FINAL = ("completed", "failed", "cancelled")
 FAIL_CODE, FAIL_DESC = 13, "remote host is not reachable (emulated failure)"
 
 
-@dataclass
+@dataclass(slots=True)
 class Transfer:
     id: str
     user: str

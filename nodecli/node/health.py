@@ -29,7 +29,7 @@ DEFAULTS = {"cert": (30 * 86400.0, 7 * 86400.0), "skew": (2.0, 5.0),
             "fresh": (3600.0, 86400.0), "token": (600.0, 60.0), "failed": (1.0, 10.0)}
 
 
-@dataclass
+@dataclass(slots=True)
 class Check:
     name: str
     state: str
@@ -42,7 +42,7 @@ class Check:
                 "value": self.value}
 
 
-@dataclass
+@dataclass(slots=True)
 class Thresholds:
     warn: dict[str, float] = field(default_factory=lambda: {k: v[0] for k, v in
                                                             DEFAULTS.items()})

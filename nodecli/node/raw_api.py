@@ -20,7 +20,7 @@ HEADER_RE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}):[ \t]*(.*)")
 ALL_2XX = tuple(range(200, 300))
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     method: str
     path: str

@@ -42,7 +42,7 @@ ENV = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class ServiceFlags:
     """What the command line said (None = not given)."""
 
@@ -56,7 +56,7 @@ class ServiceFlags:
     proxy: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ServiceTarget:
     """A resolved service; ``token`` is None when it must still be asked for."""
 
@@ -149,7 +149,7 @@ def resolve_service(
     return target.with_token(token, source) if token else target
 
 
-@dataclass
+@dataclass(slots=True)
 class SavedProfile:
     """What :func:`add_profile` did: the profile, what its token says, warnings."""
 

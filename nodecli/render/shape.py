@@ -16,7 +16,7 @@ from nodecli.errors import UsageError
 MAX_PATH_PARTS = 32
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Shape:
     fmt: str  # "json" (a query's result), "yaml", "raw", or "columns=..."
     query: Any  # a compiled JMESPath expression, or None

@@ -103,7 +103,7 @@ def check_statuses(values: Iterable[str]) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpRef:
     """Where one operation lives: its parent collection, parent id and its own id.
 
@@ -210,7 +210,7 @@ def locate(client: Client, op_id: str, *, paths: ServicePaths = DEFAULT_PATHS,
                      "or --group-membership ID")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ListPlan:
     """Which request ``list_operations`` sends (built and checked before any request)."""
 
@@ -312,7 +312,7 @@ def table_row(op: dict[str, Any]) -> dict[str, Any]:
             "created_at": op.get("created_at"), "updated_at": op.get("updated_at")}
 
 
-@dataclass
+@dataclass(slots=True)
 class WatchResult:
     operation: dict[str, Any]
     timed_out: bool

@@ -26,7 +26,7 @@ OPERATIONS_SCOPES: tuple[str, ...] = ("user:all", "admin:all")
 OPAQUE = "opaque: contents unknown"
 
 
-@dataclass
+@dataclass(slots=True)
 class TokenInfo:
     """What the pre-flight learnt from the token (decoded without a key).
 

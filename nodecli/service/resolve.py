@@ -36,7 +36,7 @@ USE_EXISTING, RENAME, RETRY, SKIP = "use-existing", "rename", "retry", "skip"
 CHOICES = (USE_EXISTING, RENAME, RETRY, SKIP)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Choice:
     """How to resolve one stopped operation: the PUT properties to send.
 
@@ -123,7 +123,7 @@ def is_conflict(op: dict[str, Any]) -> bool:
     return isinstance(data, dict) and data.get("type") == "folder_conflict"
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """One row of the resolve summary."""
 

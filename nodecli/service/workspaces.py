@@ -16,7 +16,7 @@ from nodecli.config.service_paths import DEFAULT_PATHS, ServicePaths
 from nodecli.service.operations import OpRef, as_operation
 
 
-@dataclass
+@dataclass(slots=True)
 class Created:
     """What POST /workspaces answered: the operation to follow (202) or the resource."""
 

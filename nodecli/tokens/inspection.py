@@ -19,7 +19,7 @@ from nodecli.tokens.wire import TokenError, claim_problems, decode_unverified, t
 _NODE_SCOPE = re.compile(r"node\.(?P<ak>[^:\s]+):(?P<role>[^:\s]+):(?P<res>[^:\s]+)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scope:
     """One scope name: ``node.AK:role:all``, ``user:all``, ``admin:all``, ``self``..."""
 
@@ -34,7 +34,7 @@ class Scope:
                 "role": self.role, "resource": self.resource}
 
 
-@dataclass
+@dataclass(slots=True)
 class Inspection:
     """What ``token inspect`` shows (machine form: :meth:`as_dict`)."""
 

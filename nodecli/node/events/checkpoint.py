@@ -30,7 +30,7 @@ LAST_IDS_KEPT = 100
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
-@dataclass
+@dataclass(slots=True)
 class Checkpoint:
     """Where a tail stands: after ``token`` (or, before the first page, after
     ``after_time``), then the events ``skip`` were already written."""

@@ -27,7 +27,7 @@ from nodecli.node.events.sinks import PipeSink, Sink
 DRAIN_SECONDS = 10.0
 
 
-@dataclass
+@dataclass(slots=True)
 class WrittenPage:
     """A page handed to the sink: ``done`` is the checkpoint once all of it was read."""
 

@@ -26,7 +26,7 @@ from nodecli.node.info import Status, node_info
 if TYPE_CHECKING:
     from nodecli.http.client import Client
 
-@dataclass
+@dataclass(slots=True)
 class NodeRun:
     """One node of a merged tail and how it went."""
 

@@ -102,7 +102,7 @@ class GracefulStop:
             time.sleep(seconds)
 
 
-@dataclass
+@dataclass(slots=True)
 class TailOptions:
     flt: EventFilter = field(default_factory=EventFilter)
     follow: bool = False
@@ -132,7 +132,7 @@ class TailOptions:
         validate_page_size(self.page_size)
 
 
-@dataclass
+@dataclass(slots=True)
 class TailState:
     """What the tail has done; ``token`` is the resume point (after the last full page)."""
 
