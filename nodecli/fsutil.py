@@ -16,6 +16,7 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 if TYPE_CHECKING:
@@ -102,6 +103,12 @@ def remove_stale_temps(folder: StrPath, names: Iterable[str], *,
         except OSError:
             continue
     return removed
+
+
+def user_path(text: str | os.PathLike[str]) -> Path:
+    """A path as the user typed it, with a leading ``~`` expanded as a shell does (an
+    unknown ``~user`` stays as typed, where ``Path.expanduser`` would raise)."""
+    return Path(os.path.expanduser(os.fspath(text)))
 
 
 def ensure_private_dir(path: P) -> P:

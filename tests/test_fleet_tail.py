@@ -17,6 +17,7 @@ import pytest
 from nodecli.emulator.app import build_server
 from nodecli.emulator.events import log_for
 from tests.conftest import nodecli_cmd, subprocess_env
+from tests.test_events_tail import wait_for
 
 
 def _free_port() -> int:
@@ -92,15 +93,6 @@ def test_one_node_down_is_an_error_line_without_follow(nodes, invoke, home):
             if json.loads(line)["node"] == "n1"] == ["1", "2"]
 
 
-def _wait(predicate, timeout: float = 20.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
 def test_a_node_down_at_the_start_joins_when_it_comes_up(nodes, invoke, emulator, home):
     port = _free_port()
     r = invoke("node", "add", "late", "--url", f"https://localhost:{port}", "--user", "admin",
@@ -118,11 +110,11 @@ def test_a_node_down_at_the_start_joins_when_it_comes_up(nodes, invoke, emulator
     reader.start()
     try:
         log_for(nodes[0].state).generate(3)
-        _wait(lambda: any("late: reconnecting (attempt 1," in line for line in lines))
-        _wait(lambda: _by_node(out).get("n1") == [1, 2, 3])  # the others flow meanwhile
+        wait_for(lambda: any("late: reconnecting (attempt 1," in line for line in lines))
+        wait_for(lambda: _by_node(out).get("n1") == [1, 2, 3])  # the others flow meanwhile
         late = build_server(emulator.paths, persist=False, port=port).start()
         log_for(late.state).generate(4)
-        _wait(lambda: _by_node(out).get("late") == [1, 2, 3, 4])
+        wait_for(lambda: _by_node(out).get("late") == [1, 2, 3, 4])
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
         reader.join(5)
@@ -148,7 +140,7 @@ def test_merged_file_is_exactly_once_per_node_across_sigkills(nodes, home):
             proc = subprocess.Popen(nodecli_cmd(*args), env=subprocess_env(),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             before = out.stat().st_size if out.exists() else 0
-            _wait(lambda b=before: out.exists() and out.stat().st_size > b + 2000)
+            wait_for(lambda b=before: out.exists() and out.stat().st_size > b + 2000)
             time.sleep(0.05 * round_)
             proc.kill()  # SIGKILL: no chance to save anything
             proc.wait(timeout=10)

@@ -24,6 +24,7 @@ class UserPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.startswith("~"):
+            # the text stays a string: a trailing "/" (a folder) means something here
             value = os.path.expanduser(value)
         return super().convert(value, param, ctx)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -80,16 +81,13 @@ def access_key_ids(paths: Paths, config: Any) -> set[str]:
     with contextlib.suppress(OSError):
         from nodecli.tokens.keys import PRIVATE_NAME
 
-        with os.scandir(paths.keys_dir) as entries:
-            ids.update(d.name for d in entries
-                       if os.path.isfile(os.path.join(d.path, PRIVATE_NAME)))
+        ids.update(d.name for d in paths.keys_dir.iterdir() if (d / PRIVATE_NAME).is_file())
     with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
         import json
 
         from nodecli.fsutil import read_regular  # never blocks (a FIFO is refused)
 
-        raw = read_regular(os.path.join(paths.state_dir, "emulator", "access_keys.json"),
-                           8 << 20)
+        raw = read_regular(paths.state_dir / "emulator" / "access_keys.json", 8 << 20)
         saved = json.loads(raw)
         ids.update(ak["id"] for ak in saved["access_keys"] if isinstance(ak.get("id"), str))
     return ids
@@ -99,11 +97,10 @@ def checkpoint_names(state_dir: str | os.PathLike[str]) -> set[str]:
     """Names given to ``events tail --resume NAME`` (``state/checkpoints/<node>/NAME@F.json``)."""
     names: set[str] = set()
     with contextlib.suppress(OSError):
-        for node_dir in os.listdir(os.path.join(state_dir, "checkpoints")):
+        for node_dir in (Path(state_dir) / "checkpoints").iterdir():
             with contextlib.suppress(OSError):
-                names.update(name.split("@", 1)[0] for name in
-                             os.listdir(os.path.join(state_dir, "checkpoints", node_dir))
-                             if name.endswith(".json") and "@" in name)
+                names.update(f.name.split("@", 1)[0] for f in node_dir.iterdir()
+                             if f.name.endswith(".json") and "@" in f.name)
     return names
 
 

@@ -3,7 +3,6 @@ nodecli.node.health), as a table, json, a Nagios plugin line or Prometheus text.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -150,8 +149,8 @@ def _local_key(app: App, client: Any) -> Any:
 
             return load_private_key(source.key_path).public_key()
         if ak:
-            path = os.path.join(app.paths.keys_dir, ak, "public.pem")
-            if os.path.exists(path):
+            path = app.paths.keys_dir / ak / "public.pem"
+            if path.exists():
                 from nodecli.tokens.keys import load_public_key
 
                 return load_public_key(path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -18,6 +19,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import get_secret
 from nodecli.cli.lazy import lazy_completer
 from nodecli.errors import NodecliError, UsageError
+from nodecli.fsutil import user_path
 from nodecli.render import sanitize
 from nodecli.timeparse import describe_delta, format_utc, utc_now
 from nodecli.tokens.keys import DEFAULT_BITS, PRIVATE_NAME, check_bits, public_path_for
@@ -42,27 +44,25 @@ def _cancelled() -> NodecliError:
     return NodecliError("no key pair: token not created")
 
 
-def _generate(app: App, path: str, bits: int, access_key: str) -> str:
-    from pathlib import Path
-
+def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
     from nodecli.cli.keys import generate_with_progress, report_new_key
 
-    info = generate_with_progress(app, Path(path), bits)
+    info = generate_with_progress(app, path, bits)
     report_new_key(app, info, access_key)
-    return info.private_path
+    return Path(info.private_path)
 
 
-def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> str:
+def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path:
     """The private key file the options name; without them, the access key's own."""
     key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
     if key_path:
-        return os.path.expanduser(key_path)
+        return user_path(key_path)
     if key_dir:
-        return os.path.join(os.path.expanduser(key_dir), PRIVATE_NAME)
-    return os.path.join(app.paths.keys_dir, access_key, PRIVATE_NAME)
+        return user_path(key_dir) / PRIVATE_NAME
+    return app.paths.keys_dir / access_key / PRIVATE_NAME
 
 
-def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> str:
+def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> Path:
     """The private key to sign with, creating a pair when asked to (docs/tokens.md)."""
     yes = bool(opts.get("yes"))
     key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
@@ -70,7 +70,7 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         raise UsageError("give --key-file-dir or --key-file-path, not both")
     if key_path or key_dir:
         path = _chosen_key_path(app, opts, access_key)
-        if os.path.lexists(path):
+        if path.is_symlink() or path.exists():
             return path
         if yes:
             return _generate(app, path, bits, access_key)
@@ -83,7 +83,7 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         return _generate(app, path, bits, access_key)
 
     default = _chosen_key_path(app, opts, access_key)
-    if os.path.exists(default):
+    if default.exists():
         app.term.info(f"using key {default}")
         return default
     if yes:
@@ -97,10 +97,11 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
         raise _cancelled()
     while True:
         answer = click.prompt("Private key file", default=str(default), err=True)
-        path = os.path.expanduser(answer)
-        if os.path.isdir(path) and not os.path.islink(path):
-            path = os.path.join(path, PRIVATE_NAME)
-        taken = [p for p in (path, public_path_for(path)) if os.path.lexists(p)]
+        path = user_path(answer)
+        if path.is_dir() and not path.is_symlink():
+            path = path / PRIVATE_NAME
+        taken = [p for p in (path, Path(public_path_for(path)))
+                 if p.is_symlink() or p.exists()]
         if not taken:
             return _generate(app, path, bits, access_key)
         app.term.warn(f"{taken[0]} already exists and is never overwritten: choose another name")
@@ -136,14 +137,14 @@ def _password_given(opts: dict[str, Any]) -> bool:
             or bool(os.environ.get("NODECLI_PASSWORD")))
 
 
-def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> str | None:
+def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path | None:
     """The key file :func:`resolve_key_path` will name when it exists already (then no
     question is asked and nothing is created), else None."""
     path = _chosen_key_path(app, opts, access_key)
-    return path if os.path.exists(path) else None
+    return path if path.exists() else None
 
 
-def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: str,
+def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: Path,
                                 sign: Callable[[Any], str]) -> tuple[Any, str] | None:
     """Load a known key and sign while scrypt checks the password in its thread (the
     hash is most of ``token create``). Nothing is shown or kept unless the password
@@ -228,7 +229,7 @@ def _clock_offset(app: App, where: str) -> float:
     return offset
 
 
-def _keep_renewing(app: App, path: str, every: float, sign: Callable[[Any], str],
+def _keep_renewing(app: App, path: Path, every: float, sign: Callable[[Any], str],
                    lifetime: Any, offset: float) -> None:
     """--renew-into: a fresh token in FILE every --every until Ctrl-C or SIGTERM."""
     from nodecli.errors import Interrupted

@@ -6,7 +6,6 @@ The token alone goes to stdout followed by a newline; every message goes to stde
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -149,7 +148,9 @@ def _load_verification_key(value: str) -> Any:
 
     if value.lstrip().startswith("-----BEGIN"):
         return load_public_key_pem(value, "--public-key")
-    return load_public_key(os.path.expanduser(value))
+    from nodecli.fsutil import user_path
+
+    return load_public_key(user_path(value))
 
 
 @token.command("verify")

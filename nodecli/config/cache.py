@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import marshal
-import os
 from binascii import crc32
+from pathlib import Path
 from typing import Any
 
 MAGIC = b"nodecli-config-cache 5\n"
 
 
-def load(path: str, raw: bytes) -> dict[str, Any] | None:
+def load(path: Path, raw: bytes) -> dict[str, Any] | None:
     """The parsed table cached for ``raw``; None when there is none (never an error)."""
     from nodecli.fsutil import read_regular
 
@@ -48,13 +48,13 @@ def load(path: str, raw: bytes) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def save(path: str, raw: bytes, data: dict[str, Any]) -> None:
+def save(path: Path, raw: bytes, data: dict[str, Any]) -> None:
     """Cache ``data``, the parsed table of ``raw``. Best effort, not synced: a cache that
     is missing, stale or torn is simply not used."""
     from nodecli.fsutil import atomic_write, ensure_private_dir
 
     with contextlib.suppress(OSError, ValueError):
         payload = marshal.dumps(data)
-        ensure_private_dir(os.path.dirname(path))
+        ensure_private_dir(path.parent)
         head = MAGIC + b"%d %d\n" % (len(raw), crc32(payload))
         atomic_write(path, head + raw + payload, durable=False, quiet=True)

@@ -87,7 +87,7 @@ class FileBackend:
 
         from nodecli.fsutil import atomic_write, ensure_private_dir
 
-        ensure_private_dir(os.path.dirname(self.path))
+        ensure_private_dir(self.path.parent)
         text = "# nodecli secrets: keep private (0600)\n" + tomli_w.dumps(
             {"secrets": dict(sorted(data.items()))})
         atomic_write(self.path, text.encode(), quiet=True)

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,11 +93,11 @@ class ConfigStore:
         return self.paths.config_file
 
     @property
-    def cache_path(self) -> str:
-        return os.path.join(self.paths.state_dir, "config.cache")
+    def cache_path(self) -> Path:
+        return self.paths.state_dir / "config.cache"
 
     def exists(self) -> bool:
-        return os.path.exists(self.path)
+        return self.path.exists()
 
     def _read_bytes(self, path: str | Path) -> bytes | None:
         from nodecli.fsutil import NotRegularFile, read_regular
@@ -177,13 +176,12 @@ class ConfigStore:
         if dryrun.active():
             raise dryrun.config_change(self.path, current, new)
         for target in (self.path, self.paths.backup_file):
-            if os.path.islink(target):  # refused before anything is written
+            if target.is_symlink():  # refused before anything is written
                 raise ConfigError(f"{target}: is a symbolic link; nodecli does not write "
                                   "through links", hint=f"replace the link with the file: "
                                   f"cp --remove-destination \"$(readlink -f {target})\" "
                                   f"{target}")
-        remove_stale_temps(self.paths.config_dir, (os.path.basename(self.path),
-                                                   os.path.basename(self.paths.backup_file)))
+        remove_stale_temps(self.paths.config_dir, (self.path.name, self.paths.backup_file.name))
         # The new file is written and synced first: if that fails (a full disk), the
         # config and its backup are left as they were. The backup is a copy of its own,
         # so config restore undoes exactly the last change that was made.

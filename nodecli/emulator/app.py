@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -80,4 +79,4 @@ def restart(server: EmulatorServer, down_for: float,
 def ca_file(paths: Paths, cert_days: int | None = None) -> str:
     """The CA of the emulator's certificate (one per ``cert_days`` asked for)."""
     folder = "tls" if cert_days is None else f"tls-{cert_days}d"
-    return os.path.join(paths.state_dir, "emulator", folder, "ca.pem")
+    return str(paths.state_dir / "emulator" / folder / "ca.pem")

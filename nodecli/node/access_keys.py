@@ -13,7 +13,6 @@ anything else.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -266,7 +265,9 @@ def read_public_key_pem(path: str) -> tuple[str, bool]:
     Returns ``(pem, derived)``; ``derived`` is True when the public key was computed
     from a private key (which is never sent anywhere).
     """
-    p = os.path.expanduser(path)
+    from nodecli.fsutil import user_path
+
+    p = user_path(path)
     raw = read_limited(p, MAX_PEM_BYTES, "PEM key file")
     from cryptography.hazmat.primitives import serialization
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import NodecliError
@@ -76,14 +77,14 @@ def _identity(client: Client) -> str:
     return f"{ep.base_url}|{ep.auth.kind}|{ep.auth.username or ep.auth.access_key or ''}"
 
 
-def _info_cache_file(state_dir: str | os.PathLike[str], who: str) -> str:
+def _info_cache_file(state_dir: str | os.PathLike[str], who: str) -> Path:
     """``state/cache/info-<crc32 of who>.json``. Two identities may share a name (a
     checksum, not a digest, so that a run need not import hashlib for a file name); the
     file names its identity, so one never reads the other's."""
     from binascii import crc32  # (zlib's CRC-32; the config cache has loaded binascii)
 
     crc = crc32(who.encode("utf-8", "surrogateescape"))
-    return os.path.join(state_dir, "cache", f"info-{crc:08x}.json")
+    return Path(state_dir) / "cache" / f"info-{crc:08x}.json"
 
 
 def logging_setting(info: dict[str, Any]) -> bool | None:
@@ -134,7 +135,7 @@ def node_info(client: Client, state_dir: str | os.PathLike[str] | None, *,
         from nodecli.fsutil import atomic_write, ensure_private_dir
 
         with contextlib.suppress(OSError):
-            ensure_private_dir(os.path.dirname(path))
+            ensure_private_dir(path.parent)
             atomic_write(path, json.dumps({"who": who, "version": version, "current_time": now,
                                            "fetched_at": info.fetched_at,
                                            "logging": logging}).encode(), quiet=True)

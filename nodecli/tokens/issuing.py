@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from nodecli.errors import AuthError, UsageError
@@ -83,7 +84,7 @@ def _warm_up_signing() -> None:
     )
 
 
-def renew_into(path: str, make: Callable[[], tuple[str, Any]], every: float, *,
+def renew_into(path: str | Path, make: Callable[[], tuple[str, Any]], every: float, *,
                wrote: Callable[[Any], None] | None = None,
                sleep: Callable[[float], None] | None = None,
                rounds: int | None = None) -> int:
@@ -108,10 +109,9 @@ def renew_into(path: str, make: Callable[[], tuple[str, Any]], every: float, *,
     return done
 
 
-def renewal(target: str | None, every_text: str | None) -> tuple[str | None, float]:
+def renewal(target: str | None, every_text: str | None) -> tuple[Path | None, float]:
     """``token create --renew-into FILE --every DURATION``: (FILE, seconds), checked
     before anything is asked."""
-    import os
 
     if (target is None) != (every_text is None):
         raise UsageError("--renew-into FILE and --every DURATION go together")
@@ -125,7 +125,9 @@ def renewal(target: str | None, every_text: str | None) -> tuple[str | None, flo
         raise UsageError(f"--every: {exc}") from None
     if every < 1:
         raise UsageError("--every must be at least 1s")
-    return os.path.expanduser(target), every
+    from nodecli.fsutil import user_path
+
+    return user_path(target), every
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +142,7 @@ class TokenPlan:
     role: str
     expires: datetime
     lifetime: timedelta
-    renew_into: str | None = None
+    renew_into: Path | None = None
     every: float = 0.0
 
     def sign(self, key: Any, at: datetime | None = None) -> str:

@@ -34,6 +34,7 @@ import json
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, ConflictError, NotFoundError, UsageError
@@ -137,10 +138,10 @@ def key_fingerprint_hex(key: RSAPublicKey | RSAPrivateKey) -> str:
 
 
 def _refuse_existing(path: str, force: bool) -> None:
-    if os.path.islink(path):
+    if Path(path).is_symlink():
         raise ConflictError(f"{path} is a symbolic link: refusing to write a key through it")
-    if os.path.exists(path):
-        if os.path.isdir(path):
+    if Path(path).exists():
+        if Path(path).is_dir():
             raise ConflictError(f"{path} is a folder")
         if not force:
             raise ConflictError(f"{path} already exists: not overwritten",
@@ -159,13 +160,13 @@ def write_key_pair(private_path: StrPath, key: RSAPrivateKey, *, force: bool = F
     if dryrun.active():
         raise dryrun.DryRunStop(f"would write the private key {private_path} (0600) and the "
                                 f"public key {public_path}; nothing was written (--dry-run)")
-    folder = os.path.dirname(private_path) or "."
-    if not os.path.exists(folder):
+    folder = Path(private_path).parent
+    if not folder.exists():
         ensure_private_dir(folder)
     data = private_pem_bytes(key)
     # The pair is written whole or not at all (a full disk must not leave a private key
     # without its public key, or a new public key beside the old private one).
-    if force and os.path.exists(private_path):
+    if force and Path(private_path).exists():
         # the new private key is written and synced, the public key replaced, then the
         # private key renamed into place (refuses links, 0600 from creation)
         with replacing(private_path, data, 0o600):
@@ -257,16 +258,16 @@ def _rsa_public(key: object, path: StrPath) -> RSAPublicKey:
     return key
 
 
-def _state_dir(state_dir: StrPath | None) -> str:
+def _state_dir(state_dir: StrPath | None) -> Path:
     if state_dir is not None:
-        return os.fspath(state_dir)
+        return Path(state_dir)
     from nodecli.config.paths import resolve_paths
 
-    return os.fspath(resolve_paths().state_dir)
+    return resolve_paths().state_dir
 
 
-def _validated_path(state_dir: StrPath | None) -> str:
-    return os.path.join(_state_dir(state_dir), VALIDATED_FILE)
+def _validated_path(state_dir: StrPath | None) -> Path:
+    return _state_dir(state_dir) / VALIDATED_FILE
 
 
 def _validated_hashes(state_dir: StrPath | None) -> list[str]:
@@ -289,7 +290,7 @@ def _remember_validated(file_hash: str, state_dir: StrPath | None) -> None:
         hashes.append(file_hash)
         hashes = hashes[-VALIDATED_KEEP:]
         path = _validated_path(state_dir)
-        ensure_private_dir(os.path.dirname(path))
+        ensure_private_dir(path.parent)
         body = {"comment": "SHA-256 of private key files already validated by nodecli",
                 "sha256": hashes}
         atomic_write(path, (json.dumps(body, indent=1) + "\n").encode("ascii"), quiet=True)

@@ -20,9 +20,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from nodecli.errors import UsageError
+from nodecli.fsutil import user_path
 
 MAX_SEEN = 8  # old tokens kept for redaction
 
@@ -60,7 +62,7 @@ class FileToken(_Seen):
 
     def __init__(self, path: str) -> None:
         super().__init__()
-        self.path = os.path.expanduser(path)
+        self.path = user_path(path)
         self.label = f"token file {path}"
         self._stamp: tuple[int, int, int, int] | None = None
         self._token: str | None = None
@@ -103,7 +105,7 @@ class MintedToken(_Seen):
                  group_ids: Sequence[str] = (), role: str = "user", ttl: float = 3600.0,
                  *, clock: Callable[[], float] = time.time, offset: float = 0.0) -> None:
         super().__init__()
-        self.key_path = os.path.expanduser(key_path)
+        self.key_path = user_path(key_path)
         self.access_key, self.user_id = access_key, user_id
         self.group_ids, self.role, self.ttl = list(group_ids), role, ttl
         self.margin = max(min(ttl / 5, 300.0), 1.0)
@@ -155,11 +157,11 @@ class MintedToken(_Seen):
 MAX_TOKEN_FILE = 1024 * 1024
 
 
-def read_token_file(path: str) -> str:
+def read_token_file(path: str | Path) -> str:
     """The token a file holds (a leading "Bearer " dropped); refused when empty."""
     from nodecli.fsutil import read_limited
 
-    p = os.path.expanduser(path)
+    p = user_path(path)
     raw = read_limited(p, MAX_TOKEN_FILE, "token file")
     token = raw.decode("utf-8", "replace").strip()
     if token.startswith("Bearer "):
