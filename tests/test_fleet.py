@@ -80,3 +80,36 @@ def test_events_list_over_many_nodes(fleet, invoke, log):
     assert r.stdout.splitlines()[0].split()[:3] == ["node", "id", "time"]
     r = invoke("events", "list", "--all-nodes", "--iteration-token", "1")
     assert r.exit_code == 2
+
+
+def test_ask_each_keeps_the_order_bounds_the_threads_and_isolates_each_node():
+    import threading
+    import time
+
+    from nodecli.errors import NodecliError
+    from nodecli.node.fleet import MAX_PARALLEL, TooLate, ask_each
+
+    lock = threading.Lock()
+    running, peak = [0], [0]
+
+    def ask(i: int) -> int:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            if i == 3:
+                raise NodecliError("boom")
+            time.sleep(2.0 if i == 5 else 0.02)  # node 5 hangs past the limit
+            return i * 2
+        finally:
+            with lock:
+                running[0] -= 1
+
+    results = ask_each([(f"n{i}", i) for i in range(20)], ask, within=1.0)
+    assert [name for name, _ in results] == [f"n{i}" for i in range(20)]
+    by_name = dict(results)
+    assert isinstance(by_name["n3"], NodecliError) and by_name["n3"].message == "boom"
+    assert isinstance(by_name["n5"], TooLate)
+    assert all(by_name[f"n{i}"] == i * 2 for i in range(20) if i not in (3, 5))
+    assert 1 < peak[0] <= MAX_PARALLEL
+    assert ask_each([], ask) == []

@@ -34,6 +34,7 @@ class NodeCollector:
         self.tokens: dict[str, str | None] = {n: None for n in names}
 
     def _node(self, name: str) -> dict[str, Any]:
+        from nodecli.node.fleet import count_event_types
         from nodecli.node.health import Thresholds, run_checks
         from nodecli.node.transfers import list_transfers
 
@@ -41,55 +42,23 @@ class NodeCollector:
         checks = run_checks(client, access_key=client.endpoint.auth.access_key,
                             local_key=None, thresholds=self.thresholds.get(name) or Thresholds())
         active = list_transfers(client, active=True)
-        self._count_events(name, client)
+        counts, self.tokens[name] = count_event_types(client, self.tokens[name],
+                                                      max_pages=MAX_EVENT_PAGES)
+        self.events[name].update(counts)
         return {"checks": checks, "active": active}
 
-    def _count_events(self, name: str, client: Any) -> None:
-        from datetime import UTC, datetime
-
-        from nodecli.node.events.pages import (
-            EventFilter,
-            build_params,
-            event_types,
-            fetch_page,
-            is_caught_up,
-        )
-
-        token = self.tokens[name]
-        params: list[tuple[str, str]] | None = build_params(
-            EventFilter(), since=None if token else datetime.now(UTC), token=token, count=1000)
-        target = "/events"
-        for _ in range(MAX_EVENT_PAGES):
-            page = fetch_page(client, target, params)
-            for event in page.events:
-                for kind in event_types(event)[-1:]:
-                    self.events[name][kind] += 1
-            used, self.tokens[name] = token, page.next_token or token
-            if is_caught_up(page, used) or page.next_url is None:
-                return
-            target, params, token = page.next_url, None, page.next_token
-
     def collect(self) -> Any:
-        from concurrent.futures import ThreadPoolExecutor
-        from concurrent.futures import TimeoutError as Late
-
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+        from nodecli.node.fleet import ask_each
         from nodecli.node.health import CODES
 
         with self.lock:  # scrapes never overlap
-            pool = ThreadPoolExecutor(max_workers=min(8, len(self.names)))
-            futures = {n: pool.submit(self._node, n) for n in self.names}
-            deadline = time.monotonic() + self.timeout
-            results: dict[str, Any] = {}
-            for name, future in futures.items():
-                try:
-                    results[name] = future.result(timeout=max(deadline - time.monotonic(), 0))
-                except Late:
-                    results[name] = "timed out"
-                except NodecliError as exc:
-                    results[name] = exc.message
-            pool.shutdown(wait=False, cancel_futures=True)  # a hung node is left behind
+            # a hung node is left behind, up 0: the page still comes
+            results: dict[str, Any] = {
+                name: (result.message if isinstance(result, NodecliError) else result)
+                for name, result in ask_each([(n, n) for n in self.names], self._node,
+                                             within=self.timeout)}
             up = GaugeMetricFamily("nodecli_up", "1 when the node answered in time",
                                    labels=["node"])
             state = GaugeMetricFamily("nodecli_health_state", "Check state: 0 ok, 1 warning, "

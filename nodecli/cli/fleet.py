@@ -15,7 +15,6 @@ from nodecli.errors import NodecliError, UsageError
 from nodecli.render import Column
 
 F = TypeVar("F", bound=Callable[..., Any])
-MAX_PARALLEL = 8
 
 
 def fleet_options(f: F) -> F:
@@ -78,25 +77,16 @@ def worst(failures: list[tuple[str, NodecliError]]) -> int:
 def run(app: App, conn: dict[str, Any], names: list[str],
         fetch: Callable[[Any], list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], int]:
     """``fetch(client)`` on every node; (rows with their node, the exit status)."""
-    from concurrent.futures import ThreadPoolExecutor
+    from nodecli.node.fleet import as_rows, ask_each
 
     opened, failures = open_all(app, conn, names)
 
-    def one(item: tuple[str, Any]) -> tuple[str, list[dict[str, Any]] | NodecliError]:
-        name, client = item
+    def one(client: Any) -> list[dict[str, Any]]:
         with client:
-            try:
-                return name, fetch(client)
-            except NodecliError as exc:
-                return name, exc
+            return fetch(client)
 
-    rows: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, len(opened)))) as pool:
-        for name, result in pool.map(one, opened):
-            if isinstance(result, NodecliError):
-                failures.append((name, result))
-            else:
-                rows += [{"node": name, **row} for row in result]
+    rows, failed = as_rows(ask_each(opened, one))
+    failures += failed
     report(app, failures)
     return rows, worst(failures)
 

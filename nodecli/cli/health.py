@@ -112,9 +112,8 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
              limits: dict[str, Any]) -> list[
         tuple[str, list[Any]]]:
     """Open every node's client here (a prompt stays on this thread), then check the
-    nodes side by side (at most 8 at once); a node that cannot be opened is one check."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    nodes side by side; a node that cannot be opened is one check."""
+    from nodecli.node.fleet import ask_each
     from nodecli.node.health import UNKNOWN, Check, run_checks
 
     prepared: list[tuple[str, Any, Any, Any]] = []
@@ -126,16 +125,18 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
             continue
         prepared.append((name, client, None, _local_key(app, client)))
 
-    def one(item: tuple[str, Any, Any, Any]) -> tuple[str, list[Any]]:
+    def one(item: tuple[str, Any, Any, Any]) -> list[Any]:
         name, client, problem, local = item
         if client is None:
-            return name, [Check("reachable", UNKNOWN, f"not checked: {problem.message}")]
+            return [Check("reachable", UNKNOWN, f"not checked: {problem.message}")]
         with client:
-            return name, run_checks(client, access_key=client.endpoint.auth.access_key,
-                                    local_key=local, thresholds=limits[name])
+            return run_checks(client, access_key=client.endpoint.auth.access_key,
+                              local_key=local, thresholds=limits[name])
 
-    with ThreadPoolExecutor(max_workers=min(8, len(prepared))) as pool:
-        return list(pool.map(one, prepared))
+    results = ask_each([(item[0], item) for item in prepared], one)
+    return [(name, result if isinstance(result, list) else
+             [Check("reachable", UNKNOWN, f"not checked: {result.message}")])
+            for name, result in results]
 
 
 def _local_key(app: App, client: Any) -> Any:
