@@ -146,27 +146,14 @@ def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path | N
 
 def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: Path,
                                 sign: Callable[[Any], str]) -> tuple[Any, str] | None:
-    """Load a known key and sign while scrypt checks the password in its thread (the
-    hash is most of ``token create``). Nothing is shown or kept unless the password
-    matched: a wrong one raises AuthError (exit 4) whatever happened meanwhile. None when
-    the key was never validated, or loading or signing failed: the caller then does it
-    after the check, as always (validating and recording a new key, or reporting the
-    problem in the usual order)."""
-    from nodecli.tokens.issuing import start_password_check
-    from nodecli.tokens.keys import load_private_key
+    """The password (asked here when it must be), then the domain's
+    :func:`~nodecli.tokens.issuing.sign_while_checking`."""
+    from nodecli.tokens.issuing import sign_while_checking
 
     password = get_secret(app, value=opts.get("password"),
                           from_stdin=bool(opts.get("password_stdin")),
                           prompt=f"Password for node user {user.name}")
-    finish = start_password_check(user, password)
-    result: tuple[Any, str] | None = None
-    try:
-        key = load_private_key(path, state_dir=app.paths.state_dir, known_only=True)
-        result = (key, sign(key))
-    except Exception:  # noqa: BLE001 - NotValidatedYet or a problem reported after the check
-        result = None
-    finish()
-    return result
+    return sign_while_checking(user, password, path, sign, state_dir=app.paths.state_dir)
 
 
 def create_from_options(app: App, opts: dict[str, Any]) -> None:

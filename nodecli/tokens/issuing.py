@@ -75,6 +75,27 @@ def start_password_check(user: Any, password: str) -> Callable[[], None]:
     return finish
 
 
+def sign_while_checking(user: Any, password: str, path: Path, sign: Callable[[Any], str], *,
+                        state_dir: Path) -> tuple[Any, str] | None:
+    """Load a known key and sign while scrypt checks the password in its thread (the
+    hash is most of ``token create``). Nothing is shown or kept unless the password
+    matched: a wrong one raises AuthError (exit 4) whatever happened meanwhile. None when
+    the key was never validated, or loading or signing failed: the caller then does it
+    after the check, as always (validating and recording a new key, or reporting the
+    problem in the usual order)."""
+    from nodecli.tokens.keys import load_private_key
+
+    finish = start_password_check(user, password)
+    result: tuple[Any, str] | None = None
+    try:
+        key = load_private_key(path, state_dir=state_dir, known_only=True)
+        result = (key, sign(key))
+    except Exception:  # noqa: BLE001 - NotValidatedYet or a problem reported after the check
+        result = None
+    finish()
+    return result
+
+
 def _warm_up_signing() -> None:
     """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
     from cryptography.hazmat.primitives import hashes  # noqa: F401
