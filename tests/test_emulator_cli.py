@@ -138,6 +138,27 @@ def test_one_process_serves_several_nodes(serve, invoke, home, tmp_path):
     assert not port_file.exists()
 
 
+def test_several_nodes_come_back_after_an_outage(serve, invoke, home):
+    _add_admin(home)
+    proc, _port, port_file = serve("--nodes", "2", "--outage-every", "2",
+                                   "--outage-length", "0.3")
+    ports = [int(p) for p in port_file.read_text().split()]
+    ca = home / "state" / "emulator" / "tls" / "ca.pem"
+    said = []
+    for line in proc.stderr:  # the emulator tells each outage on stderr
+        said.append(line)
+        if "back up" in line:
+            break
+    assert any("outage: down for 0.3 s" in line for line in said)
+    for port in ports:  # both serve again, on the same ports
+        r = invoke("node", "info", "--url", f"https://localhost:{port}", "--cacert", str(ca),
+                   "--user", "admin", "-o", "json", env={"NODECLI_PASSWORD": "admin-pass"})
+        assert r.exit_code == 0, r.stderr
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+
+
 def test_serve_port_in_use_is_one_clear_line(serve, run_cli, home):
     _add_admin(home)
     _proc, port, _ = serve("--no-tls")
