@@ -76,7 +76,8 @@ def test_merged_tail_to_stdout_and_a_file(nodes, invoke, home):
 
 def test_merged_tail_refuses_what_belongs_to_one_node(nodes, invoke, home):
     for args in (["--iteration-token", "5"], ["--checkpoint", str(home / "c.json")],
-                 ["--max-events", "3"], ["-o", "json"], ["--node", "n1"]):
+                 ["--max-events", "3"], ["-o", "json"], ["--node", "n1"],
+                 ["--to", str(home / "f.txt"), "-o", "plain"]):
         r = invoke("events", "tail", "--all-nodes", *args)
         assert r.exit_code == 2, (args, r.stderr)
         assert r.stderr.startswith("nodecli: error: ") and "Traceback" not in r.stderr
@@ -155,3 +156,29 @@ def test_merged_file_is_exactly_once_per_node_across_sigkills(nodes, home):
     for node, ids in seen.items():
         total = len(log_for(nodes[int(node[1]) - 1].state))
         assert ids == list(range(1, total + 1)), node  # in order, none lost, none twice
+
+
+def test_a_restart_finds_each_nodes_own_lines_after_its_checkpoint(tmp_path):
+    """What the SIGKILL test relies on, made to happen: lines of two nodes written after
+    node a's checkpoint, and a last line cut by the crash."""
+    from nodecli.node.events.checkpoint import Checkpoint
+    from nodecli.node.events.merged import SharedOutput
+    from nodecli.node.events.sinks import FileSink
+
+    path = tmp_path / "merged.jsonl"
+    path.write_text('{"node": "a", "id": "1"}\n')
+    first = FileSink(path, "jsonl")
+    cp = Checkpoint("1", output=first.position())  # a saved after its first line
+    first.close()
+    with path.open("a") as fh:
+        fh.write('{"node": "b", "id": "7"}\n{"node": "a", "id": "2"}\n'
+                 '{"node": "b", "id": "8"}\n{"node": "a", "id": "3"}\n{"node": "a", "i')
+    sink = FileSink(path, "jsonl")
+    try:
+        shared = SharedOutput(file=sink)
+        assert path.read_text().endswith('"id": "3"}\n')  # the cut line is gone
+        assert shared.sink_for("a").recover(cp) == ["2", "3"]
+        assert shared.sink_for("b").recover(cp) == ["7", "8"]
+        assert shared.sink_for("a").recover(None) == []
+    finally:
+        sink.close()

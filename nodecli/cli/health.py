@@ -60,10 +60,8 @@ def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
       nodecli node health --all-nodes -o nagios --warn cert=21d
       nodecli node health --nodes 'edge-*' -o prometheus > /var/lib/node_exporter/nodes.prom
     """
-    from nodecli.node.health import CODES, OK, Thresholds, worst
+    from nodecli.node.health import CODES, OK, worst
 
-    Thresholds().update(warn, "warn")  # a bad flag is refused before anything is asked
-    Thresholds().update(crit, "crit")
     conn = pop_node_options(kwargs)
     cfg = app.store.load()
     names = fleet.targets(app, conn, kwargs)

@@ -361,12 +361,7 @@ def glob_matcher(pattern: str) -> Callable[[tuple[str, ...]], bool]:
 
 def log_for(state: NodeState) -> EventLog:
     """The node's event log (created on first use)."""
-    with state.lock:
-        log = state.extensions.get("events")
-        if log is None:
-            log = EventLog(state)
-            state.extensions["events"] = log
-        return log
+    return state.extension("events", lambda: EventLog(state))
 
 
 def _one(req: Request, name: str) -> str | None:

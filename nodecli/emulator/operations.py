@@ -151,11 +151,7 @@ class ServiceState:
 
 
 def service_state(state: NodeState) -> ServiceState:
-    svc = state.extensions.get("service")
-    if svc is None:
-        svc = ServiceState()
-        state.extensions["service"] = svc
-    return svc
+    return state.extension("service", ServiceState)
 
 
 # -- tokens --------------------------------------------------------------------------------

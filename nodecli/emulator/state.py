@@ -6,14 +6,16 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from nodecli.config.paths import Paths
 from nodecli.emulator.server import HttpError, Principal, Request, parse_basic, secret_digest
 
 DEFAULT_NODE_VERSION = "4.4.5"
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -68,6 +70,15 @@ class NodeState:
         self.persist = persist
         if persist:
             self.load_access_keys()
+
+    def extension(self, key: str, make: Callable[[], T]) -> T:
+        """A feature module's state (its log, transfers, storage...), made on first use;
+        under the lock, so two first requests never make two."""
+        with self.lock:
+            value = self.extensions.get(key)
+            if value is None:
+                value = self.extensions[key] = make()
+            return cast(T, value)
 
     def reset(self) -> None:
         """Back to a fresh node (tests call this between cases)."""

@@ -131,11 +131,7 @@ def within(path: str, root: str) -> bool:
 
 
 def storage_of(state: NodeState) -> Storage:
-    with state.lock:
-        st = state.extensions.get("storage")
-        if st is None:
-            st = state.extensions["storage"] = Storage()
-        return st
+    return state.extension("storage", Storage)
 
 
 def root_of(state: NodeState, ak: AccessKey) -> FileNode:

@@ -190,13 +190,12 @@ def _event(t: Transfer, data: dict[str, Any], *, ended: bool) -> dict[str, Any]:
 
 
 def book_of(state: NodeState) -> TransferBook:
-    with state.lock:
-        book = state.extensions.get("transfer_book")
-        if book is None:
-            book = TransferBook(state)
-            state.extensions["transfer_book"] = book
-            state.reset_hooks.append(book.reset)
+    def make() -> TransferBook:
+        book = TransferBook(state)
+        state.reset_hooks.append(book.reset)
         return book
+
+    return state.extension("transfer_book", make)
 
 
 def _visible(req: Request, t: Transfer) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -130,12 +129,11 @@ def node_renderer(name: str, opts: TailOptions) -> Callable[
 def checkpoint_for(name: str, client: Client, opts: TailOptions, *, state_dir: str | Path,
                    resume_name: str | None, output_file: Path | None) -> CheckpointFile | None:
     """A node's own checkpoint: ``--resume NAME`` (per node already) or, beside the
-    output file, ``FILE.checkpoints/<profile>.json``."""
+    output file, ``FILE.checkpoints/<profile>.json`` (profile names are file-safe)."""
     if resume_name is not None:
         path = resume_path(state_dir, client, resume_name, opts.flt)
     elif output_file is not None:
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80] or "node"
-        path = Path(f"{output_file}.checkpoints") / f"{safe}.json"
+        path = Path(f"{output_file}.checkpoints") / f"{name}.json"
     else:
         return None
     return CheckpointFile(path, node=node_key(client), flt=opts.flt)
@@ -152,6 +150,9 @@ def merged_tail(runs: list[NodeRun], opts: TailOptions, *, state_dir: str | Path
     if opts.max_events is not None or opts.until_type is not None:
         raise UsageError("--max-events and --until-type count one node's events: not with "
                          "--nodes/--all-nodes")
+    if output_file is not None and opts.fmt != "jsonl":
+        # a restart finds each node's lines after its checkpoint by their node field
+        raise UsageError("a merged tail writes jsonl to a file (each line names its node)")
     from nodecli import dryrun
 
     if dryrun.active() and output_file is not None:
@@ -204,7 +205,8 @@ class _Counter:
         self.lock = threading.Lock()
 
     def for_node(self) -> Callable[[int, Any], None] | None:
-        if self.progress is None:
+        progress = self.progress
+        if progress is None:
             return None
         seen = [0]
 
@@ -212,8 +214,7 @@ class _Counter:
             with self.lock:
                 self.total += written - seen[0]
                 seen[0] = written
-                if self.progress is not None:
-                    self.progress(self.total, last_time)
+                progress(self.total, last_time)
 
         return one
 
