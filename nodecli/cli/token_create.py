@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,9 +34,36 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # -- creation (shared by `token create` and the classic root flags) ----------------------------
 
-def _require(opts: dict[str, Any], key: str, flag: str) -> str:
-    value = opts.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
+@dataclass(frozen=True, slots=True)
+class TokenRequest:
+    """What ``token create`` and ``-u NODEUSER --bearer-create`` were asked for, as typed
+    fields (the click options of both, by name)."""
+
+    user: str | None = None
+    password: str | None = None
+    password_stdin: bool = False
+    access_key: str | None = None
+    user_id: str | None = None
+    group_ids: str | None = None
+    expires_at: str | None = None
+    key_file_dir: str | None = None
+    key_file_path: str | None = None
+    scope_role: str = "admin"
+    token_key_length: int | None = None
+    yes: bool = False
+    renew_into: str | None = None
+    every: str | None = None
+    clock_from_node: str | None = None
+
+    @classmethod
+    def from_options(cls, opts: dict[str, Any]) -> TokenRequest:
+        """The request from click's parameters (those of other commands are ignored)."""
+        given = {f.name: opts[f.name] for f in fields(cls) if opts.get(f.name) is not None}
+        return cls(**given)
+
+
+def _require(value: str | None, flag: str) -> str:
+    if value is None or not value.strip():
         raise UsageError(f"{flag} is required to create a bearer token")
     return value
 
@@ -52,27 +80,24 @@ def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
     return Path(info.private_path)
 
 
-def _chosen_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path:
+def _chosen_key_path(app: App, req: TokenRequest, access_key: str) -> Path:
     """The private key file the options name; without them, the access key's own."""
-    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
-    if key_path:
-        return user_path(key_path)
-    if key_dir:
-        return user_path(key_dir) / PRIVATE_NAME
+    if req.key_file_path:
+        return user_path(req.key_file_path)
+    if req.key_file_dir:
+        return user_path(req.key_file_dir) / PRIVATE_NAME
     return app.paths.keys_dir / access_key / PRIVATE_NAME
 
 
-def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int) -> Path:
+def resolve_key_path(app: App, req: TokenRequest, access_key: str, bits: int) -> Path:
     """The private key to sign with, creating a pair when asked to (docs/tokens.md)."""
-    yes = bool(opts.get("yes"))
-    key_dir, key_path = opts.get("key_file_dir"), opts.get("key_file_path")
-    if key_dir and key_path:
+    if req.key_file_dir and req.key_file_path:
         raise UsageError("give --key-file-dir or --key-file-path, not both")
-    if key_path or key_dir:
-        path = _chosen_key_path(app, opts, access_key)
+    if req.key_file_path or req.key_file_dir:
+        path = _chosen_key_path(app, req, access_key)
         if path.is_symlink() or path.exists():
             return path
-        if yes:
+        if req.yes:
             return _generate(app, path, bits, access_key)
         if not app.term.interactive:
             raise UsageError(f"key file {path} does not exist and stdin is not a terminal: "
@@ -82,11 +107,11 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
             raise _cancelled()
         return _generate(app, path, bits, access_key)
 
-    default = _chosen_key_path(app, opts, access_key)
+    default = _chosen_key_path(app, req, access_key)
     if default.exists():
         app.term.info(f"using key {default}")
         return default
-    if yes:
+    if req.yes:
         return _generate(app, default, bits, access_key)
     if not app.term.interactive:
         raise UsageError(
@@ -110,17 +135,16 @@ def resolve_key_path(app: App, opts: dict[str, Any], access_key: str, bits: int)
 PASSWORD_ATTEMPTS = 3
 
 
-def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
+def _authenticate(app: App, req: TokenRequest, user: Any) -> None:
     """Check the node user's password; a typed one may be retried (3 attempts, like sudo)."""
     from nodecli.errors import AuthError
     from nodecli.tokens.issuing import check_issuer_password
 
-    prompted = (opts.get("password") is None and not opts.get("password_stdin")
+    prompted = (req.password is None and not req.password_stdin
                 and not os.environ.get("NODECLI_PASSWORD"))
     attempts = PASSWORD_ATTEMPTS if prompted else 1
     for attempt in range(1, attempts + 1):
-        password = get_secret(app, value=opts.get("password"),
-                              from_stdin=bool(opts.get("password_stdin")),
+        password = get_secret(app, value=req.password, from_stdin=req.password_stdin,
                               prompt=f"Password for node user {user.name}")
         try:
             check_issuer_password(user, password)
@@ -131,72 +155,41 @@ def _authenticate(app: App, opts: dict[str, Any], user: Any) -> None:
             app.term.warn("wrong password, try again")
 
 
-def _password_given(opts: dict[str, Any]) -> bool:
-    """Whether the password comes without a prompt (option, stdin or NODECLI_PASSWORD)."""
-    return (opts.get("password") is not None or bool(opts.get("password_stdin"))
-            or bool(os.environ.get("NODECLI_PASSWORD")))
-
-
-def _known_key_path(app: App, opts: dict[str, Any], access_key: str) -> Path | None:
-    """The key file :func:`resolve_key_path` will name when it exists already (then no
-    question is asked and nothing is created), else None."""
-    path = _chosen_key_path(app, opts, access_key)
-    return path if path.exists() else None
-
-
-def _sign_during_password_check(app: App, opts: dict[str, Any], user: Any, path: Path,
-                                sign: Callable[[Any], str]) -> tuple[Any, str] | None:
-    """The password (asked here when it must be), then the domain's
-    :func:`~nodecli.tokens.issuing.sign_while_checking`."""
-    from nodecli.tokens.issuing import sign_while_checking
-
-    password = get_secret(app, value=opts.get("password"),
-                          from_stdin=bool(opts.get("password_stdin")),
-                          prompt=f"Password for node user {user.name}")
-    return sign_while_checking(user, password, path, sign, state_dir=app.paths.state_dir)
-
-
-def create_from_options(app: App, opts: dict[str, Any]) -> None:
-    """Validate everything cheap first, then the user, the password, the key; print the token."""
+def create_token(app: App, req: TokenRequest) -> None:
+    """Validate everything cheap first, then the user, the password, the key; sign and
+    print the token."""
     from nodecli.tokens.issuing import check_issuer, plan_token
     from nodecli.tokens.keys import load_private_key
 
-    name = _require(opts, "user", "-u/--user (node user)")
-    access_key = _require(opts, "access_key", "--access-key")
-    user_id = _require(opts, "user_id", "--user-id")
-    bits_given = opts.get("token_key_length")
-    bits = check_bits(bits_given) if bits_given is not None else DEFAULT_BITS
-    if opts.get("renew_into") is not None or opts.get("every") is not None:
+    name = _require(req.user, "-u/--user (node user)")
+    access_key = _require(req.access_key, "--access-key")
+    user_id = _require(req.user_id, "--user-id")
+    bits = check_bits(req.token_key_length) if req.token_key_length is not None \
+        else DEFAULT_BITS
+    if req.renew_into is not None or req.every is not None:
         from nodecli.tokens.issuing import renewal
 
-        renewal(opts.get("renew_into"), opts.get("every"))  # before the node is asked
-    offset = _clock_offset(app, opts["clock_from_node"]) if opts.get("clock_from_node") \
-        else 0.0
+        renewal(req.renew_into, req.every)  # before the node is asked
+    offset = _clock_offset(app, req.clock_from_node) if req.clock_from_node else 0.0
     now = utc_now() + timedelta(seconds=offset)
-    plan = plan_token(access_key=access_key, user_id=user_id, group_ids=opts.get("group_ids"),
-                      role=opts.get("scope_role") or "admin", expires_at=opts.get("expires_at"),
-                      renew_into=opts.get("renew_into"), every=opts.get("every"), now=now)
-    if opts.get("key_file_dir") and opts.get("key_file_path"):
+    plan = plan_token(access_key=access_key, user_id=user_id, group_ids=req.group_ids,
+                      role=req.scope_role, expires_at=req.expires_at,
+                      renew_into=req.renew_into, every=req.every, now=now)
+    if req.key_file_dir and req.key_file_path:
         raise UsageError("give --key-file-dir or --key-file-path, not both")
 
     user = check_issuer(app.store.load(), name)
-    early = _known_key_path(app, opts, access_key) if _password_given(opts) else None
-    done = _sign_during_password_check(app, opts, user, early, plan.sign) if early else None
-    if early is None:
-        _authenticate(app, opts, user)
-    path = resolve_key_path(app, opts, access_key, bits)  # an existing key: no question
-    if done is not None and path == early:
-        key, token = done
-    else:
-        key = load_private_key(path, state_dir=app.paths.state_dir)
-        token = plan.sign(key)
-    if bits_given is not None and key.key_size != bits_given:
+    _authenticate(app, req, user)
+    path = resolve_key_path(app, req, access_key, bits)  # an existing key: no question
+    key = load_private_key(path, state_dir=app.paths.state_dir)
+    if req.token_key_length is not None and key.key_size != req.token_key_length:
         app.term.warn(f"{path} is an existing {key.key_size}-bit key: --token-key-length "
-                      f"{bits_given} applies only to new keys")
+                      f"{req.token_key_length} applies only to new keys")
     if plan.renew_into:
         _keep_renewing(app, plan.renew_into, plan.every, lambda at: plan.sign(key, at),
                        plan.lifetime, offset)
         return
+    token = plan.sign(key)
     app.term.data(token)
     app.term.flush()
     left = describe_delta((plan.expires - now).total_seconds())
@@ -251,7 +244,7 @@ def bearer_create_classic(app: App, opts: dict[str, Any]) -> None:
     if stray:
         flags = ", ".join(CLASSIC_FLAG_NAMES.get(k, "--" + k.replace("_", "-")) for k in stray)
         raise UsageError(f"--bearer-create does not take {flags}")
-    create_from_options(app, opts)
+    create_token(app, TokenRequest.from_options(opts))
 
 
 CLASSIC_TOKEN_KEYS = frozenset({

@@ -14,7 +14,7 @@ import click
 from nodecli.cli.app import App
 from nodecli.cli.common import UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
-from nodecli.cli.token_create import create_from_options, create_options
+from nodecli.cli.token_create import TokenRequest, create_options, create_token
 from nodecli.errors import UsageError
 from nodecli.render import sanitize
 from nodecli.timeparse import describe_delta, format_utc, utc_now
@@ -84,7 +84,7 @@ def create(app: App, **opts: Any) -> None:
     Without --key-file-*, the key pair in the home's keys/AK/ is used, or created when
     you agree (--yes without a terminal).
     """
-    create_from_options(app, opts)
+    create_token(app, TokenRequest.from_options(opts))
 
 
 @token.command("inspect")

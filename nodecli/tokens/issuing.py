@@ -43,66 +43,14 @@ def check_issuer(cfg: Any, name: str | None) -> Any:
 
 
 def check_issuer_password(user: Any, password: str) -> None:
-    """Verify ``password`` against the node user's stored hash (exit 4 when wrong).
-
-    The slow hash (scrypt, slow by design) runs in a thread while this thread imports
-    the signing stack, which token creation needs next: ``hashlib.scrypt`` releases the
-    GIL, so the import costs no wall time. The answer is the same either way.
-    """
-    finish = start_password_check(user, password)
-    _warm_up_signing()
-    finish()
-
-
-def start_password_check(user: Any, password: str) -> Callable[[], None]:
-    """Start verifying ``password`` (scrypt, in a thread); the returned function waits
-    for the verdict and raises :class:`AuthError` (exit 4) when it is not a match.
-
-    Whatever the caller does meanwhile must stay private until that function returned.
-    """
-    from nodecli.users.passwords import in_background, verify_password
+    """Verify ``password`` against the node user's stored hash (exit 4 when wrong)."""
+    from nodecli.users.passwords import verify_password
 
     if not getattr(user, "password_hash", None):
         raise AuthError(f"node user {user.name!r} has no password set",
                         hint=f"set one with: nodecli -mu {user.name}")
-    verdict = in_background(lambda: verify_password(password, user.password_hash),
-                            "password-check")
-
-    def finish() -> None:
-        if not verdict():
-            raise AuthError(f"wrong password for node user {user.name!r}")
-
-    return finish
-
-
-def sign_while_checking(user: Any, password: str, path: Path, sign: Callable[[Any], str], *,
-                        state_dir: Path) -> tuple[Any, str] | None:
-    """Load a known key and sign while scrypt checks the password in its thread (the
-    hash is most of ``token create``). Nothing is shown or kept unless the password
-    matched: a wrong one raises AuthError (exit 4) whatever happened meanwhile. None when
-    the key was never validated, or loading or signing failed: the caller then does it
-    after the check, as always (validating and recording a new key, or reporting the
-    problem in the usual order)."""
-    from nodecli.tokens.keys import load_private_key
-
-    finish = start_password_check(user, password)
-    result: tuple[Any, str] | None = None
-    try:
-        key = load_private_key(path, state_dir=state_dir, known_only=True)
-        result = (key, sign(key))
-    except Exception:  # noqa: BLE001 - NotValidatedYet or a problem reported after the check
-        result = None
-    finish()
-    return result
-
-
-def _warm_up_signing() -> None:
-    """Import what signing needs (cryptography's RSA, padding, hashes, PEM loading)."""
-    from cryptography.hazmat.primitives import hashes  # noqa: F401
-    from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: F401
-    from cryptography.hazmat.primitives.serialization import (  # noqa: F401
-        load_pem_private_key,
-    )
+    if not verify_password(password, user.password_hash):
+        raise AuthError(f"wrong password for node user {user.name!r}")
 
 
 def renew_into(path: str | Path, make: Callable[[], tuple[str, Any]], every: float, *,

@@ -114,26 +114,20 @@ def parse_restriction_args(values: Sequence[str]) -> list[str]:
         raise UsageError(str(exc)) from None
 
 
-def _start_hashing(source: PasswordSource | None) -> Callable[[], str | None]:
-    """Ask for the password (``source`` may be a prompt), check it, and start hashing it
-    in a thread; the returned function gives the hash (None without a password). scrypt
-    releases the interpreter lock, so the configuration is read and checked meanwhile:
-    at 10,000 users that hides most of the load behind the deliberately slow hash."""
+def _hash(source: PasswordSource | None) -> str | None:
+    """Ask for the password (``source`` may be a prompt), check it and hash it (None
+    without a password). Callers hash before taking the config lock: the hash is slow by
+    design, and other writers should not wait for it."""
     if source is None:
-        return lambda: None
+        return None
     password = source() if callable(source) else source
-    from nodecli.users.passwords import (
-        PasswordError,
-        check_password_text,
-        hash_password,
-        in_background,
-    )
+    from nodecli.users.passwords import PasswordError, check_password_text, hash_password
 
     try:
         check_password_text(password)
     except PasswordError as exc:
         raise UsageError(str(exc)) from None
-    return in_background(lambda: hash_password(password), "password-hash")
+    return hash_password(password)
 
 
 # -- pure operations over a Config --------------------------------------------------------
@@ -396,15 +390,15 @@ def add_user(store: Any, name: str, *, transfer_user: str, password: PasswordSou
              acls: Sequence[str] = ()) -> Outcome:
     """Add a node user. ``password`` may be a callable (a prompt), asked only after the
     name was checked against the stored users, so nobody types a password for a doomed
-    command. The hash is computed outside the lock (it is deliberately slow)."""
+    command. The hash is computed before the lock is taken (it is deliberately slow)."""
     validate_name(name, "node user name")
     validate_name(transfer_user, "transfer user name")
     if callable(password):
         check_can_add_user(store.load(), name, transfer_user)
-    hashed = _start_hashing(password)
+    password_hash = _hash(password)
     with store.edit() as cfg:
         warnings = apply_add_user(cfg, name, transfer_user=transfer_user,
-                                  password_hash=hashed(), acls=acls)
+                                  password_hash=password_hash, acls=acls)
     return Outcome(f"added node user {name!r} on transfer user {transfer_user!r}", warnings)
 
 
@@ -423,9 +417,8 @@ def modify_user(
         get_user(store.load(), name)  # fail before a prompt
     if transfer_user is not None:
         validate_name(transfer_user, "transfer user name")
-    hashed = _start_hashing(password)
+    password_hash = _hash(password)
     with store.edit() as cfg:
-        password_hash = hashed()
         warnings = apply_modify_user(cfg, name, password_hash=password_hash,
                                      transfer_user=transfer_user, acl_set=acl_set,
                                      acl_add=acl_add, acl_del=acl_del)

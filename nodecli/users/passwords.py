@@ -9,13 +9,9 @@ Using ``hashlib.scrypt`` keeps the crypto stack out of local commands.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 # base64, hashlib (OpenSSL), hmac and os.urandom are imported where used: every
 # command validates hashes on load, only a few compute them.
-
-T = TypeVar("T")
 
 DEFAULT_LOG_N = 15
 DEFAULT_R = 8
@@ -113,30 +109,3 @@ def verify_password(password: str, phc: str | None) -> bool:
     import hmac
 
     return hmac.compare_digest(actual, expected)
-
-
-def in_background(work: Callable[[], T], name: str = "scrypt") -> Callable[[], T]:
-    """Start ``work`` (a hash or a check: scrypt releases the interpreter lock, so the
-    caller's own work meanwhile costs no wall time) in a thread; the returned function
-    waits for it and gives its result, or raises what it raised, in the caller's thread."""
-    import threading
-
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append((True, work()))
-        except BaseException as exc:  # noqa: BLE001 - raised again by the caller's wait
-            outcome.append((False, exc))
-
-    worker = threading.Thread(target=run, name=name, daemon=True)
-    worker.start()
-
-    def wait() -> T:
-        worker.join()
-        ok, value = outcome[0]
-        if not ok:
-            raise value
-        return value
-
-    return wait
