@@ -173,3 +173,19 @@ def test_an_edit_updates_the_cache_to_the_new_bytes(store):
     source, data = _split(Path(store.cache_path).read_bytes())
     assert source == Path(store.path).read_bytes()
     assert "zed" in data["users"]
+
+
+def test_a_cache_written_by_another_version_of_nodecli_is_ignored(store):
+    """The cache skips the hash-format checks this version made when it wrote it: a
+    table cached by another version (whose checks may differ) is never used."""
+    _fill(store, 1)
+    source, data = _split(Path(store.cache_path).read_bytes())
+    data["users"]["carol"] = {"transfer_user": "web"}
+    mine = _cache(source, data)
+    Path(store.cache_path).write_bytes(mine)
+    assert set(store.load().users) == {"u0", "carol"}
+    from nodecli import __version__
+
+    other = mine.replace(MAGIC, MAGIC.replace(__version__.encode(), b"0.0.0.dev9"), 1)
+    Path(store.cache_path).write_bytes(other)
+    assert set(store.load().users) == {"u0"}

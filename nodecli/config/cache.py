@@ -3,9 +3,11 @@
 Parsing TOML in pure Python is most of what a command that reads a large config does;
 the cache keeps the parsed table (``marshal``, which reads back plain data without a
 parser) next to the exact bytes it came from. It is only a shortcut: a cache for other
-bytes, damaged or unreadable is ignored, and what it gives is validated by the model like
-a parse would be. It lives in the private state folder, 0600: it holds what config.toml
-holds (password hashes), and whoever can write it can write config.toml.
+bytes or another version of nodecli, damaged or unreadable is ignored. What it gives is
+validated by the model like a parse would be, except the format of each password hash,
+which was checked when the table was cached. It lives in the private state folder, 0600:
+it holds what config.toml holds (password hashes), and whoever can write it can write
+config.toml.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from binascii import crc32
 from pathlib import Path
 from typing import Any
 
-MAGIC = b"nodecli-config-cache 5\n"
+from nodecli import __version__
+
+# The version of nodecli is part of the key: a table cached by another version may not
+# pass this version's checks, and the model trusts the hash formats the cache gives. The
+# number goes up whenever the checks of the model change.
+MAGIC = b"nodecli-config-cache 6 " + __version__.encode("ascii") + b"\n"
 
 
 def load(path: Path, raw: bytes) -> dict[str, Any] | None:

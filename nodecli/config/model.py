@@ -208,8 +208,13 @@ class Config:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Config:
-        """Validate parsed TOML; raise :class:`ModelError` naming the bad field."""
+    def from_dict(cls, data: dict[str, Any], *, validated: bool = False) -> Config:
+        """Validate parsed TOML; raise :class:`ModelError` naming the bad field.
+
+        ``validated``: ``data`` passed this validation before, by this version of nodecli
+        (the parse cache holds only such tables, for the exact bytes they came from):
+        the format of each password hash, most of the cost of checking tens of
+        thousands of node users, is not checked again. Everything else is."""
         v = _Reader(data, [])
         version = v.opt("version", int, CONFIG_VERSION)
         if version > CONFIG_VERSION or version < 1:
@@ -235,7 +240,7 @@ class Config:
         users = v.sub("users")
         if users is not None:
             for name, data in users.data.items():
-                cfg.users[name] = _read_user(name, data, cfg)
+                cfg.users[name] = _read_user(name, data, cfg, hash_checked=validated)
 
         for name, r in v.tables("nodes"):
             r.only({"url", "user", "access_key", "bearer_file", "cacert", "insecure",
@@ -297,9 +302,11 @@ def _known_acls(acls: Any) -> bool:
         return False
 
 
-def _read_user(name: Any, data: Any, cfg: Config) -> NodeUser:
+def _read_user(name: Any, data: Any, cfg: Config, *, hash_checked: bool = False) -> NodeUser:
     """One ``[users.NAME]`` table. Written out rather than through :class:`_Reader`: a
-    config may hold tens of thousands of users, and every load checks each of them."""
+    config may hold tens of thousands of users, and every load checks each of them.
+    ``hash_checked``: the password's PHC format passed :func:`is_valid_hash` before (a
+    malformed one would only ever fail to verify)."""
     where = ["users", str(name)]
     if name.__class__ is not str or _NAME_RE.match(name) is None:
         try:
@@ -318,7 +325,7 @@ def _read_user(name: Any, data: Any, cfg: Config) -> NodeUser:
         raise ModelError([*where, "transfer_user"], f"unknown transfer user {xuser!r}")
     password = data.get("password")
     if password is not None and (password.__class__ is not str
-                                 or not is_valid_hash(password)):
+                                 or not (hash_checked or is_valid_hash(password))):
         raise ModelError([*where, "password"],
                          "is not a password hash (PHC string starting '$')"
                          if isinstance(password, str) else "must be a string")

@@ -122,7 +122,7 @@ class ConfigStore:
         cached = cache.load(self.cache_path, raw)
         if cached is not None:
             try:
-                return Config.from_dict(cached)
+                return Config.from_dict(cached, validated=True)
             except (ModelError, TypeError, AttributeError, RecursionError):
                 pass  # not what a parse gives: parse the file, which is the truth
         data = parse_toml_bytes(raw, self.path)
