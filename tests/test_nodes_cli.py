@@ -263,7 +263,8 @@ def test_profile_crud_and_secret_storage(invoke, emulator, home):
     assert add.exit_code == 0, add
     cfg_text = (home / "config.toml").read_text()
     assert "admin-pass" not in cfg_text
-    assert tomllib.loads(cfg_text)["nodes"]["emu"] == {"url": emulator.url, "user": "admin"}
+    assert tomllib.loads(cfg_text)["nodes"]["emu"] == {"url": emulator.url, "user": "admin",
+                                                       "secrets": "file"}
     secrets_file = home / "secrets.toml"
     assert stat.S_IMODE(os.stat(secrets_file).st_mode) == 0o600
     assert "admin-pass" in secrets_file.read_text()

@@ -81,7 +81,7 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
     ``need="bearer"`` refuses (exit 2) before any prompt when the resolved
     credentials are not a bearer token.
     """
-    from nodecli.config.secrets import find_secret
+    from nodecli.config.secrets import find_secret, recorded_place
     from nodecli.profiles.node import NodeFlags, resolve_node
 
     # Values click took from NODECLI_* variables are left to resolve_node, which reads
@@ -106,7 +106,7 @@ def open_node_client(app: App, conn: dict[str, Any], *, need: str | None = None)
     cfg = app.store.load()
 
     def lookup(key: str) -> str | None:
-        return find_secret(app.paths, key)[0]
+        return find_secret(app.paths, key, recorded_place(cfg, key))[0]
 
     target = resolve_node(cfg, flags, os.environ, lookup)
     endpoint = target.endpoint

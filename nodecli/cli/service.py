@@ -69,7 +69,6 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
       nodecli service add v2 --url https://collab.example.com --token-file t \\
           --operations-path /api/v2/operations
     """
-    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import add_profile, check_new_profile, check_url
 
     check_new_profile(app.store.load(), name, force)
@@ -85,14 +84,12 @@ def service_add(app: App, name: str, url: str, token_file: str | None, token_std
     elif not token_file:
         token = get_secret(app, value=None, env="NODECLI_TOKEN", what="service access token",
                            prompt="Access token", flags="--token-file, --token-stdin")
-    secrets = open_secrets(app.paths)
-    saved = add_profile(app.store, secrets, name, url, token=token, token_file=token_file,
+    saved = add_profile(app.store, app.paths, name, url, token=token, token_file=token_file,
                         cacert=cacert, insecure=insecure, make_default=make_default,
                         force=force, paths=paths, proxy=proxy, proxy_password=proxy_password)
     for warning in saved.warnings:
         app.term.warn(sanitize(warning))
-    backend = getattr(secrets, "name", "")
-    where = (("kept in the keyring" if backend == "keyring" else "kept in the secrets file")
+    where = (("kept in the keyring" if saved.backend == "keyring" else "kept in the secrets file")
              if saved.stored else f"read from {saved.profile.token_file} at each run")
     whose = ("an opaque token, its contents unknown" if saved.token_info.opaque
              else f"a token of {saved.token_info.who()}")
@@ -109,10 +106,9 @@ def service_list(app: App, output_format: str) -> None:
     Examples:
       nodecli service list -o json
     """
-    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import list_profiles
 
-    rows = list_profiles(app.store.load(), lambda: open_secrets(app.paths))
+    rows = list_profiles(app.store.load(), app.paths)
     app.term.table(rows, [Column("name", "name", whole=True), Column("url", "url"),
                           Column("token", "token", drop=1), Column("default", "default")],
                    output_format,
@@ -131,10 +127,9 @@ def service_show(app: App, name: str | None, output_format: str) -> None:
     Examples:
       nodecli service show prod
     """
-    from nodecli.config.secrets import open_secrets
     from nodecli.profiles.service import show_profile
 
-    data = show_profile(app.store.load(), open_secrets(app.paths), name)
+    data = show_profile(app.store.load(), app.paths, name)
     if output_format == "json":
         app.term.json(data)
         return
@@ -165,7 +160,6 @@ def service_remove(app: App, name: str, yes: bool) -> None:
     Examples:
       nodecli service remove staging --yes
     """
-    from nodecli.config.secrets import open_secrets
     from nodecli.profiles import unknown_profile
     from nodecli.profiles.service import remove_profile
 
@@ -174,7 +168,7 @@ def service_remove(app: App, name: str, yes: bool) -> None:
         raise unknown_profile("service", name, services)
     if not confirm(app, f"Remove service profile {name!r} and its stored token?", yes=yes):
         raise NodecliError("cancelled: nothing removed")
-    remove_profile(app.store, open_secrets(app.paths), name)
+    remove_profile(app.store, app.paths, name)
     app.term.success(f"removed service profile {name!r}")
 
 

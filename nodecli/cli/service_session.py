@@ -87,7 +87,7 @@ class ServiceSession:
 
 def open_service_client(app: App, conn: dict[str, Any], what: str = "this call") -> Any:
     """Resolve service + token (prompting on a terminal), run the pre-flight, open."""
-    from nodecli.config.secrets import open_secrets
+    from nodecli.config.secrets import find_secret, recorded_place
     from nodecli.profiles.service import ServiceFlags, resolve_service
     from nodecli.service.preflight import preflight
 
@@ -98,10 +98,12 @@ def open_service_client(app: App, conn: dict[str, Any], what: str = "this call")
                                               conn.get("service_paths")),
                          proxy=conn.get("service_proxy"))
 
-    def lookup(key: str) -> str | None:
-        return open_secrets(app.paths).get(key)
+    cfg = app.store.load()
 
-    target = resolve_service(app.store.load(), flags, os.environ, lookup)
+    def lookup(key: str) -> str | None:
+        return find_secret(app.paths, key, recorded_place(cfg, key))[0]
+
+    target = resolve_service(cfg, flags, os.environ, lookup)
     if target.token is None:
         token = get_secret(app, value=None, env=None, what="service access token",
                            prompt="Access token",

@@ -91,6 +91,8 @@ class NodeUser:
         return d
 
 
+#: where a profile's stored secrets are: the secret store's backends, or nowhere
+SECRET_PLACES = ("file", "keyring", "none")
 MINT_TTL_RANGE = (10, 30 * 86400)  # seconds a minted token may last
 #: what [defaults] output may say (applied where a command has that format)
 OUTPUT_DEFAULTS = ("table", "wide", "json", "jsonl", "csv", "yaml")
@@ -132,11 +134,13 @@ class NodeProfile:
     # `node health` thresholds of this node, as its --warn/--crit take them
     health_warn: str | None = None
     health_crit: str | None = None
+    # where its stored secrets are (SECRET_PLACES); None: not recorded, look everywhere
+    secrets: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
         for key in ("user", "access_key", "bearer_file", "cacert", "access_key_header",
-                    "proxy", "health_warn", "health_crit"):
+                    "proxy", "health_warn", "health_crit", "secrets"):
             value = getattr(self, key)
             if value is not None:
                 d[key] = value
@@ -160,11 +164,14 @@ class ServiceProfile:
     insecure: bool = False
     paths: dict[str, str] = field(default_factory=dict)
     proxy: str | None = None
+    secrets: str | None = None  # as NodeProfile.secrets
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"url": self.url}
         if self.token_file is not None:
             d["token_file"] = self.token_file
+        if self.secrets is not None:
+            d["secrets"] = self.secrets
         if self.cacert is not None:
             d["cacert"] = self.cacert
         if self.proxy is not None:
@@ -244,7 +251,8 @@ class Config:
 
         for name, r in v.tables("nodes"):
             r.only({"url", "user", "access_key", "bearer_file", "cacert", "insecure",
-                    "access_key_header", "proxy", "mint", "health_warn", "health_crit"})
+                    "access_key_header", "proxy", "mint", "health_warn", "health_crit",
+                    "secrets"})
             cfg.nodes[name] = NodeProfile(
                 name=name,
                 url=_check_url(r, "url"),
@@ -258,10 +266,11 @@ class Config:
                 mint=_mint(r),
                 health_warn=r.opt("health_warn", str, None),
                 health_crit=r.opt("health_crit", str, None),
+                secrets=_secret_place(r),
             )
 
         for name, r in v.tables("services"):
-            r.only({"url", "token_file", "cacert", "insecure", "paths", "proxy"})
+            r.only({"url", "token_file", "cacert", "insecure", "paths", "proxy", "secrets"})
             cfg.services[name] = ServiceProfile(
                 name=name,
                 url=_check_url(r, "url"),
@@ -270,6 +279,7 @@ class Config:
                 insecure=r.opt("insecure", bool, False),
                 paths=_service_paths(r),
                 proxy=_check_proxy(r),
+                secrets=_secret_place(r),
             )
 
         defaults = v.sub("defaults")
@@ -350,6 +360,13 @@ def _check_proxy(r: _Reader) -> str | None:
     except ProxyError as exc:
         raise r._fail("proxy", exc.message) from None
     return str(value)
+
+
+def _secret_place(r: _Reader) -> str | None:
+    value = r.opt("secrets", str, None)
+    if value is not None and value not in SECRET_PLACES:
+        raise r._fail("secrets", f"must be one of {', '.join(SECRET_PLACES)}")
+    return value
 
 
 def _mint(r: _Reader) -> MintSettings | None:

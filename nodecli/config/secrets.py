@@ -246,15 +246,47 @@ def store_secret(paths: Paths, key: str, value: str) -> SecretBackend:
     return backend
 
 
-def find_secret(paths: Paths, key: str) -> tuple[str | None, SecretBackend | None]:
-    """The secret for ``key`` and the backend holding it (preferred one first, then file)."""
+def find_secret(paths: Paths, key: str,
+                where: str | None = None) -> tuple[str | None, SecretBackend | None]:
+    """The secret for ``key`` and the backend holding it.
+
+    ``where`` is where the profile recorded its secrets (``model.SECRET_PLACES``):
+    ``none`` opens nothing; ``file`` reads only the 0600 file, so the keyring package
+    (slow to import) stays unloaded; ``keyring`` asks the keyring, then the file. Not
+    recorded (profiles saved by earlier versions): the file, then the keyring. A store
+    keeps a secret in one place, and a copy in the file is the newer one (the keyring
+    failed when it was stored). ``NODECLI_SECRETS_BACKEND`` wins over the record.
+    """
+    if _forced():
+        return _find_in_preferred(paths, key)
+    if where == "none":
+        return None, None
+    file_backend = FileBackend(paths)
+    if where != "keyring":
+        value = file_backend.get(key)
+        if value is not None:
+            return value, file_backend
+        if where == "file":
+            return None, None
+    kr = _usable_keyring(paths)
+    if kr is not None:
+        try:
+            value = kr.get(key)
+        except ConfigError:
+            value = None  # a keyring that fails now: the file may still hold it
+        if value is not None:
+            return value, kr
+    if where == "keyring":
+        value = file_backend.get(key)
+        if value is not None:
+            return value, file_backend
+    return None, None
+
+
+def _find_in_preferred(paths: Paths, key: str) -> tuple[str | None, SecretBackend | None]:
+    """With a forced backend: that one, then the file."""
     backend = open_secrets(paths)
-    try:
-        value = backend.get(key)
-    except ConfigError:
-        if _forced() or not isinstance(backend, KeyringBackend):
-            raise
-        value = None  # a keyring that fails now: the file may still hold it
+    value = backend.get(key)
     if value is not None:
         return value, backend
     if not isinstance(backend, FileBackend):
@@ -265,9 +297,30 @@ def find_secret(paths: Paths, key: str) -> tuple[str | None, SecretBackend | Non
     return None, None
 
 
-def delete_secret(paths: Paths, key: str) -> None:
-    """Forget ``key`` everywhere it may be (keyring and file)."""
-    kr = _usable_keyring(paths)
-    if kr is not None:
-        kr.delete(key)
+def recorded_place(cfg: Any, key: str) -> str | None:
+    """Where the profile that ``key`` belongs to (``node:NAME``, ``service:NAME``, with
+    ``:proxy`` for its proxy password) recorded its secrets; None when not recorded."""
+    kind, _, rest = key.partition(":")
+    table = {"node": cfg.nodes, "service": cfg.services}.get(kind, {})
+    profile = table.get(rest.split(":", 1)[0])
+    return profile.secrets if profile is not None else None
+
+
+def place_of(backends: list[SecretBackend | None]) -> str | None:
+    """What a profile records (``model.SECRET_PLACES``) after storing its secrets in
+    ``backends`` (None: that secret was not stored): the one place they all went, or
+    None when they went to different places (then every place is searched)."""
+    names = {b.name for b in backends if b is not None}
+    if not names:
+        return "none"
+    return names.pop() if len(names) == 1 else None
+
+
+def delete_secret(paths: Paths, key: str, where: str | None = None) -> None:
+    """Forget ``key`` everywhere it may be: the file, and the keyring unless the profile
+    recorded that its secrets are elsewhere (``where``: see :func:`find_secret`)."""
+    if where not in ("file", "none") or _forced():
+        kr = _usable_keyring(paths)
+        if kr is not None:
+            kr.delete(key)
     FileBackend(paths).delete(key)

@@ -84,3 +84,36 @@ def proxy_secret_key(kind: str, name: str) -> str:
     from nodecli.config.secrets import secret_key
 
     return secret_key(kind, name) + ":proxy"
+
+
+def keep_secrets(store: Any, paths: Any, kind: str, name: str, secret: str | None,
+                 proxy_password: str | None) -> list[Any]:
+    """Store the secret and proxy password of the saved profile ``kind:name``, forget
+    those it does not have, and record in the profile where they went: later reads open
+    only that place (the keyring package is slow to import). Called after the profile
+    was saved, outside the config lock (the file backend takes the same lock). Returns
+    the backend that holds each (None: not stored)."""
+    from nodecli.config.secrets import delete_secret, place_of, secret_key, store_secret
+
+    stored: list[Any] = []
+    for key, value in ((secret_key(kind, name), secret),
+                       (proxy_secret_key(kind, name), proxy_password)):
+        if value:
+            stored.append(store_secret(paths, key, value))
+        else:
+            delete_secret(paths, key)
+            stored.append(None)
+    place = place_of(stored)
+    with store.edit() as cfg:
+        profile = (cfg.nodes if kind == "node" else cfg.services).get(name)
+        if profile is not None:
+            profile.secrets = place
+    return stored
+
+
+def forget_secrets(paths: Any, kind: str, name: str, where: str | None) -> None:
+    """Delete the stored secrets of a removed profile (``where``: its record)."""
+    from nodecli.config.secrets import delete_secret, secret_key
+
+    delete_secret(paths, secret_key(kind, name), where)
+    delete_secret(paths, proxy_secret_key(kind, name), where)

@@ -268,8 +268,6 @@ def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None 
     The first profile saved becomes the default. ``replace`` overwrites an existing
     profile of the same name (its stored secret is replaced or removed).
     """
-    from nodecli.config.secrets import delete_secret, store_secret
-
     profile = validate_profile(spec)
     if secret is not None and not (profile.user or profile.access_key):
         raise UsageError("a secret needs --user or --access-key to go with it")
@@ -280,37 +278,25 @@ def add_profile(store: Any, paths: Paths, spec: ProfileSpec, secret: str | None 
         cfg.nodes[profile.name] = profile
         if make_default or not cfg.default_node:
             cfg.default_node = profile.name
-    # outside the config lock: the file backend takes the same lock
-    key = secret_key("node", profile.name)
-    if secret:
-        store_secret(paths, key, secret)
-    elif replace:
-        delete_secret(paths, key)
-    from nodecli.profiles import proxy_secret_key
+    from nodecli.profiles import keep_secrets
 
-    if proxy_password:
-        store_secret(paths, proxy_secret_key("node", profile.name), proxy_password)
-    elif replace:
-        delete_secret(paths, proxy_secret_key("node", profile.name))
+    keep_secrets(store, paths, "node", profile.name, secret, proxy_password)
     return show_profile(store.load(), paths, profile.name)
 
 
 def remove_profile(store: Any, paths: Paths, name: str) -> bool:
     """Delete a profile and its stored secret; return True if it was the default."""
-    from nodecli.config.secrets import delete_secret
+    from nodecli.profiles import forget_secrets
 
     was_default = False
     with store.edit() as cfg:
         if name not in cfg.nodes:
             raise unknown_profile("node", name, cfg.nodes)
-        del cfg.nodes[name]
+        where = cfg.nodes.pop(name).secrets
         if cfg.default_node == name:
             cfg.default_node = None
             was_default = True
-    delete_secret(paths, secret_key("node", name))
-    from nodecli.profiles import proxy_secret_key
-
-    delete_secret(paths, proxy_secret_key("node", name))
+    forget_secrets(paths, "node", name, where)
     return was_default
 
 
@@ -367,7 +353,7 @@ def show_profile(cfg: Config, paths: Paths, name: str | None) -> dict[str, Any]:
     p = cfg.nodes.get(name)
     if p is None:
         raise unknown_profile("node", name, cfg.nodes)
-    value, backend = find_secret(paths, secret_key("node", name))
+    value, backend = find_secret(paths, secret_key("node", name), p.secrets)
     preferred = open_secrets(paths)
     return {
         "name": p.name, "default": p.name == cfg.default_node, "url": p.url,

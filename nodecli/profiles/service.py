@@ -157,6 +157,7 @@ class SavedProfile:
     token_info: TokenInfo
     stored: bool  # token kept in the secret store (else read from token_file)
     warnings: list[str]
+    backend: str | None = None  # the secret store's backend that keeps the token
 
 
 def check_new_profile(cfg: Config, name: str, force: bool = False) -> str:
@@ -174,7 +175,7 @@ def check_new_profile(cfg: Config, name: str, force: bool = False) -> str:
     return name
 
 
-def add_profile(store: Any, secrets: Any, name: str, url: str, *,
+def add_profile(store: Any, secret_paths: Any, name: str, url: str, *,
                 token: str | None = None, token_file: str | None = None,
                 cacert: str | None = None, insecure: bool = False,
                 make_default: bool = False, force: bool = False,
@@ -182,7 +183,8 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
                 proxy_password: str | None = None) -> SavedProfile:
     """Save a service profile (locked config edit) and its token.
 
-    Exactly one of ``token`` (kept in ``secrets`` under ``service:NAME``) or
+    Exactly one of ``token`` (kept in the secret store of ``secret_paths`` under
+    ``service:NAME``) or
     ``token_file`` (its absolute path is saved; the file is read at every call). The
     token may be opaque (not the documented envelope); an envelope token that expired or
     lacks the needed scope is saved with a warning. The first profile becomes the
@@ -229,8 +231,6 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
         parse_proxy(proxy, "--proxy")
     profile = ServiceProfile(name, url, token_file=path, cacert=cacert, insecure=insecure,
                              paths=dict(paths or {}), proxy=proxy or None)
-    if path is None:
-        secrets.set(secret_key("service", name), token)
     with store.edit() as cfg:
         if name in cfg.services and not force:
             raise ConflictError(f"service profile {name!r} already exists",
@@ -238,67 +238,55 @@ def add_profile(store: Any, secrets: Any, name: str, url: str, *,
         cfg.services[name] = profile
         if make_default or not cfg.default_service:
             cfg.default_service = name
-    if path is not None:
-        # a token stored by an earlier 'add' is obsolete
-        secrets.delete(secret_key("service", name))
-    from nodecli.profiles import proxy_secret_key
+    from nodecli.profiles import keep_secrets
 
-    if proxy_password:
-        secrets.set(proxy_secret_key("service", name), proxy_password)
-    else:
-        secrets.delete(proxy_secret_key("service", name))
-    return SavedProfile(profile, info, path is None, warnings)
+    # (a token stored by an earlier 'add' is forgotten when the token is now a file)
+    held = keep_secrets(store, secret_paths, "service", name, token if path is None else None,
+                        proxy_password)
+    return SavedProfile(profile, info, path is None, warnings,
+                        held[0].name if held[0] is not None else None)
 
 
-def remove_profile(store: Any, secrets: Any, name: str) -> None:
+def remove_profile(store: Any, secret_paths: Any, name: str) -> None:
     """Delete a profile, its stored token, and the default if it was the default."""
+    from nodecli.profiles import forget_secrets
+
     with store.edit() as cfg:
         if name not in cfg.services:
             raise unknown_profile("service", name, cfg.services)
-        del cfg.services[name]
+        where = cfg.services.pop(name).secrets
         if cfg.default_service == name:
             cfg.default_service = None
-    secrets.delete(secret_key("service", name))
-    from nodecli.profiles import proxy_secret_key
-
-    secrets.delete(proxy_secret_key("service", name))
+    forget_secrets(secret_paths, "service", name, where)
 
 
-def profile_token(profile: ServiceProfile, secrets: Any) -> tuple[str, str | None]:
-    """(where the token comes from, the token or None) for a saved profile."""
+def profile_token(profile: ServiceProfile, secret_paths: Any) -> tuple[str, str | None]:
+    """(where the token comes from, the token or None) for a saved profile; the secret
+    store is opened only where the profile recorded its token."""
     if profile.token_file:
         try:
             return f"file {profile.token_file}", read_token_file(profile.token_file)
         except UsageError as exc:
             return f"file {profile.token_file} ({exc.message})", None
-    token = secrets.get(secret_key("service", profile.name))
+    from nodecli.config.secrets import find_secret
+
+    token = find_secret(secret_paths, secret_key("service", profile.name), profile.secrets)[0]
     return ("stored" if token else "none"), token
 
 
-def list_profiles(cfg: Config, open_secrets: Callable[[], Any]) -> list[dict[str, Any]]:
-    """Rows for ``service list`` (stable json fields).
-
-    The secret store (keyring, which may pull in heavy modules) is opened only if a
-    profile keeps its token there, not for profiles that read a token file.
-    """
-    opened: list[Any] = []
-
-    def secrets() -> Any:
-        if not opened:
-            opened.append(open_secrets())
-        return opened[0]
-
+def list_profiles(cfg: Config, secret_paths: Any) -> list[dict[str, Any]]:
+    """Rows for ``service list`` (stable json fields)."""
     rows = []
     for name in sorted(cfg.services):
         prof = cfg.services[name]
-        source, _ = profile_token(prof, secrets() if not prof.token_file else None)
+        source, _ = profile_token(prof, secret_paths)
         rows.append({"name": name, "url": prof.url, "token": source,
                      "default": name == cfg.default_service, "cacert": prof.cacert,
                      "insecure": prof.insecure})
     return rows
 
 
-def show_profile(cfg: Config, secrets: Any, name: str | None) -> dict[str, Any]:
+def show_profile(cfg: Config, secret_paths: Any, name: str | None) -> dict[str, Any]:
     """A profile (the default without ``name``) and what its token says."""
     from nodecli.errors import NodecliError
 
@@ -308,7 +296,7 @@ def show_profile(cfg: Config, secrets: Any, name: str | None) -> dict[str, Any]:
     prof = cfg.services.get(name)
     if prof is None:
         raise unknown_profile("service", name, cfg.services)
-    source, token = profile_token(prof, secrets)
+    source, token = profile_token(prof, secret_paths)
     data: dict[str, Any] = {"name": name, **prof.to_dict(),
                             "default": name == cfg.default_service, "token": source}
     if token:
