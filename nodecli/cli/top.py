@@ -11,8 +11,9 @@ from nodecli.cli.app import App
 
 
 class Feed:
-    """Fetches the transfers every ``interval`` seconds in a thread of its own, so keys
-    stay answered while a slow node is asked; the screen reads the latest snapshot."""
+    """Refreshes the transfers every ``interval`` seconds in a thread of its own, so keys
+    stay answered while a slow node is asked; the screen reads the latest snapshot. A
+    refresh asks only for what changed (node.transfers.LiveTransfers)."""
 
     def __init__(self, client: Any, interval: float) -> None:
         self.client, self.interval = client, interval
@@ -32,12 +33,13 @@ class Feed:
 
     def _run(self) -> None:
         from nodecli.errors import NodecliError
-        from nodecli.node.transfers import list_transfers
+        from nodecli.node.transfers import LiveTransfers
 
+        live = LiveTransfers(self.client)
         while True:
             started = time.monotonic()
             try:
-                self.transfers = list_transfers(self.client)
+                self.transfers = live.refresh()
                 self.problem = None
             except NodecliError as exc:
                 self.problem = f"{exc.message[:200]} (retrying)"

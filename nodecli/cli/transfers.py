@@ -449,10 +449,10 @@ def transfer_top(app: App, interval: float, once: bool, output_format: str,
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         if once or not (app.term.stdout_is_tty and app.term.stdin_is_tty):
-            from nodecli.node.transfers import list_transfers
+            from nodecli.node.transfers import LiveTransfers
 
             started = time.monotonic()
-            found = list_transfers(client)
+            found = LiveTransfers(client).refresh()
             app.term.debug(f"refresh: {len(found)} transfers in "
                            f"{(time.monotonic() - started) * 1000:.0f} ms")
             render(app, found, output_format)

@@ -107,6 +107,74 @@ def list_transfers(client: Any, *, active: bool = False,
     return found
 
 
+#: the page size a live view asks for; a node that refuses it (400) is asked for PAGE_SIZE
+LIVE_PAGE_SIZE = 1000
+
+
+class LiveTransfers:
+    """A node's transfers, kept current for a live view (``transfer top``) at a cost per
+    refresh that follows what changed, not how many transfers the node holds.
+
+    The first refresh lists every transfer. Each later one asks for the transfers started
+    since (from the iteration token where the last listing ended), the running ones
+    (``active_only``), and then, one by one, those that were running and are no longer
+    among them: they ended since. A node whose listing gives no iteration token is
+    listed whole each time. Pages are as large as the node allows: LIVE_PAGE_SIZE, or
+    PAGE_SIZE when the node answers 400 to it (a node may also cap ``count`` itself)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.count = LIVE_PAGE_SIZE
+        self.by_id: dict[str, dict[str, Any]] = {}
+        self.token: str | None = None
+        self.refreshes = 0
+
+    def refresh(self) -> list[dict[str, Any]]:
+        """Every transfer known, oldest first, as of now."""
+        running_before = {key for key, t in self.by_id.items() if not is_final(t)}
+        seen = self._pages(active=False, token=self.token, update_token=True)
+        if self.refreshes and self.token is not None:
+            seen |= self._pages(active=True, token=None, update_token=False)
+            for key in sorted(running_before - seen):
+                self._ended(key)
+        self.refreshes += 1
+        return list(self.by_id.values())
+
+    def _pages(self, *, active: bool, token: str | None, update_token: bool) -> set[str]:
+        from nodecli.errors import NodecliError
+
+        seen: set[str] = set()
+        try:
+            pages = list(transfer_pages(self.client, active=active, token=token,
+                                        count=self.count))
+        except NodecliError as exc:
+            if getattr(exc, "status", None) != 400 or self.count == PAGE_SIZE:
+                raise
+            self.count = PAGE_SIZE
+            return self._pages(active=active, token=token, update_token=update_token)
+        last = token
+        for page, used in pages:
+            for transfer in page.events:
+                key = transfer.get("id")
+                if isinstance(key, str):
+                    self.by_id[key] = transfer
+                    seen.add(key)
+            last = page.next_token or used
+        if update_token:
+            self.token = last
+        return seen
+
+    def _ended(self, key: str) -> None:
+        """A transfer that was running and is no longer listed as such: its final state
+        (a node that forgot it: it leaves the view)."""
+        from nodecli.errors import NotFoundError
+
+        try:
+            self.by_id[key] = get_transfer(self.client, key)
+        except NotFoundError:
+            self.by_id.pop(key, None)
+
+
 def _object(data: Any, what: str) -> dict[str, Any]:
     from nodecli.errors import RemoteError
 
