@@ -119,7 +119,8 @@ def main() -> None:
 
 def serve(home: str, keep_alive: bool = False) -> None:
     """The emulator process (HTTPS, as nodes serve): print its URL and CA file, then
-    generate N events per line read."""
+    generate N events per line "N" read (or seed N transfers lasting S seconds, R of them
+    still running, per line "transfers N S R")."""
     from nodecli.config.model import NodeUser, TransferUser
     from nodecli.config.paths import resolve_paths
     from nodecli.config.store import ConfigStore
@@ -138,7 +139,18 @@ def serve(home: str, keep_alive: bool = False) -> None:
     print(server.url, ca_file(paths), flush=True)
     for line in sys.stdin:
         t = time.perf_counter()
-        log.generate(int(line))
+        words = line.split()
+        if words[0] == "transfers":  # "transfers N SECONDS RUNNING": N transfers lasting
+            from nodecli.emulator.transfers import book_of  # SECONDS, RUNNING still running
+
+            book = book_of(server.state)
+            book.seconds = float(words[2])
+            book.seed(int(words[1]))
+            long_ago = time.time() - 10 * book.seconds
+            for old in book.items[:-int(words[3])]:
+                old.start = old.changed = long_ago
+        else:
+            log.generate(int(words[0]))
         print(f"{time.perf_counter() - t:.3f}", flush=True)
     server.stop()
 

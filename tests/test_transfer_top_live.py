@@ -104,3 +104,22 @@ def test_top_once_shows_every_transfer(emulator, node_env, invoke):
     import json
 
     assert len(json.loads(r.stdout)) == 1200
+
+
+def test_when_more_ended_than_a_page_holds_the_list_is_read_again(emulator, client,
+                                                                   requests):
+    book = book_of(emulator.state)
+    book.seconds = 3600.0
+    book.seed(300)
+    live = LiveTransfers(client)
+    live.count = 100  # pages of 100: more than 100 ended is a full list
+    live.refresh()
+    running = [t for t in book.items if t.status(time.time()) == "running"]
+    assert len(running) > 150
+    for t in running[:150]:
+        t.start = t.changed = time.time() - 10 * 3600
+    requests.clear()
+    now = live.refresh()
+    kinds = _kinds(requests)
+    assert kinds["one"] == 0 and kinds["list"] >= 300 // 100
+    assert _state(now) == _state(list_transfers(client))

@@ -118,7 +118,8 @@ class LiveTransfers:
     The first refresh lists every transfer. Each later one asks for the transfers started
     since (from the iteration token where the last listing ended), the running ones
     (``active_only``), and then, one by one, those that were running and are no longer
-    among them: they ended since. A node whose listing gives no iteration token is
+    among them: they ended since (more of them than a page holds: the whole list is read
+    again instead, which costs less). A node whose listing gives no iteration token is
     listed whole each time. Pages are as large as the node allows: LIVE_PAGE_SIZE, or
     PAGE_SIZE when the node answers 400 to it (a node may also cap ``count`` itself)."""
 
@@ -135,8 +136,12 @@ class LiveTransfers:
         seen = self._pages(active=False, token=self.token, update_token=True)
         if self.refreshes and self.token is not None:
             seen |= self._pages(active=True, token=None, update_token=False)
-            for key in sorted(running_before - seen):
-                self._ended(key)
+            ended = sorted(running_before - seen)
+            if len(ended) > self.count:  # one GET each would cost more than a full list
+                self._pages(active=False, token=None, update_token=False)
+            else:
+                for key in ended:
+                    self._ended(key)
         self.refreshes += 1
         return list(self.by_id.values())
 
