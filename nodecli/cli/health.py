@@ -48,10 +48,12 @@ def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
     TLS certificate days left; clock offset; version against the features nodecli
     uses; activity event logging (node and profile access key); a fresh event log; the
     registered verification key against the local key; failed transfers in the last
-    hour; the profile token's expiry. Each check: ok, warning, critical or unknown.
+    hour; the profile token's expiry. Each check: ok, warning, critical or unknown, or
+    skipped (with the reason) when it cannot apply to this node or login.
 
-    Exit: -o nagios 0/1/2/3 (the worst state); -o prometheus 0; otherwise 0 when all
-    are ok, 1 when not. Thresholds: the defaults, then the profile's (nodecli node
+    Exit: -o nagios 0/1/2/3 (the worst state: critical > warning > unknown > ok;
+    skipped checks never count); -o prometheus 0; otherwise 0 when all are ok or
+    skipped, 1 when not. Thresholds: the defaults, then the profile's (nodecli node
     thresholds NAME), then --warn/--crit.
 
     \b
@@ -121,7 +123,7 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
         except NodecliError as exc:
             prepared.append((name, None, exc, None))
             continue
-        prepared.append((name, client, None, _local_key(app, client)))
+        prepared.append((name, client, None, local_key_of(app, client)))
 
     def one(item: tuple[str, Any, Any, Any]) -> list[Any]:
         name, client, problem, local = item
@@ -137,7 +139,7 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
             for name, result in results]
 
 
-def _local_key(app: App, client: Any) -> Any:
+def local_key_of(app: App, client: Any) -> Any:
     """The public key this home signs the access key's tokens with, if any."""
     auth = client.endpoint.auth
     ak = auth.access_key
@@ -160,11 +162,12 @@ def _local_key(app: App, client: Any) -> Any:
 
 def nagios_line(results: list[tuple[str, list[Any]]], limits: dict[str, Any]) -> str:
     """The plugin's one line: ``NODECLI HEALTH WARNING - summary | perfdata``."""
-    from nodecli.node.health import OK, worst
+    from nodecli.node.health import OK, SKIPPED, worst
 
     checks = [c for _, cs in results for c in cs]
     state = worst(checks)
-    bad = [f"{node} {c.name}: {c.reason}" for node, cs in results for c in cs if c.state != OK]
+    bad = [f"{node} {c.name}: {c.reason}" for node, cs in results for c in cs
+           if c.state not in (OK, SKIPPED)]
     summary = "; ".join(bad) if bad else \
         f"{len(checks)} checks ok on {len(results)} node(s)"
     perf = []
@@ -184,30 +187,55 @@ def nagios_line(results: list[tuple[str, list[Any]]], limits: dict[str, Any]) ->
     return line + (" | " + " ".join(sanitize(p) for p in perf) if perf else "")
 
 
-def prometheus_text(results: list[tuple[str, list[Any]]]) -> str:
-    """The checks as Prometheus text, made by prometheus-client."""
-    from prometheus_client import CollectorRegistry, Gauge, generate_latest
+class Families:
+    """A prometheus-client custom collector of metric families already made."""
 
-    from nodecli.node.health import CODES
+    def __init__(self, families: list[Any]) -> None:
+        self.families = families
 
-    registry = CollectorRegistry()
-    state = Gauge("nodecli_health_state", "Check state: 0 ok, 1 warning, 2 critical, "
-                  "3 unknown", ["node", "check"], registry=registry)
-    values = {
-        "certificate": Gauge("nodecli_certificate_days_left", "Days until the node's TLS "
-                             "certificate expires", ["node"], registry=registry),
-        "clock": Gauge("nodecli_clock_offset_seconds", "The node's clock minus this "
-                       "machine's", ["node"], registry=registry),
-        "failed transfers": Gauge("nodecli_failed_transfers_last_hour", "Transfers that "
-                                  "failed in the last hour", ["node"], registry=registry),
-        "token": Gauge("nodecli_token_seconds_left", "Seconds until the profile's bearer "
-                       "token expires", ["node"], registry=registry),
-    }
+    def collect(self) -> list[Any]:
+        return self.families
+
+
+#: the value gauge of each check that has one: (name, help)
+VALUE_GAUGES = {
+    "certificate": ("nodecli_certificate_days_left", "Days until the node's TLS "
+                    "certificate expires"),
+    "clock": ("nodecli_clock_offset_seconds", "The node's clock minus this machine's"),
+    "failed transfers": ("nodecli_failed_transfers_last_hour", "Transfers that failed in "
+                         "the last hour"),
+    "token": ("nodecli_token_seconds_left", "Seconds until the profile's bearer token "
+              "expires"),
+}
+
+
+def health_families(results: list[tuple[str, list[Any]]]) -> list[Any]:
+    """The checks as metric families: the one code path of ``node health -o prometheus``
+    and of the exporter. A skipped check has no sample (it is no state of the node)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    from nodecli.node.health import CODES, SKIPPED
+
+    state = GaugeMetricFamily("nodecli_health_state", "Check state: 0 ok, 1 warning, "
+                              "2 critical, 3 unknown", labels=["node", "check"])
+    values = {check: GaugeMetricFamily(name, text, labels=["node"])
+              for check, (name, text) in VALUE_GAUGES.items()}
     for node, checks in results:
         for c in checks:
-            state.labels(node=node, check=c.name).set(CODES[c.state])
+            if c.state == SKIPPED:
+                continue
+            state.add_metric([node, c.name], CODES[c.state])
             if c.name in values and c.value is not None:
-                values[c.name].labels(node=node).set(c.value)
+                values[c.name].add_metric([node], c.value)
+    return [state, *values.values()]
+
+
+def prometheus_text(results: list[tuple[str, list[Any]]]) -> str:
+    """The checks as Prometheus text, made by prometheus-client."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Families(health_families(results)))
     return str(generate_latest(registry).decode("utf-8"))
 
 
