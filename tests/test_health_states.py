@@ -192,3 +192,28 @@ def test_the_failed_transfer_window_is_one_hour_in_microseconds(node):
     got, value = _check(node, "failed transfers", NOW, crit="failed=10")
     assert value == 2.0  # at the edge and 30 min ago; not before the hour, not the others
     assert got == "warning"
+
+
+# -- a node that never answers -----------------------------------------------------------
+
+def test_node_timeout_bounds_a_node_that_never_answers(invoke, emulator, home, log):
+    import socket
+
+    log.generate(1)
+    hung = socket.create_server(("127.0.0.1", 0))  # accepts, never answers the handshake
+    try:
+        for name, url in (("emu", emulator.url),
+                          ("hung", f"https://127.0.0.1:{hung.getsockname()[1]}")):
+            r = invoke("node", "add", name, "--url", url, "--user", "admin",
+                       "--password-stdin", input="admin-pass\n")
+            assert r.exit_code == 0, r.stderr
+        r = invoke("node", "health", "--all-nodes", "--node-timeout", "1.5", "-o", "json")
+    finally:
+        hung.close()
+    rows = json.loads(r.stdout)
+    hung_rows = [row for row in rows if row["node"] == "hung"]
+    assert [(row["check"], row["state"]) for row in hung_rows] == [("reachable", "critical")]
+    assert "1.5 s" in hung_rows[0]["reason"], hung_rows  # said with the limit it missed
+    assert {row["check"]: row["state"] for row in rows if row["node"] == "emu"}[
+        "reachable"] == "ok"
+    assert r.exit_code == 1

@@ -40,10 +40,13 @@ _crit_opt = click.option("--crit", metavar="NAME=VALUE,...",
               default="table", show_default=True,
               help="Output format: table, json, nagios, prometheus.")
 @fleet_options
+@click.option("--node-timeout", type=click.FloatRange(0.5, 300), default=None, metavar="S",
+              help="Seconds each node may take for all its checks, and each request of "
+                   "them (a node later than that: reachable critical).")
 @node_options
 @pass_app
 def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
-               **kwargs: Any) -> None:
+               node_timeout: float | None, **kwargs: Any) -> None:
     """Check what breaks a node's event pipeline and tokens: reachable and logged in;
     TLS certificate days left; clock offset; version against the features nodecli
     uses; activity event logging (node and profile access key); a fresh event log; the
@@ -72,7 +75,7 @@ def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
     else:
         targets = [(conn.get("node") or conn.get("url") or cfg.default_node or "node", conn)]
     limits = {name: thresholds_of(cfg.nodes.get(name), warn, crit) for name, _ in targets}
-    results = _run_all(app, targets, limits)
+    results = _run_all(app, targets, limits, node_timeout)
     state = worst([c for _, checks in results for c in checks])
     if output_format == "json":
         app.term.json([{"node": node, **c.as_dict()} for node, checks in results
@@ -109,17 +112,21 @@ def thresholds_of(profile: Any, warn: str | None = None, crit: str | None = None
 
 
 def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
-             limits: dict[str, Any]) -> list[
+             limits: dict[str, Any], node_timeout: float | None = None) -> list[
         tuple[str, list[Any]]]:
     """Open every node's client here (a prompt stays on this thread), then check the
-    nodes side by side; a node that cannot be opened is one check."""
-    from nodecli.node.fleet import ask_each
-    from nodecli.node.health import UNKNOWN, Check, run_checks
+    nodes side by side; a node that cannot be opened is one check, a node later than
+    ``node_timeout`` is reachable critical."""
+    from nodecli.node.fleet import TooLate, ask_each
+    from nodecli.node.health import CRITICAL, UNKNOWN, Check, run_checks
 
     prepared: list[tuple[str, Any, Any, Any]] = []
     for name, conn in targets:
         try:
             client = open_node_client(app, conn)
+            if node_timeout is not None:  # every request of the node within it, too
+                client = client.derive(connect_timeout=node_timeout,
+                                       read_timeout=node_timeout, deadline=node_timeout)
         except NodecliError as exc:
             prepared.append((name, None, exc, None))
             continue
@@ -133,9 +140,10 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
             return run_checks(client, access_key=client.endpoint.auth.access_key,
                               local_key=local, thresholds=limits[name])
 
-    results = ask_each([(item[0], item) for item in prepared], one)
+    results = ask_each([(item[0], item) for item in prepared], one, within=node_timeout)
     return [(name, result if isinstance(result, list) else
-             [Check("reachable", UNKNOWN, f"not checked: {result.message}")])
+             [Check("reachable", CRITICAL, result.message)] if isinstance(result, TooLate)
+             else [Check("reachable", UNKNOWN, f"not checked: {result.message}")])
             for name, result in results]
 
 

@@ -31,20 +31,33 @@ def ask_each(items: Sequence[tuple[str, T]], ask: Callable[[T], R], *,
              within: float | None = None) -> list[tuple[str, R | NodecliError]]:
     """``ask(item)`` for every ``(name, item)``, at most :data:`MAX_PARALLEL` at once, in
     the order given. A NodecliError is that node's result; with ``within`` seconds, a
-    node still busy then is :class:`TooLate` (its thread is left to finish alone)."""
+    node still busy that long after ITS start (a node waiting for a free worker is not
+    charged for the wait) is :class:`TooLate` (its thread is left to finish alone)."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
     from concurrent.futures import TimeoutError as Late
 
     if not items:
         return []
+    begun = [threading.Event() for _ in items]
+    started = [0.0] * len(items)
+
+    def timed(i: int, item: T) -> R:
+        started[i] = time.monotonic()
+        begun[i].set()
+        return ask(item)
+
     pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(items)))
     try:
-        futures = [(name, pool.submit(ask, item)) for name, item in items]
-        deadline = None if within is None else time.monotonic() + within
+        futures = [(name, pool.submit(timed, i, item)) for i, (name, item) in enumerate(items)]
         results: list[tuple[str, R | NodecliError]] = []
-        for name, future in futures:
+        for i, (name, future) in enumerate(futures):
             try:
-                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                if within is None:
+                    results.append((name, future.result()))
+                    continue
+                begun[i].wait()  # a worker frees up within ``within`` of its own start
+                left = max(started[i] + within - time.monotonic(), 0.0)
                 results.append((name, future.result(timeout=left)))
             except Late:
                 results.append((name, TooLate(f"no answer within {within:g} s")))
