@@ -30,11 +30,15 @@ class Node:
         self.events: list = [{"id": "1", "time": _iso(time.time()), "user_id": "a",
                               "types": ["file.created"], "data": {}}]
         self.transfers: list = []
+        self.events_status = 200
         self.server = ScriptedServer(self._answer, tls=(cert, key))
 
     def _answer(self, seen):
         path, _, query = seen.target.partition("?")
-        body = {"/info": self.info, "/events": self.events,
+        if path == "/events" and self.events_status != 200:
+            return [reply(self.events_status, json.dumps({"error": {
+                "code": self.events_status, "user_message": "not for this token"}}).encode())]
+        body = {"/info": self.info, "/events": self.events, "/access_keys/self": {"id": "ak1"},
                 "/ops/transfers": self.transfers}.get(path)
         if body is None:
             return [reply(404, b"{}")]
@@ -123,6 +127,24 @@ def test_a_bearer_token_that_sees_no_events_is_not_a_stale_node(invoke, bearer, 
     bearer.event()  # one she may see: then the check applies, and is ok
     r = invoke("node", "health", "--node", "tok", "-o", "json")
     assert _states(r)["fresh events"] == "ok"
+
+
+def test_events_a_bearer_token_may_not_read_are_skipped(invoke, node, home, tmp_path):
+    node.events_status = 403
+    token = tmp_path / "token"
+    token.write_text("not-a-real-token\n")
+    token.chmod(0o600)
+    env = dict(node.env(home), NODECLI_USER="", NODECLI_PASSWORD="")
+    r = invoke("node", "health", "-o", "json", "--access-key", "ak1", "--bearer-file",
+               str(token), env=env)
+    checks = {c["check"]: c for c in json.loads(r.stdout)}
+    assert checks["reachable"]["state"] == "ok", checks
+    assert checks["fresh events"]["state"] == "skipped"
+    assert "may not read" in checks["fresh events"]["reason"]
+    node.events_status = 500  # not a question of the login: said, not skipped
+    r = invoke("node", "health", "-o", "json", "--access-key", "ak1", "--bearer-file",
+               str(token), env=env)
+    assert _states(r)["fresh events"] == "unknown"
 
 
 # -- thresholds at equality (domain, with the time given) ---------------------------------
