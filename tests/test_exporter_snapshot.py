@@ -106,6 +106,7 @@ def test_scrapes_wait_together_and_a_signal_ends_them(invoke, emulator, home, tm
             clients.append(c)
         assert _wait_lines(note, 8, 45) == 8  # all eight waiting at once
         exporter.proc.send_signal(sig)
+        exporter.proc.wait(timeout=60)  # ended by that signal alone (stop() sends none)
         code, stderr = exporter.stop()
         assert code == 130, stderr
         assert "Traceback" not in stderr and "Error" not in stderr, stderr

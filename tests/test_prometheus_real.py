@@ -48,7 +48,7 @@ def test_prometheus_scrapes_the_exporter(invoke, emulator, home, log, tmp_path: 
     r = invoke("node", "add", "emu", "--url", emulator.url, "--user", "admin",
                "--password-stdin", input="admin-pass\n")
     assert r.exit_code == 0, r.stderr
-    exporter = Exporter(home, "--all-nodes", "--node-timeout", "5")
+    exporter = Exporter(home, "--all-nodes", "--node-timeout", "20")
     prometheus = None
     try:
         config = tmp_path / "prometheus.yml"
@@ -78,7 +78,8 @@ def test_prometheus_scrapes_the_exporter(invoke, emulator, home, log, tmp_path: 
             return {s["metric"].get("node", s["metric"].get("job", "")): s["value"][1]
                     for s in answer.get("data", {}).get("result", [])}
 
-        assert _until(lambda: query("nodecli_up"), 90) == {"emu": "1"}
+        _until(lambda: query("nodecli_up").get("emu") == "1", 90)
+        assert query("nodecli_up") == {"emu": "1"}
         assert query('up{job="nodecli"}') == {"nodecli": "1"}  # Prometheus read our page
         states = query('nodecli_health_state{check="reachable"}')
         assert states == {"emu": "0"}
