@@ -214,3 +214,19 @@ def test_the_exporter_says_what_node_health_says(invoke, bearer, emulator, home,
     assert health[("nodecli_certificate_days_left", (("node", "ak"),))] == \
         page[("nodecli_certificate_days_left", (("node", "ak"),))]
     assert page[("nodecli_scrape_age_seconds", (("node", "ak"),))] >= 0
+
+
+def test_each_node_value_carries_the_age_of_its_answer(invoke, emulator, home, log):
+    _add(invoke, "emu", emulator.url)
+    exporter = Exporter(home, "--all-nodes", "--node-timeout", "30")
+    key = ("nodecli_scrape_age_seconds", (("node", "emu"),))
+    try:
+        first = exporter.scrape()[key]
+        assert first >= 0
+        time.sleep(1.0)  # not a race: a gap an age counted from the wrong moment would show
+        started = time.monotonic()
+        second = exporter.scrape()[key]  # a new refresh: a new answer, a new age
+        took = time.monotonic() - started
+        assert 0 <= second <= took + 0.001, (second, took)
+    finally:
+        exporter.stop()
