@@ -1,11 +1,17 @@
 """``nodecli exporter``: a Prometheus exporter (``/metrics``) over node profiles, made
-with prometheus-client: the health checks as gauges, ``up``, counters of events by type
-(the events since the last scrape, read at each scrape), and the active transfers and
-their aggregate rate. Scrapes never overlap (a lock); every node has its own time limit,
-so one slow node cannot stall the page: it shows ``up 0``."""
+with prometheus-client (a custom collector): the same health gauges as ``node health -o
+prometheus`` (one code path, cli.health.health_families), ``up``, each node's age, the
+counters of events by type, and the active transfers and their aggregate rate.
+
+Scrapes are answered from each node's last complete answer (node.fleet.Snapshots): a
+scrape starts a refresh when none runs, waits for it at most ``--node-timeout``, and
+never queues behind another scrape. The HTTP side is one asyncio loop: a client has a
+few seconds to send its request and to read the answer, and holds no thread meanwhile;
+the threads are the loop's, the refresh's and one per node being asked."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
@@ -18,93 +24,231 @@ from nodecli.cli.common import pass_app
 from nodecli.cli.fleet import fleet_options, select
 from nodecli.errors import NodecliError, UsageError
 
-MAX_EVENT_PAGES = 10  # per node and scrape: a node with a huge backlog is read over time
+MAX_EVENT_PAGES = 10  # per node and refresh: a node with a huge backlog is read over time
+#: seconds a client has to send its request head, and to take the answer
+CLIENT_SECONDS = 5.0
+#: connections open at once; more are closed at once (each costs memory, not a thread)
+MAX_CONNECTIONS = 256
+MAX_HEAD = 16 * 1024
+#: test hook (honoured only when set): a file that gets one line per scrape that waits
+#: for a refresh, so a test knows scrapes are queued without sleeping
+SCRAPE_NOTE_ENV = "NODECLI_TEST_SCRAPE_NOTE"
 
 
-class NodeCollector:
-    """One scrape: every node checked side by side, each within ``timeout`` seconds."""
+class NodeProbe:
+    """What one refresh asks every node: the health checks (those of ``node health``),
+    the active transfers, and the events since the last refresh, counted by type."""
 
-    def __init__(self, clients: dict[str, Any], timeout: float,
-                 thresholds: dict[str, Any] | None = None) -> None:
-        self.clients, self.names, self.timeout = clients, sorted(clients), timeout
-        self.thresholds = thresholds or {}
-        names = self.names
+    def __init__(self, clients: dict[str, Any], local_keys: dict[str, Any],
+                 thresholds: dict[str, Any]) -> None:
+        self.clients, self.local_keys, self.thresholds = clients, local_keys, thresholds
         self.lock = threading.Lock()
-        self.events: dict[str, Counter[str]] = {n: Counter() for n in names}
-        self.tokens: dict[str, str | None] = {n: None for n in names}
+        self.events: dict[str, Counter[str]] = {n: Counter() for n in clients}
+        self.tokens: dict[str, str | None] = {n: None for n in clients}
 
-    def _node(self, name: str) -> dict[str, Any]:
+    def __call__(self, name: str) -> dict[str, Any]:
         from nodecli.node.fleet import count_event_types
-        from nodecli.node.health import Thresholds, run_checks
+        from nodecli.node.health import OK, Thresholds, run_checks
         from nodecli.node.transfers import list_transfers
 
         client = self.clients[name]
         checks = run_checks(client, access_key=client.endpoint.auth.access_key,
-                            local_key=None, thresholds=self.thresholds.get(name) or Thresholds())
-        active = list_transfers(client, active=True)
-        counts, self.tokens[name] = count_event_types(client, self.tokens[name],
-                                                      max_pages=MAX_EVENT_PAGES)
-        self.events[name].update(counts)
-        return {"checks": checks, "active": active}
+                            local_key=self.local_keys.get(name),
+                            thresholds=self.thresholds.get(name) or Thresholds())
+        reached = bool(checks) and checks[0].name == "reachable" and checks[0].state == OK
+        active: list[dict[str, Any]] | None = None
+        if reached:
+            try:
+                active = list_transfers(client, active=True)
+            except NodecliError:
+                active = None
+            try:
+                # only one probe of a node runs at a time (Snapshots): its token is ours
+                counts, token = count_event_types(client, self.tokens[name],
+                                                  max_pages=MAX_EVENT_PAGES)
+            except NodecliError:
+                pass
+            else:
+                with self.lock:  # counters only grow: added to, never replaced
+                    self.events[name].update(counts)
+                    self.tokens[name] = token
+        return {"checks": checks, "active": active, "reached": reached}
+
+    def event_counts(self) -> dict[str, dict[str, int]]:
+        with self.lock:
+            return {n: dict(c) for n, c in self.events.items()}
+
+
+class FleetCollector:
+    """The page: made from the snapshots, never by asking a node."""
+
+    def __init__(self, snapshots: Any, probe: NodeProbe) -> None:
+        self.snapshots, self.probe = snapshots, probe
 
     def collect(self) -> Any:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        from nodecli.node.fleet import ask_each
-        from nodecli.node.health import CODES
+        from nodecli.cli.health import health_families
+        from nodecli.node.health import CRITICAL, Check
 
-        with self.lock:  # scrapes never overlap
-            # a hung node is left behind, up 0: the page still comes
-            results: dict[str, Any] = {
-                name: (result.message if isinstance(result, NodecliError) else result)
-                for name, result in ask_each([(n, n) for n in self.names], self._node,
-                                             within=self.timeout)}
-            up = GaugeMetricFamily("nodecli_up", "1 when the node answered in time",
+        up = GaugeMetricFamily("nodecli_up", "1 when the node's last answer came in time "
+                               "and it was reached", labels=["node"])
+        age = GaugeMetricFamily("nodecli_scrape_age_seconds", "Age of the node's values "
+                                "(its last complete answer)", labels=["node"])
+        active = GaugeMetricFamily("nodecli_active_transfers", "Running transfers",
                                    labels=["node"])
-            state = GaugeMetricFamily("nodecli_health_state", "Check state: 0 ok, 1 warning, "
-                                      "2 critical, 3 unknown", labels=["node", "check"])
-            active = GaugeMetricFamily("nodecli_active_transfers", "Running transfers",
-                                       labels=["node"])
-            rate = GaugeMetricFamily("nodecli_transfer_rate_kbps", "Aggregate current rate "
-                                     "of the running transfers", labels=["node"])
-            events = CounterMetricFamily("nodecli_events", "Events by type since the "
-                                         "exporter started", labels=["node", "type"])
-            for name in self.names:
-                result = results[name]
-                up.add_metric([name], 0 if isinstance(result, str) else 1)
-                if isinstance(result, str):
-                    continue
-                for c in result["checks"]:
-                    state.add_metric([name, c.name], CODES[c.state])
-                running = result["active"]
+        rate = GaugeMetricFamily("nodecli_transfer_rate_kbps", "Aggregate current rate "
+                                 "of the running transfers", labels=["node"])
+        events = CounterMetricFamily("nodecli_events", "Events by their most specific type "
+                                     "since the exporter started", labels=["node", "type"])
+        results: list[tuple[str, list[Any]]] = []
+        view = self.snapshots.view()
+        for name, (answer, seconds, late) in view.items():
+            fine = isinstance(answer, dict) and answer["reached"] and not late
+            up.add_metric([name], 1 if fine else 0)
+            if seconds is not None:
+                age.add_metric([name], round(seconds, 3))
+            checks: list[Any] = []
+            if isinstance(answer, dict):
+                checks = list(answer["checks"])
+            elif isinstance(answer, NodecliError):
+                checks = [Check("reachable", CRITICAL, answer.message[:200])]
+            if late:  # what node health says of a node that does not answer in time
+                reason = f"no answer within {self.snapshots.within:g} s"
+                checks = [Check("reachable", CRITICAL, reason)] + \
+                    [c for c in checks if c.name != "reachable"]
+            results.append((name, checks))
+            running = answer.get("active") if isinstance(answer, dict) else None
+            if running is not None:
                 active.add_metric([name], len(running))
-                rate.add_metric([name], sum(t.get("current_rate_kbps") or 0 for t in running
-                                            if isinstance(t.get("current_rate_kbps"), int)))
-                for kind, count in sorted(self.events[name].items()):
-                    events.add_metric([name, kind], count)
-            yield from (up, state, active, rate, events)
+                rate.add_metric([name], sum(t["current_rate_kbps"] for t in running
+                                            if type(t.get("current_rate_kbps")) is int))
+        for name, counts in self.probe.event_counts().items():
+            for kind, count in sorted(counts.items()):
+                events.add_metric([name, kind], count)
+        return [up, age, *health_families(results), active, rate, events]
+
+
+class MetricsServer:
+    """``/metrics`` over HTTP/1.1 on one asyncio loop in its own thread."""
+
+    def __init__(self, registry: Any, snapshots: Any, within: float) -> None:
+        self.registry, self.snapshots, self.within = registry, snapshots, within
+        self.open = 0
+        self.note = os.environ.get(SCRAPE_NOTE_ENV)
+        self.loop: Any = None
+        self.ready = threading.Event()
+        self.failure: BaseException | None = None
+        self.port = 0
+
+    def start(self, host: str, port: int) -> None:
+        threading.Thread(target=self._serve, args=(host, port), daemon=True,
+                         name="nodecli-metrics").start()
+        self.ready.wait()
+        if self.failure is not None:
+            raise self.failure
+
+    def _serve(self, host: str, port: int) -> None:
+        import asyncio
+
+        async def main() -> None:
+            try:
+                server = await asyncio.start_server(self._client, host, port,
+                                                    limit=MAX_HEAD, backlog=128)
+            except OSError as exc:
+                self.failure = exc
+                self.ready.set()
+                return
+            self.loop, self.port = asyncio.get_running_loop(), \
+                server.sockets[0].getsockname()[1]
+            self.ready.set()
+            async with server:
+                await server.serve_forever()
+
+        asyncio.run(main())
+
+    async def _client(self, reader: Any, writer: Any) -> None:
+        import asyncio
+
+        self.open += 1
+        try:
+            if self.open > MAX_CONNECTIONS:
+                return
+            try:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CLIENT_SECONDS)
+            except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                    OSError):
+                return  # slow, half-open or oversized: cut
+            status, ctype, body = await self._answer(head)
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
+                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+                         .encode("ascii") + (b"" if head.startswith(b"HEAD ") else body))
+            await asyncio.wait_for(writer.drain(), CLIENT_SECONDS)
+        except (TimeoutError, OSError):
+            pass
+        finally:
+            self.open -= 1
+            writer.close()
+
+    async def _answer(self, head: bytes) -> tuple[str, str, bytes]:
+        import asyncio
+
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or parts[0] not in ("GET", "HEAD"):
+            return "405 Method Not Allowed", "text/plain", b"GET /metrics\n"
+        path = parts[1].split("?", 1)[0]
+        if path != "/metrics":
+            return "404 Not Found", "text/plain", b"the metrics are at /metrics\n"
+        accept = ""
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "accept":
+                accept = value.strip()
+        refresh = self.snapshots.refresh()
+        if self.note and not refresh.done():
+            with open(self.note, "a", encoding="utf-8") as note:
+                note.write("waiting\n")
+        try:
+            # shared by every scrape: one giving up must not cancel it for the others
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(refresh)),
+                                   self.within)
+        except TimeoutError:
+            pass  # the last complete answers, each with its age
+        from prometheus_client.exposition import choose_encoder
+
+        encoder, ctype = choose_encoder(accept)
+        body = encoder(self.registry)
+        return "200 OK", ctype, body
 
 
 @click.command("exporter", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--listen", default="127.0.0.1:9418", show_default=True, metavar="HOST:PORT",
-              help="Where /metrics is served.")
+              help="Where /metrics is served (port 0: any free port, said on stderr).")
 @fleet_options
 @click.option("--node-timeout", type=click.FloatRange(0.5, 300), default=10.0,
-              show_default=True, metavar="S", help="Seconds a node may take per scrape.")
+              show_default=True, metavar="S",
+              help="Seconds a node may take per refresh, and a scrape waits at most.")
 @pass_app
 def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
              node_timeout: float) -> None:
-    """Serve Prometheus metrics about node profiles until Ctrl-C or SIGTERM: the health
-    checks (nodecli_health_state), nodecli_up, events by type, active transfers and
-    their rate. Profiles need a stored secret (or a token file / minting). The checks
-    use each profile's thresholds (nodecli node thresholds NAME).
+    """Serve Prometheus metrics about node profiles until Ctrl-C or SIGTERM (exit 130):
+    the health checks (the gauges of node health -o prometheus), nodecli_up,
+    nodecli_scrape_age_seconds, events by type, active transfers and their rate. A
+    scrape is answered from each node's last complete answer, after waiting at most
+    --node-timeout for the refresh it starts. Profiles need a stored secret (or a token
+    file / minting). The checks use each profile's thresholds (nodecli node thresholds
+    NAME).
 
     \b
     Examples:
       nodecli exporter --all-nodes --listen 127.0.0.1:9418
     """
-    from prometheus_client import start_http_server
     from prometheus_client.registry import CollectorRegistry
+
+    from nodecli.cli.health import local_key_of, thresholds_of
+    from nodecli.cli.remote import open_node_client
+    from nodecli.node.fleet import Snapshots
 
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit() or not 0 <= int(port) < 65536:
@@ -116,29 +260,31 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
         names = [cfg.default_node]
     else:
         raise UsageError("no node profile to export: --all-nodes, --nodes GLOB, or a default")
-    from nodecli.cli.health import thresholds_of
-
     thresholds = {n: thresholds_of(cfg.nodes.get(n)) for n in names}
-    from nodecli.cli.remote import open_node_client
-
-    # opened here, once: a secret still missing is asked on this thread, not in a scrape;
-    # every wait of a scrape within the node's limit (a hung node's worker ends soon too)
+    # opened here, once: a secret still missing is asked on this thread, not in a
+    # refresh; every wait of a refresh within the node's limit
     limits = {"connect_timeout": node_timeout, "read_timeout": node_timeout,
               "deadline": node_timeout, "max_attempts": 1}
     clients = {n: open_node_client(app, {"node": n}).derive(**limits) for n in names}
-    registry = CollectorRegistry()
-    registry.register(NodeCollector(clients, node_timeout, thresholds))
+    probe = NodeProbe(clients, {n: local_key_of(app, c) for n, c in clients.items()},
+                      thresholds)
+    snapshots = Snapshots(names, probe, within=node_timeout)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(FleetCollector(snapshots, probe))
+    server = MetricsServer(registry, snapshots, node_timeout)
     try:
-        server, _thread = start_http_server(int(port), addr=host.strip("[]"),
-                                            registry=registry)
+        server.start(host.strip("[]"), int(port))
     except OSError as exc:
         raise NodecliError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
-    app.term.info(f"serving http://{host}:{server.server_port}/metrics for "
+    snapshots.refresh()  # the first answers are on their way before the first scrape
+    app.term.info(f"serving http://{host}:{server.port}/metrics for "
                   f"{len(names)} node(s); stop with Ctrl-C")
     app.term.flush()
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        server.shutdown()
-        app.term.info("exporter stopped")
+        # SIGTERM arrives here too (cli.main): exit 130 as documented; the loop and the
+        # probes are daemon threads, so scrapes still waiting end with the process
+        snapshots.stop()
+        raise

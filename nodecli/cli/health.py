@@ -40,18 +40,23 @@ _crit_opt = click.option("--crit", metavar="NAME=VALUE,...",
               default="table", show_default=True,
               help="Output format: table, json, nagios, prometheus.")
 @fleet_options
+@click.option("--node-timeout", type=click.FloatRange(0.5, 300), default=None, metavar="S",
+              help="Seconds each node may take for all its checks, and each request of "
+                   "them (a node later than that: reachable critical).")
 @node_options
 @pass_app
 def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
-               **kwargs: Any) -> None:
+               node_timeout: float | None, **kwargs: Any) -> None:
     """Check what breaks a node's event pipeline and tokens: reachable and logged in;
     TLS certificate days left; clock offset; version against the features nodecli
     uses; activity event logging (node and profile access key); a fresh event log; the
     registered verification key against the local key; failed transfers in the last
-    hour; the profile token's expiry. Each check: ok, warning, critical or unknown.
+    hour; the profile token's expiry. Each check: ok, warning, critical or unknown, or
+    skipped (with the reason) when it cannot apply to this node or login.
 
-    Exit: -o nagios 0/1/2/3 (the worst state); -o prometheus 0; otherwise 0 when all
-    are ok, 1 when not. Thresholds: the defaults, then the profile's (nodecli node
+    Exit: -o nagios 0/1/2/3 (the worst state: critical > warning > unknown > ok;
+    skipped checks never count); -o prometheus 0; otherwise 0 when all are ok or
+    skipped, 1 when not. Thresholds: the defaults, then the profile's (nodecli node
     thresholds NAME), then --warn/--crit.
 
     \b
@@ -70,7 +75,7 @@ def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
     else:
         targets = [(conn.get("node") or conn.get("url") or cfg.default_node or "node", conn)]
     limits = {name: thresholds_of(cfg.nodes.get(name), warn, crit) for name, _ in targets}
-    results = _run_all(app, targets, limits)
+    results = _run_all(app, targets, limits, node_timeout)
     state = worst([c for _, checks in results for c in checks])
     if output_format == "json":
         app.term.json([{"node": node, **c.as_dict()} for node, checks in results
@@ -107,21 +112,25 @@ def thresholds_of(profile: Any, warn: str | None = None, crit: str | None = None
 
 
 def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
-             limits: dict[str, Any]) -> list[
+             limits: dict[str, Any], node_timeout: float | None = None) -> list[
         tuple[str, list[Any]]]:
     """Open every node's client here (a prompt stays on this thread), then check the
-    nodes side by side; a node that cannot be opened is one check."""
-    from nodecli.node.fleet import ask_each
-    from nodecli.node.health import UNKNOWN, Check, run_checks
+    nodes side by side; a node that cannot be opened is one check, a node later than
+    ``node_timeout`` is reachable critical."""
+    from nodecli.node.fleet import TooLate, ask_each
+    from nodecli.node.health import CRITICAL, UNKNOWN, Check, run_checks
 
     prepared: list[tuple[str, Any, Any, Any]] = []
     for name, conn in targets:
         try:
             client = open_node_client(app, conn)
+            if node_timeout is not None:  # every request of the node within it, too
+                client = client.derive(connect_timeout=node_timeout,
+                                       read_timeout=node_timeout, deadline=node_timeout)
         except NodecliError as exc:
             prepared.append((name, None, exc, None))
             continue
-        prepared.append((name, client, None, _local_key(app, client)))
+        prepared.append((name, client, None, local_key_of(app, client)))
 
     def one(item: tuple[str, Any, Any, Any]) -> list[Any]:
         name, client, problem, local = item
@@ -131,13 +140,14 @@ def _run_all(app: App, targets: list[tuple[str, dict[str, Any]]],
             return run_checks(client, access_key=client.endpoint.auth.access_key,
                               local_key=local, thresholds=limits[name])
 
-    results = ask_each([(item[0], item) for item in prepared], one)
+    results = ask_each([(item[0], item) for item in prepared], one, within=node_timeout)
     return [(name, result if isinstance(result, list) else
-             [Check("reachable", UNKNOWN, f"not checked: {result.message}")])
+             [Check("reachable", CRITICAL, result.message)] if isinstance(result, TooLate)
+             else [Check("reachable", UNKNOWN, f"not checked: {result.message}")])
             for name, result in results]
 
 
-def _local_key(app: App, client: Any) -> Any:
+def local_key_of(app: App, client: Any) -> Any:
     """The public key this home signs the access key's tokens with, if any."""
     auth = client.endpoint.auth
     ak = auth.access_key
@@ -160,11 +170,12 @@ def _local_key(app: App, client: Any) -> Any:
 
 def nagios_line(results: list[tuple[str, list[Any]]], limits: dict[str, Any]) -> str:
     """The plugin's one line: ``NODECLI HEALTH WARNING - summary | perfdata``."""
-    from nodecli.node.health import OK, worst
+    from nodecli.node.health import OK, SKIPPED, worst
 
     checks = [c for _, cs in results for c in cs]
     state = worst(checks)
-    bad = [f"{node} {c.name}: {c.reason}" for node, cs in results for c in cs if c.state != OK]
+    bad = [f"{node} {c.name}: {c.reason}" for node, cs in results for c in cs
+           if c.state not in (OK, SKIPPED)]
     summary = "; ".join(bad) if bad else \
         f"{len(checks)} checks ok on {len(results)} node(s)"
     perf = []
@@ -184,30 +195,55 @@ def nagios_line(results: list[tuple[str, list[Any]]], limits: dict[str, Any]) ->
     return line + (" | " + " ".join(sanitize(p) for p in perf) if perf else "")
 
 
-def prometheus_text(results: list[tuple[str, list[Any]]]) -> str:
-    """The checks as Prometheus text, made by prometheus-client."""
-    from prometheus_client import CollectorRegistry, Gauge, generate_latest
+class Families:
+    """A prometheus-client custom collector of metric families already made."""
 
-    from nodecli.node.health import CODES
+    def __init__(self, families: list[Any]) -> None:
+        self.families = families
 
-    registry = CollectorRegistry()
-    state = Gauge("nodecli_health_state", "Check state: 0 ok, 1 warning, 2 critical, "
-                  "3 unknown", ["node", "check"], registry=registry)
-    values = {
-        "certificate": Gauge("nodecli_certificate_days_left", "Days until the node's TLS "
-                             "certificate expires", ["node"], registry=registry),
-        "clock": Gauge("nodecli_clock_offset_seconds", "The node's clock minus this "
-                       "machine's", ["node"], registry=registry),
-        "failed transfers": Gauge("nodecli_failed_transfers_last_hour", "Transfers that "
-                                  "failed in the last hour", ["node"], registry=registry),
-        "token": Gauge("nodecli_token_seconds_left", "Seconds until the profile's bearer "
-                       "token expires", ["node"], registry=registry),
-    }
+    def collect(self) -> list[Any]:
+        return self.families
+
+
+#: the value gauge of each check that has one: (name, help)
+VALUE_GAUGES = {
+    "certificate": ("nodecli_certificate_days_left", "Days until the node's TLS "
+                    "certificate expires"),
+    "clock": ("nodecli_clock_offset_seconds", "The node's clock minus this machine's"),
+    "failed transfers": ("nodecli_failed_transfers_last_hour", "Transfers that failed in "
+                         "the last hour"),
+    "token": ("nodecli_token_seconds_left", "Seconds until the profile's bearer token "
+              "expires"),
+}
+
+
+def health_families(results: list[tuple[str, list[Any]]]) -> list[Any]:
+    """The checks as metric families: the one code path of ``node health -o prometheus``
+    and of the exporter. A skipped check has no sample (it is no state of the node)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    from nodecli.node.health import CODES, SKIPPED
+
+    state = GaugeMetricFamily("nodecli_health_state", "Check state: 0 ok, 1 warning, "
+                              "2 critical, 3 unknown", labels=["node", "check"])
+    values = {check: GaugeMetricFamily(name, text, labels=["node"])
+              for check, (name, text) in VALUE_GAUGES.items()}
     for node, checks in results:
         for c in checks:
-            state.labels(node=node, check=c.name).set(CODES[c.state])
+            if c.state == SKIPPED:
+                continue
+            state.add_metric([node, c.name], CODES[c.state])
             if c.name in values and c.value is not None:
-                values[c.name].labels(node=node).set(c.value)
+                values[c.name].add_metric([node], c.value)
+    return [state, *values.values()]
+
+
+def prometheus_text(results: list[tuple[str, list[Any]]]) -> str:
+    """The checks as Prometheus text, made by prometheus-client."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Families(health_families(results)))
     return str(generate_latest(registry).decode("utf-8"))
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nodecli.errors import NodecliError
 
@@ -30,20 +31,33 @@ def ask_each(items: Sequence[tuple[str, T]], ask: Callable[[T], R], *,
              within: float | None = None) -> list[tuple[str, R | NodecliError]]:
     """``ask(item)`` for every ``(name, item)``, at most :data:`MAX_PARALLEL` at once, in
     the order given. A NodecliError is that node's result; with ``within`` seconds, a
-    node still busy then is :class:`TooLate` (its thread is left to finish alone)."""
+    node still busy that long after ITS start (a node waiting for a free worker is not
+    charged for the wait) is :class:`TooLate` (its thread is left to finish alone)."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
     from concurrent.futures import TimeoutError as Late
 
     if not items:
         return []
+    begun = [threading.Event() for _ in items]
+    started = [0.0] * len(items)
+
+    def timed(i: int, item: T) -> R:
+        started[i] = time.monotonic()
+        begun[i].set()
+        return ask(item)
+
     pool = ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(items)))
     try:
-        futures = [(name, pool.submit(ask, item)) for name, item in items]
-        deadline = None if within is None else time.monotonic() + within
+        futures = [(name, pool.submit(timed, i, item)) for i, (name, item) in enumerate(items)]
         results: list[tuple[str, R | NodecliError]] = []
-        for name, future in futures:
+        for i, (name, future) in enumerate(futures):
             try:
-                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                if within is None:
+                    results.append((name, future.result()))
+                    continue
+                begun[i].wait()  # a worker frees up within ``within`` of its own start
+                left = max(started[i] + within - time.monotonic(), 0.0)
                 results.append((name, future.result(timeout=left)))
             except Late:
                 results.append((name, TooLate(f"no answer within {within:g} s")))
@@ -56,7 +70,8 @@ def ask_each(items: Sequence[tuple[str, T]], ask: Callable[[T], R], *,
 
 def count_event_types(client: Client, token: str | None, *, max_pages: int = 10) -> tuple[
         Counter[str], str | None]:
-    """Events by their most specific type since ``token`` (None: from now on), reading
+    """Events by their most specific type (:func:`counted_type`: one count per event)
+    since ``token`` (None: from now on), reading
     at most ``max_pages`` pages (a node with a huge backlog is read over several calls);
     returns the counts and the token to go on from."""
     from nodecli.node.events.pages import (
@@ -74,13 +89,22 @@ def count_event_types(client: Client, token: str | None, *, max_pages: int = 10)
     for _ in range(max_pages):
         page = fetch_page(client, target, params)
         for event in page.events:
-            for kind in event_types(event)[-1:]:
-                counts[kind] += 1
+            counts[counted_type(event_types(event))] += 1
         used, token = token, page.next_token or token
         if is_caught_up(page, used) or page.next_url is None:
             break
         target, params = page.next_url, None
     return counts, token
+
+
+def counted_type(types: Sequence[str]) -> str:
+    """The one type an event is counted under: its most specific. A transfer event
+    carries its subtype and its parent (``upload.started`` and ``transfer.started``, in
+    either order): it counts as the subtype. An event without types counts as ``?``."""
+    for kind in types:
+        if not kind.startswith("transfer."):
+            return kind
+    return types[0] if types else "?"
 
 
 def as_rows(results: Sequence[tuple[str, Any]]) -> tuple[list[dict[str, Any]],
@@ -94,3 +118,85 @@ def as_rows(results: Sequence[tuple[str, Any]]) -> tuple[list[dict[str, Any]],
         else:
             rows += [{"node": name, **row} for row in result]
     return rows, failures
+
+
+class Snapshots(Generic[R]):
+    """The last complete answer of each of many nodes, refreshed in the background: at
+    most one refresh at a time, a node still busy with an earlier one is not asked
+    again (a hung node holds one thread, never one per refresh), and at most
+    :data:`MAX_PARALLEL` nodes are asked at once. A refresh is done when every node
+    it asked has answered or ``within`` seconds have passed; a node answering later
+    still updates its snapshot then. ``probe(name)`` must not block forever: its
+    client's own limits end it (the exporter gives each request ``--node-timeout``)."""
+
+    def __init__(self, names: Sequence[str], probe: Callable[[str], R], *,
+                 within: float) -> None:
+        import threading
+
+        self.names, self.probe, self.within = list(names), probe, within
+        self._cond = threading.Condition()
+        self._slots = threading.BoundedSemaphore(MAX_PARALLEL)
+        self._last: dict[str, tuple[R | NodecliError, float]] = {}
+        self._busy: dict[str, float] = {}  # node -> when its probe started (monotonic)
+        self._round: Future[None] | None = None
+        self._stopped = False
+
+    def refresh(self) -> Future[None]:
+        """The refresh under way, or a new one; the future is done when it is."""
+        import threading
+
+        with self._cond:
+            if self._round is not None and not self._round.done():
+                return self._round
+            done: Future[None] = Future()
+            done.set_running_or_notify_cancel()  # one waiter giving up cancels nothing
+            self._round = done
+            if self._stopped:
+                done.set_result(None)
+                return done
+            asked = [n for n in self.names if n not in self._busy]
+            started = time.monotonic()
+            for name in asked:
+                self._busy[name] = started
+        for name in asked:
+            threading.Thread(target=self._ask, args=(name,), daemon=True,
+                             name=f"nodecli-probe-{name}").start()
+        threading.Thread(target=self._finish, args=(done, asked, started), daemon=True,
+                         name="nodecli-refresh").start()
+        return done
+
+    def _ask(self, name: str) -> None:
+        result: R | NodecliError
+        try:
+            with self._slots:
+                try:
+                    result = self.probe(name)
+                except NodecliError as exc:
+                    result = exc
+            with self._cond:
+                self._last[name] = (result, time.monotonic())
+        finally:
+            with self._cond:
+                self._busy.pop(name, None)
+                self._cond.notify_all()
+
+    def _finish(self, done: Future[None], asked: list[str], started: float) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: not any(n in self._busy for n in asked),
+                                timeout=max(started + self.within - time.monotonic(), 0.0))
+        done.set_result(None)
+
+    def view(self) -> dict[str, tuple[R | NodecliError | None, float | None, bool]]:
+        """Per node: its last answer (None: none yet), that answer's age in seconds, and
+        whether it is late now (asked more than ``within`` seconds ago, no answer)."""
+        now = time.monotonic()
+        with self._cond:
+            return {n: (self._last[n][0] if n in self._last else None,
+                        now - self._last[n][1] if n in self._last else None,
+                        n in self._busy and now - self._busy[n] > self.within)
+                    for n in self.names}
+
+    def stop(self) -> None:
+        """No refresh starts after this (a stopping exporter asks nothing more)."""
+        with self._cond:
+            self._stopped = True

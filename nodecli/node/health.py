@@ -1,5 +1,6 @@
 """``node health``: the checks that tell whether a node's event pipeline and tokens
-work, each with a state (ok, warning, critical, unknown) and a one-line reason.
+work, each with a state (ok, warning, critical, unknown, or skipped when the check
+cannot apply to this node or login) and a one-line reason.
 
 Reachable and authenticated; TLS certificate days left; clock offset; node version
 against the features nodecli uses; activity event logging (the node's, and the profile
@@ -14,10 +15,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from nodecli.errors import NodecliError, UsageError
+from nodecli.errors import ExitCode, NodecliError, UsageError
 
 OK, WARNING, CRITICAL, UNKNOWN = "ok", "warning", "critical", "unknown"
+#: a check that cannot apply to this node or login (a setting the node does not report,
+#: what a bearer token may not read): said with its reason, never a state of the node
+SKIPPED = "skipped"
+#: the Nagios plugin exit code of each state (also the value of nodecli_health_state)
 CODES = {OK: 0, WARNING: 1, CRITICAL: 2, UNKNOWN: 3}
+#: which state wins (the monitoring-plugins rule): CRITICAL > WARNING > UNKNOWN > OK; not
+#: the order of the codes, since UNKNOWN (3) must not hide a CRITICAL (2)
+SEVERITY = {OK: 0, UNKNOWN: 1, WARNING: 2, CRITICAL: 3}
 
 #: what nodecli uses, and the node version that has it
 FEATURES = (("events", (3, 6, 0)), ("events by id", (3, 7, 3)),
@@ -70,9 +78,15 @@ class Thresholds:
 
 
 def worst(checks: list[Check]) -> str:
-    return max((c.state for c in checks), key=lambda s: CODES[s], default=OK)
+    """The state of them all: CRITICAL > WARNING > UNKNOWN > OK; skipped checks count
+    for nothing (all skipped, or none: OK)."""
+    return max((c.state for c in checks if c.state != SKIPPED), key=SEVERITY.__getitem__,
+               default=OK)
 
 
+# A threshold is reached AT equality (the documented rule, docs/monitoring.md): a value
+# that grows (skew, failed transfers) is warning from ``value == warn`` on, and one that
+# counts down (certificate, token) is warning from ``left == warn`` on.
 def _up(value: float, name: str, t: Thresholds) -> str:
     return CRITICAL if value >= t.crit[name] else WARNING if value >= t.warn[name] else OK
 
@@ -103,10 +117,12 @@ def run_checks(client: Any, *, access_key: str | None, local_key: Any,
         return [Check("reachable", CRITICAL, "GET /info did not answer with an object")]
     checks = [Check("reachable", OK, f"{asked} answered ({client.endpoint.auth.kind} login)")]
     checks.append(_cert(client, thresholds, now))
-    checks.append(_skew(client, info, thresholds))
-    checks.append(_version(info))
-    checks += _logging(client, info, access_key)
-    checks.append(_freshness(client, thresholds, now))
+    bearer = client.endpoint.auth.kind == "bearer"
+    checks.append(_skew(client, info, thresholds, now))
+    checks.append(Check("version", SKIPPED, "a bearer token may not read GET /info: the "
+                        "version is not known") if bearer else _version(info))
+    checks += _logging(client, info, access_key, bearer)
+    checks.append(_freshness(client, thresholds, now, bearer))
     if access_key:
         checks.append(_key_match(client, access_key, local_key))
     checks.append(_failed_transfers(client, thresholds, now))
@@ -132,14 +148,14 @@ def _cert(client: Any, t: Thresholds, now: float) -> Check:
     address = (parts.hostname or "", parts.port or 443)
     untrusted: str | None = None
     try:
-        der = _peer_certificate(address, client.tls_context())
+        der = _peer_certificate(address, client.tls_context(), ep.connect_timeout)
     except ssl.SSLCertVerificationError as exc:
         # read it anyway (nothing is sent) to say when it expired or expires
         untrusted = exc.verify_message or str(exc)
         reader = ssl.create_default_context()
         reader.check_hostname, reader.verify_mode = False, ssl.CERT_NONE
         try:
-            der = _peer_certificate(address, reader)
+            der = _peer_certificate(address, reader, ep.connect_timeout)
         except OSError as again:
             return Check("certificate", CRITICAL, f"TLS handshake failed: {again}"[:200])
     except OSError as exc:
@@ -162,16 +178,17 @@ def _cert(client: Any, t: Thresholds, now: float) -> Check:
                  round(days, 1), "d")
 
 
-def _peer_certificate(address: tuple[str, int], context: Any) -> bytes | None:
+def _peer_certificate(address: tuple[str, int], context: Any, wait: float) -> bytes | None:
     import socket
 
-    with socket.create_connection(address, timeout=10) as raw, \
+    # its own handshake, bounded as the client's connections are (--node-timeout)
+    with socket.create_connection(address, timeout=min(wait, 10.0)) as raw, \
             context.wrap_socket(raw, server_hostname=address[0]) as tls:
         der: bytes | None = tls.getpeercert(binary_form=True)
         return der
 
 
-def _skew(client: Any, info: dict[str, Any], t: Thresholds) -> Check:
+def _skew(client: Any, info: dict[str, Any], t: Thresholds, now: float) -> Check:
     from nodecli.timeparse import TimeParseError, parse_iso8601
 
     offset = client.clock_offset
@@ -179,7 +196,7 @@ def _skew(client: Any, info: dict[str, Any], t: Thresholds) -> Check:
     text = info.get("current_time")
     if isinstance(text, str):
         try:
-            offset = parse_iso8601(text).timestamp() - time.time()
+            offset = parse_iso8601(text).timestamp() - now
             source = "/info current_time"
         except TimeParseError:
             pass
@@ -204,11 +221,14 @@ def _version(info: dict[str, Any]) -> Check:
     return Check("version", OK, f"{version}: every feature nodecli uses")
 
 
-def _logging(client: Any, info: dict[str, Any], access_key: str | None) -> list[Check]:
+def _logging(client: Any, info: dict[str, Any], access_key: str | None,
+             bearer: bool) -> list[Check]:
     from nodecli.node.info import logging_setting
 
     node_setting = logging_setting(info)
-    checks = [Check("logging", UNKNOWN, "the node does not say its activity_event_logging")
+    checks = [Check("logging", SKIPPED, "a bearer token may not read GET /info: the node's "
+                    "activity_event_logging is not known" if bearer else
+                    "the node does not report activity_event_logging")
               if node_setting is None else
               Check("logging", OK if node_setting else WARNING,
                     "activity event logging is on" if node_setting else
@@ -228,8 +248,10 @@ def _logging(client: Any, info: dict[str, Any], access_key: str | None) -> list[
     return checks
 
 
-def _freshness(client: Any, t: Thresholds, now: float) -> Check:
-    """Whether events arrived lately: any within the warning window is ok."""
+def _freshness(client: Any, t: Thresholds, now: float, bearer: bool = False) -> Check:
+    """Whether events arrived lately: any within the warning window is ok. A bearer
+    token sees only the events of what it may read: finding none says nothing of the
+    node, so that is skipped, not a stale node."""
     from nodecli.node.events.pages import EventFilter, build_params, fetch_page
 
     for limit, state in ((t.warn["fresh"], OK), (t.crit["fresh"], WARNING)):
@@ -238,6 +260,9 @@ def _freshness(client: Any, t: Thresholds, now: float) -> Check:
             page = fetch_page(client, "/events",
                               build_params(EventFilter(), since=since, token=None, count=1))
         except NodecliError as exc:
+            if bearer and exc.exit_code == ExitCode.AUTH:
+                return Check("fresh events", SKIPPED, "this bearer token may not read the "
+                             f"node's events: {exc.message[:120]}")
             return Check("fresh events", UNKNOWN, f"GET /events: {exc.message[:150]}")
         if len(page):
             from nodecli.timeparse import describe_delta
@@ -246,6 +271,10 @@ def _freshness(client: Any, t: Thresholds, now: float) -> Check:
                          f"an event within the last {describe_delta(limit)}")
     from nodecli.timeparse import describe_delta
 
+    if bearer:
+        return Check("fresh events", SKIPPED, "this bearer token sees no event in the last "
+                     f"{describe_delta(t.crit['fresh'])}, which says nothing of the node's "
+                     "log (a token sees only the events of what it may read)")
     return Check("fresh events", CRITICAL,
                  f"no event in the last {describe_delta(t.crit['fresh'])}")
 
