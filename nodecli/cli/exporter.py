@@ -123,6 +123,7 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
 
     # opened here, once: a secret still missing is asked on this thread, not in a scrape;
     # every wait of a scrape within the node's limit (a hung node's worker ends soon too)
+    app.budget.follow()  # each scrape's requests within --deadline, not the whole run
     limits = {"connect_timeout": node_timeout, "read_timeout": node_timeout,
               "deadline": node_timeout, "max_attempts": 1}
     clients = {n: open_node_client(app, {"node": n}).derive(**limits) for n in names}
