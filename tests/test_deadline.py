@@ -382,3 +382,36 @@ def test_resolve_asks_a_person_without_spending_the_deadline(emulator):
     assert child.exitstatus == 0, child.before
     assert service_state(emulator.state).put_bodies == [
         (op.id, {"use_existing": True, "retry": True, "apply_to_all": False})]
+
+
+def test_a_proxy_that_never_answers_connect_is_bounded_by_the_deadline(invoke, home,
+                                                                      certs):
+    """The proxy takes the connection and never answers CONNECT: the watchdog cuts the
+    proxy's connection at the command's deadline (not the read timeout of 30 s)."""
+    proxy = socket.create_server(("127.0.0.1", 0))
+    taken: list[socket.socket] = []
+    took = threading.Event()
+
+    def accept() -> None:
+        try:
+            conn, _ = proxy.accept()
+        except OSError:
+            return
+        taken.append(conn)
+        took.set()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        r = invoke("--deadline", "1s", "node", "info", "--url", "https://node.example:9092",
+                   "--user", "admin",
+                   env={"HTTPS_PROXY": f"http://127.0.0.1:{proxy.getsockname()[1]}",
+                        "NODECLI_PASSWORD": "pw", "NODECLI_CACERT": certs[0]})
+    finally:
+        proxy.close()
+        thread.join(timeout=10)
+        for conn in taken:
+            conn.close()
+    assert took.is_set()
+    assert r.exit_code == 6, r
+    assert "no complete answer within the command's deadline of 1 s" in r.stderr, r
