@@ -352,6 +352,14 @@ class App:
         self.paths = paths
         self.term = term
 
+    @cached_property
+    def budget(self) -> Any:
+        """The command's deadline (--deadline): every client it opens shares it; a
+        following command calls its ``follow()`` (nodecli.http.deadline.Budget)."""
+        from nodecli.http.deadline import Budget
+
+        return Budget()
+
     def __repr__(self) -> str:
         return f"App(paths={self.paths!r}, term={self.term!r})"
 

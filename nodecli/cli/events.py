@@ -296,6 +296,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     from nodecli.node.events.pages import validate_token
 
     conn = pop_node_options(kwargs)
+    if follow:
+        app.budget.follow()  # each request within --deadline, not the whole run
     if legacy_output is not None:
         output_file, fmt = _legacy_output(app, legacy_output, output_file, fmt)
     if output_file is not None:

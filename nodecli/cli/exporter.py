@@ -263,6 +263,7 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
     thresholds = {n: thresholds_of(cfg.nodes.get(n)) for n in names}
     # opened here, once: a secret still missing is asked on this thread, not in a
     # refresh; every wait of a refresh within the node's limit
+    app.budget.follow()  # each refresh's requests within --deadline, not the whole run
     limits = {"connect_timeout": node_timeout, "read_timeout": node_timeout,
               "deadline": node_timeout, "max_attempts": 1}
     clients = {n: open_node_client(app, {"node": n}).derive(**limits) for n in names}

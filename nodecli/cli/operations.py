@@ -155,6 +155,7 @@ def watch(app: App, client: Any, ref: Any, interval: float, timeout: float | Non
     def on_update(op: dict[str, Any], elapsed: float) -> None:
         app.term.status.show(op_line(op), plain=op_line(op))
 
+    app.budget.follow()  # each request within --deadline, not the whole watch
     try:
         return watch_operation(client, ref, interval=interval, timeout=timeout,
                                on_update=on_update, first=first)

@@ -130,6 +130,8 @@ def open_endpoint(app: App, endpoint: Any) -> Any:
     from nodecli.http.checks import in_clear
     from nodecli.http.client import open_client
 
+    if endpoint.budget is None:
+        endpoint = endpoint.replace(budget=app.budget)
     proxy = endpoint.proxy
     if proxy is not None and proxy.needs_password:
         from nodecli.http.proxies import PASSWORD_ENV

@@ -94,6 +94,8 @@ def run_resolve(app: App, session: Any, ops: list[dict[str, Any]], flag_choice: 
     """Decide, send, watch and summarise (shared by resolve and workspaces create)."""
     from nodecli.service.resolve import resolve_operations
 
+    app.budget.follow()  # each request within --deadline: prompts come between them
+
     sent: list[Any] = []
 
     def on_sent(out: Any) -> None:

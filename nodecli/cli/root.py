@@ -91,6 +91,10 @@ Classic flags (compatible with the node's administration tool):
 @click.option("--dry-run", is_flag=True,
               help="Show what would be sent to a node or written (a config diff), change "
                    "nothing, exit 0. Also after the command.")
+@click.option("--deadline", metavar="DURATION", envvar="NODECLI_DEADLINE", show_envvar=True,
+              help="Bound on the requests to nodes and services: a command's all "
+                   "together (requests, retries, waits), each of a following command's "
+                   "(tail -f, watch, top, exporter). Default 120s.")
 @click.version_option(__version__, "-V", "-A", "--version", prog_name="nodecli",
                       message="%(prog)s %(version)s")
 # --- classic administration flags ---------------------------------------------------
@@ -135,7 +139,7 @@ Classic flags (compatible with the node's administration tool):
 @click.option("-y", "--yes", is_flag=True, help="Answer yes to confirmations (create key...).")
 @click.pass_context
 def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_color: bool,
-        dry_run: bool, **classic: Any) -> None:
+        dry_run: bool, deadline: str | None, **classic: Any) -> None:
     # Imported here, not at module level: `nodecli --help` and `--version` never get
     # this far, so they skip pathlib, the output module and the app object entirely.
     from nodecli.cli.app import App, Terminal
@@ -147,6 +151,8 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
         dryrun.activate()
     term = Terminal(verbosity=-1 if quiet else verbose, no_color=no_color)
     app = App(paths=resolve_paths(home), term=term)
+    if deadline is not None:
+        app.budget.seconds = _deadline_seconds(deadline)
     ctx.obj = app
     actions = [name for name in CLASSIC_ACTIONS if classic.get(name)]
     used = [name for name, value in classic.items() if value not in (None, False)]
@@ -173,6 +179,21 @@ def cli(ctx: click.Context, home: str | None, verbose: int, quiet: bool, no_colo
     from nodecli.cli.classic import run_classic
 
     run_classic(app, actions, classic)
+
+
+def _deadline_seconds(text: str) -> float:
+    """Seconds of --deadline / NODECLI_DEADLINE: from 1 s to a week."""
+    from nodecli.errors import UsageError
+    from nodecli.timeparse import TimeParseError, parse_duration
+
+    try:
+        seconds = parse_duration(text).total_seconds()
+    except TimeParseError as exc:
+        raise UsageError(f"--deadline (NODECLI_DEADLINE): {exc}") from None
+    if not 1 <= seconds <= 7 * 86400:
+        raise UsageError(f"--deadline (NODECLI_DEADLINE): {text.strip()[:40]!r} is not "
+                         "between 1s and 1w")
+    return seconds
 
 
 @cli.command("help")

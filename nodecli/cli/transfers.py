@@ -330,6 +330,9 @@ def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: floa
            fmt: str) -> None:
     from nodecli.node.transfers import watch_transfers
 
+    # each request within --deadline, and none past the watch's own --timeout
+    app.budget.follow(until=None if timeout is None else time.monotonic() + timeout)
+
     def on_update(last: dict[str, dict[str, Any]], elapsed: float) -> None:
         lines = [progress_line(last[i], elapsed) for i in ids if i in last]
         running = sum(1 for i in ids if last.get(i, {}).get("status") == "running")
@@ -343,6 +346,10 @@ def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: floa
         raise Interrupted("stopped watching; the transfers go on on the node") from None
     finally:
         app.term.status.clear()
+    unknown = [i for i in ids if i not in last]
+    if timed_out and unknown:
+        raise TimedOut(f"no answer from the node within --timeout about: "
+                       f"{', '.join(map(sanitize, unknown))}")
     finals = [last[i] for i in ids]
     if fmt == "json":
         app.term.json(finals if len(finals) > 1 else finals[0])
@@ -457,4 +464,5 @@ def transfer_top(app: App, interval: float, once: bool, output_format: str,
                            f"{(time.monotonic() - started) * 1000:.0f} ms")
             render(app, found, output_format)
             return
+        app.budget.follow()  # each refresh within --deadline, not the whole screen
         run_top(app, client, interval, client.endpoint.label or client.endpoint.base_url)

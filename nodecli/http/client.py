@@ -38,7 +38,7 @@ from nodecli.errors import (
     UsageError,
 )
 from nodecli.http.checks import header_safe, refuse_undecodable
-from nodecli.http.deadline import Watchdog
+from nodecli.http.deadline import Budget, Watchdog
 from nodecli.http.errors import (
     RETRY_STATUSES,
     backoff_delay,
@@ -118,9 +118,9 @@ class Auth:
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """Where and how to reach a server. ``deadline`` bounds a whole request (every
-    attempt, backoff, headers and body); ``label`` is the profile name or URL, for
-    messages; ``peer`` and ``cacert_env`` are for the TLS hint: what this endpoint is and
+    """Where and how to reach a server. ``deadline`` bounds a request (attempts, waits, body)
+    within the command's ``budget`` (:class:`Budget`); ``label`` is the profile name or URL,
+    for messages; ``peer`` and ``cacert_env`` are for the TLS hint: what this endpoint is and
     the variable that gives its CA file (node commands read NODECLI_CACERT, service
     commands NODECLI_SERVICE_CACERT)."""
 
@@ -130,13 +130,14 @@ class Endpoint:
     insecure: bool = False
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
-    deadline: float = 120.0
+    deadline: float | None = None
     max_attempts: int = 4
     max_body: int = 64 * 1024 * 1024
     label: str = ""
     peer: str = "node"
     cacert_env: str = "NODECLI_CACERT"
     proxy: Any = None  # nodecli.http.proxies.Proxy: requests go through it (CONNECT for https)
+    budget: Budget | None = field(default=None, compare=False)
 
     def with_auth(self, auth: Auth) -> Endpoint:
         return replace(self, auth=auth)
@@ -208,6 +209,7 @@ class Client:
         self._verify: Any = self._tls_verify()
         self._client: Any = None  # httpx2.Client, made for the first request
         self._watchdog = Watchdog()
+        self._budget, self._past_deadline = endpoint.budget or Budget(following=True), ""
 
     def tls_context(self) -> Any:
         """An ssl context verifying as this client does (to probe a server's certificate)."""
@@ -365,12 +367,9 @@ class Client:
                 raise RemoteError(f"{url}: response larger than "
                                   f"{self.endpoint.max_body} bytes; refused")
             if time.monotonic() > deadline_at:
-                raise _Transient(self._past_deadline())
+                raise _Transient(self._past_deadline)
             body.append(chunk)
         return b"".join(body)
-
-    def _past_deadline(self) -> str:
-        return f"no complete answer within the deadline of {self.endpoint.deadline:g} s"
 
     def _send(self, method: str, url: str, *, params: Any, content: bytes | None,
               headers: dict[str, str], deadline_at: float, started: float) -> Response:
@@ -391,7 +390,7 @@ class Client:
             raise _Transient("no answer within the read timeout") from None
         except httpx2.ConnectError as exc:
             if watchdog.fired:
-                raise _Transient(self._past_deadline()) from None
+                raise _Transient(self._past_deadline) from None
             text = str(exc)
             tls_problem = tls_error(text, url, self.endpoint.cacert, peer=self.endpoint.peer,
                                     cacert_env=self.endpoint.cacert_env)
@@ -400,7 +399,7 @@ class Client:
             raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None
         except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
             if watchdog.fired:
-                raise _Transient(self._past_deadline()) from None
+                raise _Transient(self._past_deadline) from None
             raise _Transient(f"connection broken: {exc or type(exc).__name__}") from None
         except httpx2.TimeoutException:
             raise _Transient("timed out") from None
@@ -454,7 +453,8 @@ class Client:
 
         if dryrun.active() and method not in ("GET", "HEAD"):
             raise dryrun.request(method, url, content, self.redact)
-        deadline_at = time.monotonic() + self.endpoint.deadline
+        deadline_at, why = self._budget.request_ends(self.endpoint.deadline)
+        self._past_deadline = f"no complete answer within {why}"
         try:
             return self._retrying(method, url, params, content, hdrs, expect, hint_for,
                                   retryable, deadline_at)
@@ -477,8 +477,10 @@ class Client:
                                      headers=self._headers_for(url, hdrs),
                                      deadline_at=deadline_at)
             except _Transient as exc:
-                remaining = deadline_at - time.monotonic()
-                if not retryable or attempt >= self.endpoint.max_attempts or remaining <= 0:
+                delay = exc.retry_after if exc.retry_after is not None else backoff_delay(attempt)
+                # no wait runs to the deadline (an attempt starting there is cut at once)
+                if not retryable or attempt >= self.endpoint.max_attempts or \
+                        deadline_at - time.monotonic() <= delay:
                     if exc.response is not None:
                         final_hint = hint_for if retryable else with_not_retried(hint_for)
                         return self._finish(exc.response, expect, method, final_hint)
@@ -489,8 +491,6 @@ class Client:
                     raise RemoteError(
                         f"{method} {self.redact(url)}: {exc.reason}{tries}", hint=hint,
                     ) from None
-                delay = exc.retry_after if exc.retry_after is not None else backoff_delay(attempt)
-                delay = min(delay, max(remaining, 0.0))
                 self.log(f"! {exc.reason}; retry {attempt}/{self.endpoint.max_attempts - 1} "
                          f"in {delay:.1f} s")
                 if self._status is not None:

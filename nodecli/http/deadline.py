@@ -1,4 +1,5 @@
-"""The overall deadline of one HTTP attempt, including a server that drips its headers.
+"""Deadlines: the one of a command (:class:`Budget`), and the watchdog that holds an
+attempt to it even against a server that drips its headers (:class:`Watchdog`).
 
 httpx2's timeouts bound each socket operation, so a server that sends its status line
 and headers a byte at a time never trips them; :class:`Watchdog` ends such an attempt
@@ -8,6 +9,54 @@ from __future__ import annotations
 
 import time
 from typing import Any
+
+DEFAULT_SECONDS = 120.0
+ENV = "NODECLI_DEADLINE"
+
+
+class Budget:
+    """The deadline of one command (``--deadline``, ``NODECLI_DEADLINE``).
+
+    A one-shot command (the default) has ``seconds`` for everything it sends, counted
+    from its first request: every request, attempt, wait between attempts and body
+    together, so a node that accepts and never answers ends it after ``seconds`` however
+    many requests it would have made. A following command (``events tail -f``, ``transfer
+    watch``...) calls :meth:`follow`: each of its requests then has ``seconds`` of its own,
+    and ``until`` (a ``time.monotonic()`` moment) ends them all there (``transfer watch
+    --timeout`` bounds the whole watch). Shared by every client of the command (threads
+    included: the first request's moment is set once, and a second setting of it in a race
+    differs by microseconds)."""
+
+    def __init__(self, seconds: float = DEFAULT_SECONDS, *, following: bool = False) -> None:
+        self.seconds = seconds
+        self.following = following
+        self.ends_at: float | None = None  # a one-shot command's end, from its first request
+        self.until: float | None = None
+
+    def follow(self, until: float | None = None) -> None:
+        self.following, self.until = True, until
+
+    def over(self) -> bool:
+        """Whether the following command's own end (``until``) has passed."""
+        return self.until is not None and time.monotonic() >= self.until
+
+    def request_ends(self, per_request: float | None) -> tuple[float, str]:
+        """When a request starting now must be over, and that bound in words.
+
+        ``per_request`` is an endpoint's own bound (the exporter's --node-timeout), never
+        more than the command's."""
+        now = time.monotonic()
+        seconds = self.seconds if per_request is None else min(per_request, self.seconds)
+        end, why = now + seconds, f"the deadline of {seconds:g} s"
+        if not self.following:
+            if self.ends_at is None:
+                self.ends_at = now + self.seconds
+            if self.ends_at <= end:
+                end, why = self.ends_at, (f"the command's deadline of {self.seconds:g} s "
+                                          f"(--deadline, {ENV})")
+        if self.until is not None and self.until <= end:
+            end, why = self.until, "the watch's --timeout"
+        return end, why
 
 
 class Watchdog:
@@ -41,6 +90,9 @@ class Watchdog:
                     live = [(s, fd) for s, fd in self._sockets
                             if s.fileno() == fd and fd != sock.fileno()]
                     self._sockets = [*live, (sock, sock.fileno())]
+                    if self.fired and self._deadline is not None:
+                        # connected after this attempt's deadline passed
+                        self._cut()
 
     def arm(self, deadline_at: float) -> None:
         with self._cond:
@@ -68,12 +120,9 @@ class Watchdog:
             self._cond.notify()
 
     def _run(self) -> None:
-        import os
-        import socket
-
         with self._cond:
             while not self._closed:
-                if self._deadline is None:
+                if self._deadline is None or self.fired:
                     self._wakes_at = None
                     self._cond.wait()
                     continue
@@ -82,16 +131,24 @@ class Watchdog:
                     self._wakes_at = self._deadline
                     self._cond.wait(left)
                     continue
+                # (the deadline stays armed until the attempt ends: a connection made
+                # after this moment is cut as it is made)
                 self.fired = True
-                self._deadline = None
-                for sock, fd in self._sockets:
-                    if sock.fileno() != fd:
-                        continue  # closed meanwhile
-                    # shutdown through a duplicate of the descriptor: it ends the
-                    # connection for the reader without touching its socket object
-                    try:
-                        with socket.socket(fileno=os.dup(fd)) as dup:
-                            dup.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-                self._sockets = []
+                self._cut()
+
+    def _cut(self) -> None:
+        """Shut down every connection of the attempt (the condition's lock is held)."""
+        import os
+        import socket
+
+        for sock, fd in self._sockets:
+            if sock.fileno() != fd:
+                continue  # closed meanwhile
+            # shutdown through a duplicate of the descriptor: it ends the
+            # connection for the reader without touching its socket object
+            try:
+                with socket.socket(fileno=os.dup(fd)) as dup:
+                    dup.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._sockets = []

@@ -238,18 +238,34 @@ def watch_transfers(client: Any, ids: list[str], *, interval: float = 2.0,
                     on_update: Any = None, sleep: Any = None,
                     clock: Any = None) -> tuple[dict[str, dict[str, Any]], bool]:
     """Poll each transfer until all have ended or ``timeout`` passed; return the last
-    objects by id and whether the timeout ended the watch."""
+    objects by id and whether the timeout ended the watch.
+
+    The client's deadline budget (--deadline) may end the watch's requests at the
+    watch's end (the command line sets ``until`` to it): a request cut there, or a
+    moment past it, ends the watch as timed out; no request starts after it."""
     import time
+
+    from nodecli.errors import RemoteError
 
     nap = sleep or time.sleep
     now = clock or time.monotonic
+    budget = getattr(getattr(client, "endpoint", None), "budget", None)
+
+    def over() -> bool:
+        return timeout is not None and budget is not None and bool(budget.over())
+
     started = now()
     last: dict[str, dict[str, Any]] = {}
     while True:
         for tid in ids:
             if tid in last and is_final(last[tid]):
                 continue
-            last[tid] = get_transfer(client, tid)
+            try:
+                last[tid] = get_transfer(client, tid)
+            except RemoteError:
+                if over() or (timeout is not None and now() - started >= timeout):
+                    return last, True
+                raise
         if on_update is not None:
             on_update(last, now() - started)
         if all(is_final(last[t]) for t in ids):
@@ -258,6 +274,8 @@ def watch_transfers(client: Any, ids: list[str], *, interval: float = 2.0,
             return last, True
         left = None if timeout is None else timeout - (now() - started)
         nap(interval if left is None else max(min(interval, left), 0.0))
+        if over():
+            return last, True
 
 
 def transfer_checkpoint(client: Any, state_dir: Any, *, name: str | None = None,

@@ -4,7 +4,8 @@ A node bearer token lasts an hour by default. Two sources keep one valid without
 restarting the command:
 
 * :class:`FileToken`: a token file (``--bearer-file``, a profile's ``bearer_file``) is
-  read again when it changes (another program replaced it) and after a 401;
+  read for each request (another program may replace it, or rewrite it in place) and
+  after a 401;
 * :class:`MintedToken`: a node profile with a ``mint`` section signs its own tokens with
   a local private key, in the format of ``nodecli token create``, a new one when less
   than a margin of the current one is left. The key stays in this process: it is never
@@ -16,7 +17,6 @@ a 401, once for a new one (``renew``) before it retries the request.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -56,46 +56,40 @@ class _Seen:
 
 
 class FileToken(_Seen):
-    """A token file, read again when its identity, size or mtime changes and after a
-    401. A file that is briefly missing or empty (while a writer replaces it) keeps the
-    last good token."""
+    """A token file, read for each request and after a 401: what it holds now is the
+    token. (Its size and times say nothing certain: a token of the same length written
+    in place within one tick of the file system's clock leaves them all as they were, and
+    a token file is a few hundred bytes.) A file that is briefly missing or empty (while
+    a writer replaces it) keeps the last good token."""
 
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = user_path(path)
         self.label = f"token file {path}"
-        self._stamp: tuple[int, int, int, int] | None = None
         self._token: str | None = None
 
-    def _read(self, force: bool) -> str:
+    def _read(self) -> str:
         from nodecli.errors import NodecliError
 
         try:
-            st = os.stat(self.path)
-            stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        except OSError:
+            token = read_token_file(self.path)
+        except (NodecliError, OSError):
             if self._token is not None:
                 return self._token
             raise
-        if force or stamp != self._stamp or self._token is None:
-            try:
-                token = read_token_file(self.path)
-            except NodecliError:
-                if self._token is not None:
-                    return self._token
-                raise
-            self._stamp, self._token = stamp, token
+        if token != self._token:
+            self._token = token
             self.add(token)
-        return self._token
+        return token
 
     def current(self) -> str:
         with self.lock:
-            return self._read(force=False)
+            return self._read()
 
     def renew(self) -> bool:
         with self.lock:
             old = self._token
-            return self._read(force=True) != old
+            return self._read() != old
 
 
 class MintedToken(_Seen):
@@ -110,7 +104,7 @@ class MintedToken(_Seen):
         self.group_ids, self.role, self.ttl = list(group_ids), role, ttl
         self.margin = max(min(ttl / 5, 300.0), 1.0)
         self.label = f"token minted for user {user_id!r} with key {key_path}"
-        self.offset = offset  # the node's clock minus ours, when it is known
+        self._offset = offset  # the node's clock minus ours, when it is known
         self._clock = clock
         self._key: Any = None
         self._token: str | None = None
@@ -141,6 +135,19 @@ class MintedToken(_Seen):
         self.minted += 1
         self.add(self._token)
         return self._token
+
+    @property
+    def offset(self) -> float:
+        return self._offset
+
+    @offset.setter
+    def offset(self, value: float) -> None:
+        """The node's clock, learnt from its answers: a token minted on another clock
+        (ours, before the first answer) is not sent again; the next one ends ``ttl``
+        after the node's now (one on our clock would live ``ttl`` plus the skew there)."""
+        with self.lock:
+            if value != self._offset:
+                self._offset, self._token = value, None
 
     def current(self) -> str:
         with self.lock:
