@@ -26,6 +26,18 @@ def test_a_healthy_node(invoke, node_env, log):
     assert checks["certificate"]["value"] > 300  # the emulator's certificate: 397 days
 
 
+def test_a_node_is_asked_on_one_connection(invoke, node_env, emulator, log):
+    """Every request of the checks on the connection the first one opened, the TLS
+    certificate read from it (no handshake of its own), GET /events (after which a node
+    closes the connection) last."""
+    log.generate(3)
+    before = emulator.server.connections
+    r = invoke("node", "health", "-o", "json", env=node_env)
+    assert r.exit_code == 0, r.stderr
+    assert emulator.server.connections - before == 1
+    assert _checks(r)["certificate"]["value"] > 300
+
+
 def test_each_check_fails_when_it_should(invoke, node_env, emulator, log, node_version):
     emulator.state.clock_offset = 10.0
     log.logging_enabled = False

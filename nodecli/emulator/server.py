@@ -309,6 +309,7 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.idle_timeout: float | None = None
         self._open: set[Any] = set()
         self._open_lock = threading.Lock()
+        self.connections = 0  # accepted so far (tests count a command's connections)
         super().__init__((host, port), _Handler)
         if tls is not None:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -339,6 +340,7 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     def track(self, conn: Any) -> None:
         with self._open_lock:
             self._open.add(conn)
+            self.connections += 1
 
     def untrack(self, conn: Any) -> None:
         with self._open_lock:

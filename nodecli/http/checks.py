@@ -84,3 +84,13 @@ def check_id(value: str, what: str = "id") -> str:
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value):
         raise UsageError(f"invalid {what}: it contains control characters")
     return value
+
+
+def peer_certificate(extensions: Any) -> bytes | None:
+    """The server's certificate (DER) on the TLS connection that carried an answer: its
+    ``network_stream`` extension (httpcore's documented one), None over plain http."""
+    stream = extensions.get("network_stream")
+    ssl_object = stream.get_extra_info("ssl_object") if stream is not None else None
+    # (positional: the object may be ssl's own _SSLSocket, which takes no keywords)
+    der = ssl_object.getpeercert(True) if ssl_object is not None else None
+    return der if isinstance(der, bytes) else None

@@ -37,7 +37,7 @@ from nodecli.errors import (
     RemoteError,
     UsageError,
 )
-from nodecli.http.checks import header_safe, refuse_undecodable
+from nodecli.http.checks import header_safe, peer_certificate, refuse_undecodable
 from nodecli.http.deadline import Budget, Watchdog
 from nodecli.http.errors import (
     RETRY_STATUSES,
@@ -202,6 +202,8 @@ class Client:
         # SKEW_WARN seconds: tokens signed here are judged on that clock
         self._skew = skew
         self.clock_offset: float | None = None
+        # the node's TLS certificate (DER) as the last answer's connection verified it
+        self.peer_certificate: bytes | None = None
         self._sleep = sleep
         self._origin = origin(endpoint.base_url)
         self._extra_secrets: list[str] = []
@@ -382,6 +384,7 @@ class Client:
             with client.stream(method, url, params=params, content=content, headers=headers,
                                extensions={"trace": watchdog.trace}) as r:
                 body = self._read_body(url, r.iter_bytes(), deadline_at)
+                self.peer_certificate = peer_certificate(r.extensions) or self.peer_certificate
                 return Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
                                 body, str(r.url), time.monotonic() - started)
         except httpx2.ConnectTimeout:

@@ -122,10 +122,12 @@ def run_checks(client: Any, *, access_key: str | None, local_key: Any,
     checks.append(Check("version", SKIPPED, "a bearer token may not read GET /info: the "
                         "version is not known") if bearer else _version(info))
     checks += _logging(client, info, access_key, bearer)
+    later = [_key_match(client, access_key, local_key)] if access_key else []
+    later.append(_failed_transfers(client, thresholds, now))
+    # GET /events last: a node closes the connection after it (interface.md 4.1), and
+    # every request before it goes on the connection the first one opened
     checks.append(_freshness(client, thresholds, now, bearer))
-    if access_key:
-        checks.append(_key_match(client, access_key, local_key))
-    checks.append(_failed_transfers(client, thresholds, now))
+    checks += later
     token = _token(client, thresholds, now)
     if token is not None:
         checks.append(token)
@@ -133,20 +135,24 @@ def run_checks(client: Any, *, access_key: str | None, local_key: Any,
 
 
 def _cert(client: Any, t: Thresholds, now: float) -> Check:
-    """Days left on the node's TLS certificate (a handshake of its own, verified as the
-    client verifies)."""
+    """Days left on the node's TLS certificate: the one the client's connection verified
+    (no handshake of its own); after a failed login, a handshake of its own, verified as
+    the client verifies, then one that only reads it, to say why."""
     from urllib.parse import urlsplit
 
     ep = client.endpoint
     parts = urlsplit(ep.base_url)
     if parts.scheme != "https":
         return Check("certificate", UNKNOWN, "plain http: no certificate")
+    untrusted: str | None = None
+    der = client.peer_certificate
+    if der is not None:
+        return _cert_check(der, None, t, now)
     if ep.proxy is not None:
         return Check("certificate", UNKNOWN, "through a proxy: not probed")
     import ssl
 
     address = (parts.hostname or "", parts.port or 443)
-    untrusted: str | None = None
     try:
         der = _peer_certificate(address, client.tls_context(), ep.connect_timeout)
     except ssl.SSLCertVerificationError as exc:
@@ -160,6 +166,10 @@ def _cert(client: Any, t: Thresholds, now: float) -> Check:
             return Check("certificate", CRITICAL, f"TLS handshake failed: {again}"[:200])
     except OSError as exc:
         return Check("certificate", CRITICAL, f"TLS handshake failed: {exc}"[:200])
+    return _cert_check(der, untrusted, t, now)
+
+
+def _cert_check(der: bytes | None, untrusted: str | None, t: Thresholds, now: float) -> Check:
     if not der:
         return Check("certificate", UNKNOWN, "the node showed no certificate")
     from cryptography import x509
@@ -305,10 +315,10 @@ def _key_match(client: Any, access_key: str, local_key: Any) -> Check:
 
 
 def _failed_transfers(client: Any, t: Thresholds, now: float) -> Check:
-    from nodecli.node.transfers import list_transfers
+    from nodecli.node.transfers import LiveTransfers
 
     try:
-        found = list_transfers(client)
+        found = LiveTransfers(client).refresh()  # (in pages as large as the node allows)
     except NodecliError as exc:
         return Check("failed transfers", UNKNOWN, f"GET /ops/transfers: {exc.message[:150]}")
     hour = (now - 3600) * 1e6
