@@ -53,13 +53,12 @@ class NodeInfo:
         """The node's clock now (its /info current_time plus the time since)."""
         local = datetime.now(UTC)
         if self.current_time:
-            from nodecli.timeparse import TimeParseError, parse_iso8601
+            from nodecli.timeparse import server_time, shift
 
-            try:
-                then = parse_iso8601(self.current_time)
-            except TimeParseError:
+            then = server_time(self.current_time)
+            if then is None:  # no time a datetime holds (year 10000, 0000-00-00...)
                 return local
-            return then + timedelta(seconds=max(time.time() - self.fetched_at, 0.0))
+            return shift(then, timedelta(seconds=max(time.time() - self.fetched_at, 0.0)))
         return local
 
 
