@@ -307,3 +307,193 @@ def test_absurd_values_are_shown_as_data(absurd_node, public_key, tmp_path, cmd,
     else:
         assert r.exit_code == 0 or (r.stderr.strip() and len(
             [ln for ln in r.stderr.splitlines() if ln.startswith("error")]) <= 1), r
+
+
+# -- how each kind of value is shown --------------------------------------------------
+
+
+@pytest.fixture
+def scripted(certs, invoke, home) -> Iterator[Callable[..., Any]]:
+    """``scripted(routes)`` serves ``routes`` (path prefix -> JSON value; the longest
+    prefix answers) over HTTPS and returns (run nodecli, the server)."""
+    servers: list[ScriptedServer] = []
+
+    def start(routes: dict[str, Any]) -> tuple[Callable[..., Any], ScriptedServer]:
+        def answer(seen: Seen) -> list[bytes | float]:
+            path = seen.target.split("?")[0]
+            key = max((k for k in routes if path.startswith(k)), key=len)
+            link = [("Link", f'<{path}?iteration_token=9>; rel="next"')] \
+                if path in ("/events", "/ops/transfers") else []
+            body = routes[key] if "iteration_token=" not in seen.target else []
+            return [reply(200, json.dumps(body).encode(), [*JSON, *link])]
+
+        server = ScriptedServer(answer, tls=(certs[1], certs[2]))
+        servers.append(server)
+        env = {"NODECLI_URL": server.url(), "NODECLI_USER": "admin",
+               "NODECLI_PASSWORD": "a-long-password", "NODECLI_CACERT": certs[0]}
+        return (lambda *args: invoke(*args, env=env)), server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.mark.parametrize(("node_clock", "start"), [
+    ("0001-01-01T00:05:00Z", "0001-01-01T00:00:00Z"),  # ten minutes before: no datetime
+    ("0001-01-01T00:10:00Z", "0001-01-01T00:00:00Z"),  # exactly the first instant
+    ("0001-01-01T00:10:01Z", "0001-01-01T00:00:01Z"),
+    ("9999-12-31T23:59:59.999999Z", "9999-12-31T23:49:59Z"),  # now is past the last instant
+], ids=["year-1-minus-10m", "year-1-exactly", "year-1-plus-1s", "year-9999-end"])
+def test_a_node_clock_at_the_edge_of_time_starts_the_tail_where_time_stops(
+        scripted, node_clock, start):
+    run, server = scripted({"/info": {"version": "4.4.5", "current_time": node_clock},
+                            "/events": [{"id": "1", "time": node_clock}]})
+    r = run("events", "tail", "-o", "jsonl")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["time"] == node_clock
+    asked = [s.target for s in server.seen if s.target.startswith("/events?after_time=")]
+    assert asked == [f"/events?after_time={start.replace(':', '%3A')}&count=1000"]
+
+
+@pytest.mark.parametrize("node_clock", ["10000-01-01T00:00:00Z", "0000-00-00", 10**400,
+                                        ["2030-01-01T00:00:00Z"]])
+def test_a_node_clock_no_datetime_holds_leaves_the_start_to_the_local_clock(scripted,
+                                                                            node_clock):
+    from datetime import UTC, datetime, timedelta
+
+    run, server = scripted({"/info": {"version": "4.4.5", "current_time": node_clock},
+                            "/events": []})
+    before = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    r = run("events", "tail")
+    after = datetime.now(UTC) - timedelta(minutes=10)
+    assert r.exit_code == 0, r.stderr
+    asked = [s.target for s in server.seen if s.target.startswith("/events?after_time=")]
+    when = datetime.fromisoformat(asked[0].split("=")[1].split("&")[0].replace("%3A", ":"))
+    assert before <= when <= after
+
+
+RUNNING = {"id": "t1", "status": "running", "bytes_transferred": 5, "files_completed": 1,
+           "files_expected": 2}
+
+
+@pytest.mark.parametrize(("fields", "rate", "started"), [
+    ({"current_rate_kbps": 10**400, "target_rate_kbps": 10**18 - 1,
+      "start_time_usec": 253402300799999999},
+     "1" + "0" * 400 + "k/1000000000000000.0M", "9999-12-31T23:59:59Z"),
+    ({"current_rate_kbps": 10**18, "target_rate_kbps": -(10**400),
+      "start_time_usec": 253402300800000000},
+     "1000000000000000000k/-1" + "0" * 400 + "k", "-"),
+    ({"current_rate_kbps": 1.7976931348623157e308, "target_rate_kbps": "fast",
+      "start_time_usec": 1}, "1.7976931348623157e+308k/-", "1970-01-01T00:00:00Z"),
+    ({"current_rate_kbps": [1], "target_rate_kbps": True, "start_time_usec": 0}, "-/-", "-"),
+], ids=["10^400", "10^18", "max-float", "wrong-types"])
+def test_transfer_show_gives_rates_and_times_beyond_a_float_as_sent(scripted, fields, rate,
+                                                                    started):
+    run, _ = scripted({"/info": {"version": "4.4.5"}, "/ops/transfers/": {**RUNNING, **fields}})
+    r = run("transfer", "show", "t1")
+    assert r.exit_code == 0, r.stderr
+    shown = dict(line.split(None, 1) if " " in line.strip() else (line, "")
+                 for line in r.stdout.replace("rate (now/target)", "rate").splitlines())
+    assert shown["rate"].strip() == rate
+    assert shown["started"].strip() == started
+
+
+@pytest.mark.parametrize(("fields", "eta"), [
+    ({"bytes_expected": 10**400, "current_rate_kbps": 10**400}, ", ETA 0s"),
+    ({"bytes_expected": 10**400, "current_rate_kbps": 1.7976931348623157e308}, ""),
+    ({"bytes_expected": 10**400, "current_rate_kbps": 1}, ""),  # no float holds the wait
+    ({"bytes_expected": 1005, "current_rate_kbps": 8}, ", ETA 1s"),  # 1000 B at 1000 B/s
+    ({"bytes_expected": 10**400, "current_rate_kbps": "fast"}, ""),
+    ({"bytes_expected": 10, "current_rate_kbps": -1}, ""),
+])
+def test_the_watch_line_says_no_eta_it_cannot_compute(fields, eta):
+    from nodecli.cli.transfers import progress_line
+
+    line = progress_line({**RUNNING, **fields}, 3.0)
+    assert line.endswith(f"3s{eta}"), line
+
+
+@pytest.mark.parametrize(("value", "size", "rate", "short"), [
+    (10**18 - 1, "1000000.0 TB", "1000000000000000.0 Mbps", "1000000000000000.0M"),
+    (10**18, "1000000000000000000 B", "1000000000000000000 kbps", "1000000000000000000k"),
+    (-(10**18), "-1000000000000000000 B", "-1000000000000000000 kbps",
+     "-1000000000000000000k"),
+    (10**400, "1" + "0" * 400 + " B", "1" + "0" * 400 + " kbps", "1" + "0" * 400 + "k"),
+    (1.7976931348623157e308, "1.7976931348623157e+308 B", "1.7976931348623157e+308 kbps",
+     "1.7976931348623157e+308k"),
+    (999, "999 B", "999 kbps", "999k"),
+    (1000, "1.0 kB", "1.0 Mbps", "1.0M"),
+    (-1, "-1 B", "-1 kbps", "-1k"),
+    ("9" * 5000, "?", "?", None), ("fast", "?", "?", None), (True, "?", "?", None),
+    (None, "?", "?", None), ([1], "?", "?", None), (float("nan"), "?", "?", None),
+])
+def test_one_formatter_per_kind_of_number(value, size, rate, short):
+    from nodecli.render.numbers import human_bytes, human_rate, short_rate
+
+    assert (human_bytes(value), human_rate(value), short_rate(value)) == (size, rate, short)
+
+
+def test_a_quotient_no_float_holds_is_none():
+    from nodecli.render.numbers import quotient, seconds_left
+
+    assert quotient(10**400, 1000) is None  # OverflowError in Python
+    assert quotient(1.7976931348623157e308, 0.5) is None  # inf
+    assert quotient(1, 0) is None and quotient("1", 1) is None and quotient(True, 1) is None
+    assert quotient(10**400, 10**399) == 10.0  # big, but the result fits
+    assert seconds_left(1000, 8) == 1.0 and seconds_left(1000, 0) is None
+    assert seconds_left(10**400, 1.7976931348623157e308) is None
+
+
+def test_times_a_server_sent_are_none_outside_what_a_datetime_holds():
+    from datetime import UTC, datetime, timedelta
+
+    from nodecli.timeparse import EARLIEST, LATEST, describe_delta, from_usec, server_time, shift
+
+    assert from_usec(253402300799999999) == LATEST
+    assert from_usec(253402300800000000) is None  # year 10000
+    assert from_usec(1) == datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
+    assert [from_usec(v) for v in (0, -1, 10**400, True, 1.5, "1")] == [None] * 6
+    assert server_time("0001-01-01T00:00:00Z") == EARLIEST
+    assert [server_time(v) for v in ("0001-01-01T00:00:00+05:00", "10000-01-01T00:00:00Z",
+                                     "0000-00-00", "2030-02-30", 10**400, None)] == [None] * 6
+    assert shift(EARLIEST + timedelta(minutes=10), -timedelta(minutes=10)) == EARLIEST
+    assert shift(EARLIEST + timedelta(minutes=5), -timedelta(minutes=10)) == EARLIEST
+    assert shift(LATEST, timedelta(microseconds=1)) == LATEST
+    assert shift(LATEST, -timedelta(microseconds=1)) == LATEST - timedelta(microseconds=1)
+    assert describe_delta(float("inf")) == "?" and describe_delta(float("nan")) == "?"
+
+
+def test_the_top_screen_shows_absurd_transfers():
+    from nodecli.render.top import top_lines
+
+    now = 1_900_000_000.0
+    ts = [{"id": "a", "status": "running", "bytes_transferred": 1, "bytes_expected": 10**400,
+           "current_rate_kbps": 10**400, "target_rate_kbps": 1.7976931348623157e308},
+          {"id": "b", "status": "running", "bytes_transferred": 10**400, "bytes_expected": 3,
+           "current_rate_kbps": 1.7976931348623157e308, "target_rate_kbps": "x"},
+          {"id": "c", "status": "failed", "end_time_usec": 253402300799999999},
+          {"id": "d", "status": "failed", "end_time_usec": 253402300800000000}]
+    lines = top_lines(ts, width=200, height=40, now=now)
+    rows = {line.split()[0]: line.split() for line in lines[3:] if line[:2] in ("a ", "b ",
+                                                                              "c ", "d ")}
+    assert rows["a"][-2:] == ["0%", "0m00s"]  # 10^400 left at 10^400 kbps: no time
+    assert rows["b"][-2:] == ["100%", "-"]
+    assert rows["c"][-1] == "23:59:59" and rows["d"][-1] == "-"  # ENDED: year 10000 is -
+
+
+@pytest.mark.parametrize(("claim", "shown"), [
+    ('"0001-01-01T00:00:00Z"', "0001-01-01T00:00:00Z (expired "),
+    ('"10000-01-01T00:00:00Z"', "10000-01-01T00:00:00Z (unreadable)"),
+    ("9" * 5000, "9" * 50), ("1e400", "1e400 (unreadable)"),
+    ("-1" + "0" * 400, "-1" + "0" * 50), ("253402300800", "253402300800 (unreadable)"),
+])
+def test_token_inspect_shows_an_absurd_expiry_as_data(invoke, claim, shown):
+    from nodecli.tokens.wire import encode_token
+
+    payload = ('{"user_id":"u","scope":"node.ak:user:all","expires_at":' + claim
+               + ',"auth_type":"access_key"}').encode()
+    r = invoke("token", "inspect", encode_token(payload, b"x" * 16))
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("expires_at"))
+    assert shown in line
+    assert r.stderr.count("\n") <= 1

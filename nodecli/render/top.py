@@ -24,8 +24,9 @@ def _rate(kbps: Any) -> str:
 
 def _progress(t: dict[str, Any]) -> float | None:
     done, total = _int(t.get("bytes_transferred")), _int(t.get("bytes_expected"))
-    part = quotient(done, total) if total > 0 else None
-    return None if part is None else min(part, 1.0)
+    if total <= 0:
+        return None
+    return 1.0 if done >= total else quotient(done, total)  # (10^400 / 3 is no float)
 
 
 def _eta(t: dict[str, Any]) -> str:
