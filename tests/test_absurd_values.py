@@ -372,6 +372,32 @@ def test_a_node_clock_no_datetime_holds_leaves_the_start_to_the_local_clock(scri
     assert before <= when <= after
 
 
+@pytest.mark.parametrize(("value_id", "value"), VALUES, ids=[v for v, _ in VALUES])
+def test_an_absurd_node_version_is_data(scripted, value_id, value):
+    """A version that does not start with a digit is no version known (the features are
+    tried); one that does is read by its leading digits (``0001-01-01``: version 1, which
+    has no events endpoints: refused with the reason, exit 1)."""
+    from nodecli.remote_json import loads
+
+    run, _ = scripted({"/info": {"version": loads(value), "current_time": None},
+                       "/events": [{"id": "1", "time": "2030-01-01T00:00:00Z"}]})
+    text = loads(value)
+    refused = isinstance(text, str) and text[:1].isdigit() and \
+        int(re.match(r"[0-9]{1,9}", text)[0]) < 3  # type: ignore[index]
+    for argv in (("events", "list"), ("node", "info"),
+                 *([("node", "health")] if value_id == "5000-digits" else [])):
+        r = run(*argv)
+        assert "internal error" not in r.stderr, (argv, r.stderr)
+        if argv[0] == "node":
+            assert r.exit_code in ((0,) if argv[1] == "info" else (0, 1, 2, 3)), (argv, r)
+        elif refused:
+            assert r.exit_code == 1, r
+            assert r.stderr.splitlines()[0].endswith("the events endpoints exist from node "
+                                                     "3.6.0"), r.stderr
+        else:  # numbers are no version text (not read), text without digits no version
+            assert r.exit_code == 0, r.stderr
+
+
 RUNNING = {"id": "t1", "status": "running", "bytes_transferred": 5, "files_completed": 1,
            "files_expected": 2}
 
@@ -426,7 +452,8 @@ def test_the_watch_line_says_no_eta_it_cannot_compute(fields, eta):
     (-1, "-1 B", "-1 kbps", "-1k"),
     ("9" * 5000, "?", "?", None), ("fast", "?", "?", None), (True, "?", "?", None),
     (None, "?", "?", None), ([1], "?", "?", None), (float("nan"), "?", "?", None),
-])
+], ids=["10^18-1", "10^18", "-10^18", "10^400", "max-float", "999", "1000", "-1",
+        "5000-digits", "text", "true", "null", "list", "nan"])
 def test_one_formatter_per_kind_of_number(value, size, rate, short):
     from nodecli.render.numbers import human_bytes, human_rate, short_rate
 

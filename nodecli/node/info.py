@@ -41,7 +41,7 @@ class NodeInfo:
 
     @property
     def version_tuple(self) -> tuple[int, ...] | None:
-        if not self.version:
+        if not self.version or not self.version[:1].isdigit():  # "fast": no version known
             return None
         return version_tuple(self.version)
 
@@ -65,7 +65,7 @@ class NodeInfo:
 def version_tuple(text: str) -> tuple[int, ...]:
     parts = []
     for piece in str(text).split(".")[:3]:
-        m = re.match(r"\d+", piece)
+        m = re.match(r"\d{1,9}", piece)  # (int() refuses 4,301 digits: a version is short)
         parts.append(int(m.group(0)) if m else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 
