@@ -513,7 +513,7 @@ def test_the_top_screen_shows_absurd_transfers():
     ('"10000-01-01T00:00:00Z"', "10000-01-01T00:00:00Z (unreadable)"),
     ("9" * 5000, "9" * 50), ("1e400", "1e400 (unreadable)"),
     ("-1" + "0" * 400, "-1" + "0" * 50), ("253402300800", "253402300800 (unreadable)"),
-])
+], ids=["year-1", "year-10000", "5000-digits", "1e400", "-10^400", "usec-year-10000"])
 def test_token_inspect_shows_an_absurd_expiry_as_data(invoke, claim, shown):
     from nodecli.tokens.wire import encode_token
 
@@ -524,3 +524,24 @@ def test_token_inspect_shows_an_absurd_expiry_as_data(invoke, claim, shown):
     line = next(x for x in r.stdout.splitlines() if x.startswith("expires_at"))
     assert shown in line
     assert r.stderr.count("\n") <= 1
+
+
+@pytest.mark.parametrize("claim", ['"0001-01-01T00:00:00Z"', '"10000-01-01T00:00:00Z"',
+                                   "9" * 5000, "1e400", "-1" + "0" * 400, "253402300800"],
+                         ids=["year-1", "year-10000", "5000-digits", "1e400", "-10^400",
+                              "usec-year-10000"])
+def test_a_service_token_with_an_absurd_expiry_is_refused_before_sending(absurd_node,
+                                                                        tmp_path, claim):
+    """The expiry is needed to go on (a token past it is refused before anything is
+    sent): one line and the hint, exit 4."""
+    from nodecli.tokens.wire import encode_token
+
+    payload = ('{"user_id":"u","scope":"node.ak:user:all","expires_at":' + claim
+               + ',"auth_type":"access_key"}').encode()
+    token = tmp_path / "token"
+    token.write_text(encode_token(payload, b"x" * 16))
+    token.chmod(0o600)
+    r = absurd_node("null")("operations", "list", "--token-file", str(token))
+    assert r.exit_code == 4, r
+    assert r.stderr.count("nodecli: error:") == 1 and "internal error" not in r.stderr
+    assert "expire" in r.stderr.splitlines()[0]
