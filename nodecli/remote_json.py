@@ -21,14 +21,18 @@ class TooDeep(ValueError):
     """The JSON nests deeper than this program reads."""
 
 
-def _int(text: str) -> int | str:
+def int_or_text(text: str) -> int | str:
+    """``parse_int`` of a decoder: the integer, or its digits when ``int()`` refuses
+    (more than 4,300 of them)."""
     try:
         return int(text)
     except ValueError:  # more digits than int() converts
         return text
 
 
-def _float(text: str) -> float | str:
+def float_or_text(text: str) -> float | str:
+    """``parse_float`` of a decoder: the float, or the text when no float holds it
+    (``1e999``)."""
     value = float(text)
     return value if math.isfinite(value) else text
 
@@ -42,7 +46,8 @@ def decoder(on_constant: list[str] | None = None) -> json.JSONDecoder:
             on_constant.append(name)
         return name
 
-    return json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=constant)
+    return json.JSONDecoder(parse_int=int_or_text, parse_float=float_or_text,
+                            parse_constant=constant)
 
 
 _DECODER = decoder()

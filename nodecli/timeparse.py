@@ -7,6 +7,10 @@
 * :func:`parse_since` reads a start point in the past: a duration ago (``10m``, ``2h``,
   ``1d``, ``1h30m``, optionally written ``-10m``) or an ISO 8601 time.
 * :func:`format_utc` writes the token form ``YYYY-MM-DDTHH:MM:SSZ``.
+* Times a server sent are data, whatever they hold: :func:`server_time` (ISO 8601 text)
+  and :func:`from_usec` (epoch microseconds) give None for a value outside what a
+  datetime holds (years 1 to 9999), and :func:`shift` moves a time by a duration,
+  stopping at the first or last instant a datetime holds instead of overflowing.
 
 Every failure is a :class:`TimeParseError` (a ``ValueError``) whose message names the
 accepted forms. Inputs are treated as hostile: bounded length, ASCII digits only, and
@@ -117,6 +121,46 @@ def parse_iso8601(text: str) -> datetime:
         raise TimeParseError(f"invalid time {_shown(s)}: {exc}") from None
 
 
+#: the first and last instants a datetime holds (years 1 and 9999)
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def server_time(value: object) -> datetime | None:
+    """A time a server sent (ISO 8601 text) as an aware UTC datetime; None when it is
+    no such time: the wrong type, malformed (``0000-00-00``), or outside years 1 to
+    9999 (``10000-01-01T00:00:00Z``, or year 1 in a zone east of UTC)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_iso8601(value)
+    except TimeParseError:
+        return None
+
+
+def from_usec(value: object) -> datetime | None:
+    """Epoch microseconds a server sent (``start_time_usec``) as an aware UTC datetime;
+    None for anything that is no such instant (not an integer, before 1970 or 0, or
+    past year 9999)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return None
+    try:
+        return EPOCH + timedelta(microseconds=value)
+    except OverflowError:
+        return None
+
+
+def shift(when: datetime, delta: timedelta) -> datetime:
+    """``when + delta``, stopped at :data:`EARLIEST` or :data:`LATEST` where the sum
+    leaves what a datetime holds (a node clock in year 1, minus ten minutes, is the
+    first instant of year 1)."""
+    try:
+        return when + delta
+    except OverflowError:
+        return EARLIEST if delta < timedelta(0) else LATEST
+
+
 def parse_duration(text: str) -> timedelta:
     """``90s``, ``30m``, ``2h``, ``7d``, ``1w`` or combinations such as ``1h30m``."""
     s = text.strip().lower()
@@ -197,7 +241,13 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
 
 
 def describe_delta(seconds: float) -> str:
-    """A short human form of a duration: ``59m 12s``, ``3d 4h``, ``45s``."""
+    """A short human form of a duration: ``59m 12s``, ``3d 4h``, ``45s``; ``?`` for
+    what is no finite duration."""
+    import math
+
+    if not isinstance(seconds, int) and not (isinstance(seconds, float)
+                                             and math.isfinite(seconds)):
+        return "?"
     s = int(abs(seconds))
     days, rem = divmod(s, 86400)
     hours, rem = divmod(rem, 3600)

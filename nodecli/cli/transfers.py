@@ -48,27 +48,24 @@ def transfer() -> None:
 
 
 def _human_bytes(value: Any) -> str:
-    from nodecli.render.events import human_bytes
+    from nodecli.render.numbers import human_bytes
 
-    return human_bytes(value if isinstance(value, int) and not isinstance(value, bool) else 0)
+    return human_bytes(0 if value is None else value)
 
 
 def _rate(kbps: Any) -> str:
-    if not isinstance(kbps, int | float) or isinstance(kbps, bool):
-        return "-"
-    return f"{kbps / 1000:.1f}M" if kbps >= 1000 else f"{kbps:g}k"
+    from nodecli.render.numbers import short_rate
+
+    return short_rate(kbps) or "-"
 
 
 def row(t: dict[str, Any]) -> dict[str, Any]:
     """A transfer as a table row (json keeps the node's object as it came)."""
     from nodecli.render import iso_time
+    from nodecli.timeparse import from_usec
 
-    start = t.get("start_time_usec")
-    started = None
-    if isinstance(start, int) and not isinstance(start, bool) and 0 < start < 2**62:
-        from datetime import UTC, datetime
-
-        started = iso_time(datetime.fromtimestamp(start / 1e6, UTC).isoformat())
+    start = from_usec(t.get("start_time_usec"))
+    started = iso_time(start.isoformat()) if start is not None else None
     error = ""
     if t.get("error_code") not in (None, 0, "0", ""):
         error = f"{t.get('error_code')}: {t.get('error_desc') or ''}".strip()
@@ -318,9 +315,11 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
     eta = ""
     if isinstance(total, int) and isinstance(done, int) and total > 0:
         size += f" of {_human_bytes(total)}"
-        rate = t.get("current_rate_kbps")
-        if t.get("status") == "running" and isinstance(rate, int | float) and rate > 0:
-            eta = f", ETA {describe_delta(max(total - done, 0) / (rate * 125))}"
+        from nodecli.render.numbers import seconds_left
+
+        left = seconds_left(max(total - done, 0), t.get("current_rate_kbps"))
+        if t.get("status") == "running" and left is not None:
+            eta = f", ETA {describe_delta(left)}"
     r = row(t)
     return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}, {r['rate']}, "
             f"{r['files']} files, {describe_delta(elapsed)}{eta}")

@@ -41,7 +41,7 @@ class NodeInfo:
 
     @property
     def version_tuple(self) -> tuple[int, ...] | None:
-        if not self.version:
+        if not self.version or not self.version[:1].isdigit():  # "fast": no version known
             return None
         return version_tuple(self.version)
 
@@ -53,20 +53,19 @@ class NodeInfo:
         """The node's clock now (its /info current_time plus the time since)."""
         local = datetime.now(UTC)
         if self.current_time:
-            from nodecli.timeparse import TimeParseError, parse_iso8601
+            from nodecli.timeparse import server_time, shift
 
-            try:
-                then = parse_iso8601(self.current_time)
-            except TimeParseError:
+            then = server_time(self.current_time)
+            if then is None:  # no time a datetime holds (year 10000, 0000-00-00...)
                 return local
-            return then + timedelta(seconds=max(time.time() - self.fetched_at, 0.0))
+            return shift(then, timedelta(seconds=max(time.time() - self.fetched_at, 0.0)))
         return local
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
     parts = []
     for piece in str(text).split(".")[:3]:
-        m = re.match(r"\d+", piece)
+        m = re.match(r"\d{1,9}", piece)  # (int() refuses 4,301 digits: a version is short)
         parts.append(int(m.group(0)) if m else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 

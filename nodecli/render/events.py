@@ -9,6 +9,7 @@ from typing import Any
 
 from nodecli.errors import shorten
 from nodecli.remote_json import strings
+from nodecli.render.numbers import human_bytes, human_rate
 from nodecli.render.text import iso_time, sanitize
 
 MAX_FIELD = 200  # characters of one server string shown in a summary
@@ -32,29 +33,6 @@ def cutter(whole: bool) -> Callable[..., int | None]:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    if abs(n) >= 10**18:  # beyond any real size (and beyond what a float holds exactly)
-        return f"{n} B"
-    size = float(n)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(size) < 1000 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{n} B"
-
-
-def human_rate(kbps: int | None) -> str:
-    if kbps is None:
-        return "?"
-    if kbps >= 10**18:
-        return f"{kbps} kbps"
-    if kbps >= 1000:
-        return f"{kbps / 1000:.1f} Mbps"
-    return f"{kbps} kbps"
 
 
 def family_of(types: Sequence[str]) -> str:

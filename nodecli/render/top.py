@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from nodecli.render.events import human_bytes
+from nodecli.render.numbers import human_bytes, quotient, seconds_left, short_rate
 from nodecli.render.text import clip, display_width, sanitize
 
 SORTS = ("rate", "progress", "bytes", "started", "host")
@@ -19,23 +19,23 @@ def _int(value: Any) -> int:
 
 
 def _rate(kbps: Any) -> str:
-    k = _int(kbps) if not isinstance(kbps, float) else int(kbps)
-    if k >= 1_000_000:
-        return f"{k / 1_000_000:.1f}G"
-    return f"{k / 1000:.1f}M" if k >= 1000 else f"{k}k"
+    return short_rate(kbps, giga=True) or "0k"
 
 
 def _progress(t: dict[str, Any]) -> float | None:
     done, total = _int(t.get("bytes_transferred")), _int(t.get("bytes_expected"))
-    return min(done / total, 1.0) if total > 0 else None
+    if total <= 0:
+        return None
+    return 1.0 if done >= total else quotient(done, total)  # (10^400 / 3 is no float)
 
 
 def _eta(t: dict[str, Any]) -> str:
     done, total = _int(t.get("bytes_transferred")), _int(t.get("bytes_expected"))
-    rate = _int(t.get("current_rate_kbps"))
-    if total <= 0 or rate <= 0:
+    left = seconds_left(max(total - done, 0), t.get("current_rate_kbps")) \
+        if total > 0 else None
+    if left is None or left >= 100 * 365 * 86400:  # (a century is no estimate)
         return "-"
-    secs = int(max(total - done, 0) / (rate * 125))
+    secs = int(left)
     return f"{secs // 3600}h{secs % 3600 // 60:02d}m" if secs >= 3600 else \
         f"{secs // 60}m{secs % 60:02d}s"
 
@@ -127,10 +127,10 @@ def _ended_row(t: dict[str, Any], host_w: int, err_w: int) -> str:
 
 
 def _ended_at(t: dict[str, Any]) -> str:
-    end = _int(t.get("end_time_usec"))
-    if end <= 0 or end >= 2**62:
-        return "-"
-    return datetime.fromtimestamp(end / 1e6, UTC).strftime("%H:%M:%S")
+    from nodecli.timeparse import from_usec
+
+    end = from_usec(t.get("end_time_usec"))
+    return "-" if end is None else end.strftime("%H:%M:%S")
 
 
 def _error(t: dict[str, Any]) -> str:

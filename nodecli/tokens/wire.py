@@ -39,6 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import AuthError, UsageError
+from nodecli.remote_json import float_or_text, int_or_text
 from nodecli.timeparse import TimeParseError, describe_delta, format_utc, parse_iso8601, utc_now
 from nodecli.values import no_constants, unique_keys
 
@@ -326,7 +327,9 @@ def parse_claims(payload: bytes) -> dict[str, Any]:
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep(text):
         raise _bad(f"payload nests deeper than {MAX_JSON_DEPTH} levels")
     try:
-        claims = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constants)
+        # (a number no int or float holds is kept as its text: a claim, not a crash)
+        claims = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constants,
+                            parse_int=int_or_text, parse_float=float_or_text)
     except (ValueError, RecursionError) as exc:
         raise _bad(f"payload is not JSON ({_first_line(exc)})") from None
     if not isinstance(claims, dict):

@@ -51,7 +51,7 @@ from nodecli.node.events.pages import (
 )
 from nodecli.node.events.sinks import FileSink, PipeSink, Sink, StreamSink
 from nodecli.node.info import NodeInfo, Status, node_info
-from nodecli.timeparse import format_utc
+from nodecli.timeparse import format_utc, shift
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client
@@ -240,7 +240,8 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             since = opts.since
             st.start = f"since {format_utc(since)}"
         else:
-            since = (info.node_now() if info else datetime.now(UTC)) - DEFAULT_SINCE
+            # (shift: a node clock in year 1 starts the tail at the first instant of year 1)
+            since = shift(info.node_now() if info else datetime.now(UTC), -DEFAULT_SINCE)
             st.start = f"the last {int(DEFAULT_SINCE.total_seconds() // 60)} minutes (default)"
     since_iso = format_utc(since) if since is not None else None
     if checkpoint is not None and cp is None:
