@@ -222,8 +222,8 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
 #: commands that read nothing from a node or the service here, and why
 LOCAL = {
     ("completion",): "local", ("help",): "local", ("emulator", "serve"): "is the server",
-    ("exporter",): "long-running; its health gauges are node health's (run here); "
-                   "its transfer-rate gauge is being reworked on another branch",
+    ("exporter",): "long-running; its health gauges are node health's (run here); its "
+                   "rate gauge: test_exporter_snapshot.py (a rate no float holds)",
     ("config", "check"): "local", ("config", "export"): "local",
     ("config", "import"): "local", ("config", "output"): "local",
     ("config", "path"): "local", ("config", "restore"): "local",

@@ -230,3 +230,25 @@ def test_each_node_value_carries_the_age_of_its_answer(invoke, emulator, home, l
         assert 0 <= second <= took + 0.001, (second, took)
     finally:
         exporter.stop()
+
+
+@pytest.mark.parametrize(("rates", "shown"), [
+    ([10**400], "+Inf"), ([-(10**400)], "-Inf"), ([7, 3], "10.0"), (["x", 5], "5.0")])
+def test_a_rate_no_float_holds_is_infinite_not_a_failed_page(rates, shown):
+    """A node's running transfers as the exporter keeps them, made into the page by
+    prometheus-client: a sum of rates beyond a float is +Inf (it used to fail every
+    scrape with OverflowError)."""
+    from types import SimpleNamespace
+
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from nodecli.cli.exporter import FleetCollector
+
+    answer = {"reached": True, "checks": [],
+              "active": [{"current_rate_kbps": r} for r in rates]}
+    snapshots = SimpleNamespace(view=lambda: {"n": (answer, 0.5, False)}, within=5.0)
+    probe = SimpleNamespace(event_counts=dict)
+    registry = CollectorRegistry()
+    registry.register(FleetCollector(snapshots, probe))
+    page = generate_latest(registry).decode()
+    assert f'nodecli_transfer_rate_kbps{{node="n"}} {shown}' in page

@@ -11,6 +11,7 @@ the threads are the loop's, the refresh's and one per node being asked."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -79,6 +80,13 @@ class NodeProbe:
             return {n: dict(c) for n, c in self.events.items()}
 
 
+def _as_float(value: int) -> float:
+    from nodecli.render.numbers import quotient
+
+    q = quotient(value, 1)
+    return q if q is not None else (math.inf if value > 0 else -math.inf)
+
+
 class FleetCollector:
     """The page: made from the snapshots, never by asking a node."""
 
@@ -121,8 +129,10 @@ class FleetCollector:
             running = answer.get("active") if isinstance(answer, dict) else None
             if running is not None:
                 active.add_metric([name], len(running))
-                rate.add_metric([name], sum(t["current_rate_kbps"] for t in running
-                                            if type(t.get("current_rate_kbps")) is int))
+                total = sum(t["current_rate_kbps"] for t in running
+                            if type(t.get("current_rate_kbps")) is int)
+                # a sum no float holds (a node sent 10^400) is +Inf, as Prometheus has it
+                rate.add_metric([name], _as_float(total))
         for name, counts in self.probe.event_counts().items():
             for kind, count in sorted(counts.items()):
                 events.add_metric([name, kind], count)
