@@ -166,7 +166,7 @@ def test_tail_to_file_keeps_its_checkpoint_beside_it(invoke, node_env, log, tmp_
     out = tmp_path / "ev.jsonl"
     r = invoke("events", "tail", "--since", "1h", "--to", str(out), env=node_env)
     assert r.exit_code == 0, r
-    assert r.stdout == "" and r.stderr == ""
+    assert r.stdout == "" and r.stderr == f"wrote 4 events to {out}\n"
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["1", "2", "3", "4"]
     assert Path(str(out) + ".checkpoint").exists()
 
