@@ -92,6 +92,7 @@ def test_node_add_with_a_wrong_password_saves_nothing(invoke, emulator, home):
     assert r.stderr.startswith("nodecli: error: login check failed, profile 'emu' not "
                                "saved: GET ")
     assert "HTTP 401" in r.stderr and "--no-check" in r.stderr
+    assert "secret from --password-stdin" in r.stderr  # not 'stored': nothing was
     assert _config_bytes(home) is None and not (home / "secrets.toml").exists()
     r = invoke("node", "add", "emu", "--url", emulator.url, "--user", "admin",
                "--password-stdin", input=PW)
@@ -174,6 +175,8 @@ def test_node_set_refused_by_the_node_changes_nothing(invoke, emulator, emu_prof
     config = _config_bytes(emu_profile)
     r = invoke("node", "set", "emu", "--url", f"https://127.0.0.1:{_dead_port()}")
     assert r.exit_code == 6, r
+    assert r.stderr.startswith("nodecli: error: login check failed, profile 'emu' not "
+                               "changed: GET https://127.0.0.1:")
     assert _config_bytes(emu_profile) == config
     r = invoke("node", "set", "emu", "--user", "nobody")  # admin's password as nobody: 401
     assert r.exit_code == 4, r

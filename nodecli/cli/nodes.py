@@ -171,7 +171,8 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
 
 
 def _check_login(app: App, profile: Any, secret: str | None,
-                 proxy_password: str | None) -> None:
+                 proxy_password: str | None, *, stored: str | None = None,
+                 saved: str = "saved") -> None:
     """Log in to the node as ``profile`` would (nothing is saved yet); a refusal is
     raised with its own exit code, saying that nothing was saved."""
     import os
@@ -182,7 +183,7 @@ def _check_login(app: App, profile: Any, secret: str | None,
 
     if not (profile.user or profile.access_key):
         return  # no login to check: each command gives one
-    target = login_target(profile, secret, proxy_password, os.environ)
+    target = login_target(profile, secret, proxy_password, os.environ, stored=stored)
     if target.secret_needed:
         app.term.info(f"login not checked: no {target.secret_needed} given "
                       "(it is asked per run)")
@@ -191,7 +192,7 @@ def _check_login(app: App, profile: Any, secret: str | None,
         with open_endpoint(app, target.endpoint) as client:
             asked = check_login(client)
     except NodecliError as exc:
-        exc.message = (f"login check failed, profile {profile.name!r} not saved: "
+        exc.message = (f"login check failed, profile {profile.name!r} not {saved}: "
                        f"{exc.message}")
         exc.args = (exc.message,)
         exc.hint = (f"{exc.hint}; " if exc.hint else "") + \
@@ -268,8 +269,9 @@ def node_set(app: App, name: str, insecure: bool | None, password_stdin: bool,
                   "proxy", "access_key_header")
     moved = any(getattr(new, f) != getattr(current, f) for f in connection)
     if not no_check and (moved or secret is not None):
-        _check_login(app, new, secret if secret is not None else stored,
-                     find_secret(app.paths, proxy_secret_key("node", name))[0])
+        _check_login(app, new, secret,
+                     find_secret(app.paths, proxy_secret_key("node", name))[0],
+                     stored=stored, saved="changed")
     set_profile(app.store, new)
     if secret is not None:
         store_secret(app.paths, key, secret)

@@ -416,16 +416,18 @@ _NOT_FOR_CHECK = (ENV["node"], ENV["url"], ENV["user"], ENV["access_key"], ENV["
 
 
 def login_target(profile: NodeProfile, secret: str | None, proxy_password: str | None,
-                 env: Mapping[str, str]) -> NodeTarget:
-    """The endpoint a profile not saved yet would use (its secret given here, not yet
-    stored), for ``check_login``. ``secret_needed`` is set when no secret is known."""
+                 env: Mapping[str, str], *, stored: str | None = None) -> NodeTarget:
+    """The endpoint a profile not saved yet would use, for ``check_login``: with the
+    ``secret`` just given (from stdin or the prompt), else the one ``stored`` with it.
+    ``secret_needed`` is set when no secret is known."""
     from nodecli.profiles import proxy_secret_key
 
-    given = {secret_key("node", profile.name): secret,
+    known = {secret_key("node", profile.name): stored,
              proxy_secret_key("node", profile.name): proxy_password}
     cfg = Config(nodes={profile.name: profile}, default_node=profile.name)
     clean = {k: v for k, v in env.items() if k not in _NOT_FOR_CHECK}
-    return resolve_node(cfg, NodeFlags(node=profile.name), clean, given.get)
+    return resolve_node(cfg, NodeFlags(node=profile.name, password=secret), clean,
+                        known.get)
 
 
 def check_login(client: Any) -> str:
