@@ -345,3 +345,42 @@ def test_the_unconfigured_transfer_user_warning_comes_when_it_is_recorded(invoke
     assert r.exit_code == 0 and "neither restriction nor docroot" not in r.stderr
     r = invoke("config", "check")  # asked for: still reported
     assert "neither restriction nor docroot" in r.stderr + r.stdout
+
+
+def _private_pem(tmp_path: Path, key) -> Path:
+    from cryptography.hazmat.primitives import serialization
+
+    path = tmp_path / "mint.pem"
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                       serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    path.chmod(0o600)
+    return path
+
+
+def test_node_set_changes_one_setting_of_a_minting_profile(invoke, emulator, home, tmp_path):
+    key = _key()
+    _register(invoke, emulator, tmp_path, key)
+    pem = _private_pem(tmp_path, key)
+    r = invoke("node", "add", "m", "--url", emulator.url, "--access-key", "akf",
+               "--mint-key", str(pem), "--mint-user-id", "alice", "--mint-group-ids", "g1",
+               "--mint-ttl", "1h")
+    assert r.exit_code == 0, r
+    r = invoke("node", "set", "m", "--mint-ttl", "30m")
+    assert r.exit_code == 0, r
+    assert "updated node profile 'm': mint-ttl" in r.stderr
+    assert _show(invoke, "m")["mint"] == {"key": str(pem), "user_id": "alice",
+                                          "group_ids": ["g1"], "scope_role": "user",
+                                          "ttl": 1800}
+    r = invoke("node", "set", "m", "--mint-user-id", "bob", "--mint-group-ids", "")
+    assert r.exit_code == 0, r
+    mint = _show(invoke, "m")["mint"]
+    assert mint == {"key": str(pem), "user_id": "bob", "scope_role": "user", "ttl": 1800}
+
+
+def test_node_set_mint_settings_need_a_minting_profile(invoke, emu_profile):
+    config = _config_bytes(emu_profile)
+    r = invoke("node", "set", "emu", "--mint-ttl", "30m")
+    assert r.exit_code == 2, r
+    assert "does not sign its own tokens: give --mint-key PATH" in r.stderr
+    assert _config_bytes(emu_profile) == config

@@ -221,6 +221,15 @@ def _check_login(app: App, profile: Any, secret: str | None,
 @click.option("--access-key-header", metavar="NAME",
               help="Header naming the access key with bearer tokens ('' : the default).")
 @click.option("--proxy", metavar="URL", help="HTTP proxy for this node ('' : none).")
+@click.option("--mint-key", metavar="PATH", type=InputFile("private key"),
+              help="Sign this profile's bearer tokens with this private key (makes a "
+                   "profile that signs its own tokens; needs --access-key and --mint-user-id).")
+@click.option("--mint-user-id", metavar="UID", help="User id of the minted tokens.")
+@click.option("--mint-group-ids", metavar="G1,G2",
+              help="Group ids of the minted tokens ('' : none).")
+@click.option("--mint-scope-role", type=click.Choice(["user", "admin"]),
+              help="Role of the minted tokens.")
+@click.option("--mint-ttl", metavar="DURATION", help="Lifetime of each minted token.")
 @click.option("--password-stdin", is_flag=True,
               help="Read a new password / access-key secret from stdin and store it.")
 @click.option("--no-check", is_flag=True,
@@ -253,11 +262,18 @@ def node_set(app: App, name: str, insecure: bool | None, password_stdin: bool,
     for key, what in (("bearer_file", "token file"), ("cacert", "CA file")):
         if changes.get(key):  # checked as every file option checks it
             changes[key] = InputFile(what).convert(changes[key], None, ctx)
-    fields_given = any(v is not None for v in changes.values()) or insecure is not None
+    mint_changes = {k: changes.pop(k) for k in list(changes) if k.startswith("mint_")}
+    mint = None
+    if any(v is not None for v in mint_changes.values()):
+        from nodecli.profiles.node import changed_mint
+
+        mint = changed_mint(current.mint, **mint_changes)
+    fields_given = (any(v is not None for v in changes.values()) or insecure is not None
+                    or mint is not None)
     if not fields_given and not password_stdin:
         raise UsageError("nothing to change: give at least one field (see "
                          "'nodecli node set --help')")
-    new = changed_profile(current, changes, insecure) if fields_given else current
+    new = changed_profile(current, changes, insecure, mint) if fields_given else current
     if password_stdin and (new.mint is not None or new.bearer_file
                            or not (new.user or new.access_key)):
         raise UsageError("--password-stdin goes with a node user or access key login "
@@ -266,7 +282,7 @@ def node_set(app: App, name: str, insecure: bool | None, password_stdin: bool,
     key = secret_key("node", name)
     stored = find_secret(app.paths, key)[0]
     connection = ("url", "cacert", "insecure", "user", "access_key", "bearer_file",
-                  "proxy", "access_key_header")
+                  "proxy", "access_key_header", "mint")
     moved = any(getattr(new, f) != getattr(current, f) for f in connection)
     if not no_check and (moved or secret is not None):
         _check_login(app, new, secret,
@@ -275,7 +291,8 @@ def node_set(app: App, name: str, insecure: bool | None, password_stdin: bool,
     set_profile(app.store, new)
     if secret is not None:
         store_secret(app.paths, key, secret)
-    done = [k.replace("_", "-") for k, v in changes.items() if v is not None]
+    done = [k.replace("_", "-") for k, v in {**changes, **mint_changes}.items()
+            if v is not None]
     if insecure is not None:
         done.append("insecure" if insecure else "verify")
     if secret is not None:

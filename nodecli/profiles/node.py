@@ -451,8 +451,37 @@ def check_login(client: Any) -> str:
 SETTABLE = ("url", "user", "access_key", "bearer_file", "cacert", "access_key_header", "proxy")
 
 
+def changed_mint(current: MintSettings | None, *, mint_key: str | None = None,
+                 mint_user_id: str | None = None, mint_group_ids: str | None = None,
+                 mint_scope_role: str | None = None,
+                 mint_ttl: str | None = None) -> MintSettings:
+    """A profile's token signing with the given settings changed (``node set``); a
+    profile that does not sign yet needs ``mint_key`` to start. Checked in full by
+    ``changed_profile`` (through ``validate_profile``)."""
+    if current is None and not mint_key:
+        raise UsageError("this profile does not sign its own tokens: give --mint-key PATH "
+                         "(with --mint-user-id UID) to make it, or leave out --mint-*")
+    ttl = current.ttl if current is not None else 3600
+    if mint_ttl is not None:
+        from nodecli.timeparse import TimeParseError, parse_duration
+
+        try:
+            ttl = int(parse_duration(mint_ttl).total_seconds())
+        except TimeParseError as exc:
+            raise UsageError(f"--mint-ttl: {exc}") from None
+    groups = list(current.group_ids) if current is not None else []
+    if mint_group_ids is not None:
+        groups = [g for g in mint_group_ids.split(",") if g.strip()]
+    return MintSettings(
+        mint_key or (current.key if current is not None else ""),
+        mint_user_id if mint_user_id is not None else (current.user_id if current else ""),
+        groups,
+        mint_scope_role or (current.scope_role if current is not None else "user"),
+        ttl)
+
+
 def changed_profile(current: NodeProfile, changes: Mapping[str, Any],
-                    insecure: bool | None) -> NodeProfile:
+                    insecure: bool | None, mint: MintSettings | None = None) -> NodeProfile:
     """``current`` with ``changes`` applied (``node set``), validated as ``node add``
     validates; the fields not named keep their values. Naming one login (``user`` or
     ``access_key``) drops the other; a CA file turns ``insecure`` off and ``insecure``
@@ -478,6 +507,8 @@ def changed_profile(current: NodeProfile, changes: Mapping[str, Any],
         fields["insecure"] = insecure
         if insecure:
             fields["cacert"] = None
+    if mint is not None:
+        fields["mint"] = mint
     if not fields:
         raise UsageError("nothing to change: give at least one field (--url, --user, "
                          "--access-key, --bearer-file, --cacert, --insecure/--verify, "
