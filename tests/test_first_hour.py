@@ -384,3 +384,12 @@ def test_node_set_mint_settings_need_a_minting_profile(invoke, emu_profile):
     assert r.exit_code == 2, r
     assert "does not sign its own tokens: give --mint-key PATH" in r.stderr
     assert _config_bytes(emu_profile) == config
+
+
+def test_a_merged_tail_to_a_file_says_how_many_it_wrote(invoke, emu_profile, log, tmp_path):
+    log.generate(3)
+    out = tmp_path / "fleet.jsonl"
+    r = invoke("events", "tail", "--nodes", "emu", "--since", "1h", "--to", str(out))
+    assert r.exit_code == 0, r
+    assert r.stderr.splitlines()[-1] == f"wrote 3 events from 1 node(s) to {out}"
+    assert len(out.read_bytes().splitlines()) == 3
