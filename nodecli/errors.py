@@ -30,6 +30,9 @@ class NodecliError(Exception):
     """Base of every expected failure. ``hint`` is printed on a second line."""
 
     exit_code: ExitCode = ExitCode.ERROR
+    #: False for an end the user chose (Ctrl-C, a confirmation answered no): printed
+    #: without the ``error:`` prefix, with the same exit code.
+    is_error: bool = True
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -76,6 +79,14 @@ class TimedOut(NodecliError):
 
 class Interrupted(NodecliError):
     exit_code = ExitCode.INTERRUPTED
+    is_error = False
+
+
+class Aborted(NodecliError):
+    """A confirmation answered no: nothing was changed (exit 1, not shown as an error)."""
+
+    exit_code = ExitCode.ERROR
+    is_error = False
 
 
 class StdoutClosed(Exception):

@@ -114,7 +114,8 @@ def test_output_file_recovers_after_a_crash_mid_page(invoke, node_env, log, tmp_
     # the deprecated spelling (--output FILE, not a format name) still means the file
     r = invoke("events", "tail", "--output", str(out), env=node_env)
     assert r.exit_code == 0, r
-    assert r.stderr.count("\n") == 1 and "--output FILE is deprecated: use --to" in r.stderr
+    assert r.stderr.count("\n") == 2 and "--output FILE is deprecated: use --to" in r.stderr
+    assert r.stderr.endswith(f"wrote 3 events to {out}\n")  # 11 and 12 were there already
     lines = out.read_text().splitlines()
     assert ids_of(out.read_text()) == [str(i) for i in range(1, 16)]
     assert all(json.loads(line) for line in lines)

@@ -84,8 +84,8 @@ def test_merged_tail_refuses_what_belongs_to_one_node(nodes, invoke, home):
 
 
 def test_one_node_down_is_an_error_line_without_follow(nodes, invoke, home):
-    r = invoke("node", "add", "n4", "--url", f"https://127.0.0.1:{_free_port()}", "--user",
-               "admin", "--password-stdin", input="admin-pass\n")
+    r = invoke("node", "add", "--no-check", "n4", "--url", f"https://127.0.0.1:{_free_port()}",
+               "--user", "admin", "--password-stdin", input="admin-pass\n")
     assert r.exit_code == 0
     log_for(nodes[0].state).generate(2)
     r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
@@ -96,8 +96,8 @@ def test_one_node_down_is_an_error_line_without_follow(nodes, invoke, home):
 
 def test_a_node_down_at_the_start_joins_when_it_comes_up(nodes, invoke, emulator, home):
     port = _free_port()
-    r = invoke("node", "add", "late", "--url", f"https://localhost:{port}", "--user", "admin",
-               "--password-stdin", input="admin-pass\n")
+    r = invoke("node", "add", "--no-check", "late", "--url", f"https://localhost:{port}",
+               "--user", "admin", "--password-stdin", input="admin-pass\n")
     assert r.exit_code == 0
     out = home / "f.jsonl"
     proc = subprocess.Popen(nodecli_cmd("events", "tail", "-f", "--all-nodes", "--since", "1h",

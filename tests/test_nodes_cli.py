@@ -298,7 +298,7 @@ def test_profile_crud_and_secret_storage(invoke, emulator, home):
 def test_default_and_precedence_flag_env_profile(invoke, emulator, home):
     assert invoke("node", "add", "good", "--url", emulator.url, "--user", "admin",
                   "--password-stdin", input=PW).exit_code == 0
-    assert invoke("node", "add", "bad", "--url", emulator.url, "--user", "admin",
+    assert invoke("node", "add", "--no-check", "bad", "--url", emulator.url, "--user", "admin",
                   "--password-stdin", input="wrong\n").exit_code == 0
     assert invoke("node", "default", "bad").exit_code == 0
     assert invoke("node", "default").stdout.strip() == "bad"

@@ -40,16 +40,16 @@ def _recorded(home, kind: str, name: str) -> str | None:
 def test_each_profile_records_the_place_of_its_secrets(invoke, home, memory_keyring,
                                                        monkeypatch, tmp_path):
     assert invoke("node", "add", "kr", "--url", "https://n:9092", "--user", "u",
-                  "--password-stdin", input="pw-kr\n").exit_code == 0
+                  "--password-stdin", "--no-check", input="pw-kr\n").exit_code == 0
     assert _recorded(home, "nodes", "kr") == "keyring"
     token = tmp_path / "tok"
     token.write_text("bearer\n")
     assert invoke("node", "add", "bearer", "--url", "https://n:9092", "--access-key", "ak",
-                  "--bearer-file", str(token)).exit_code == 0
+                  "--bearer-file", str(token), "--no-check").exit_code == 0
     assert _recorded(home, "nodes", "bearer") == "none"
     monkeypatch.setenv("NODECLI_SECRETS_BACKEND", "file")
     assert invoke("node", "add", "f", "--url", "https://n:9092", "--user", "u",
-                  "--password-stdin", input="pw-f\n").exit_code == 0
+                  "--password-stdin", "--no-check", input="pw-f\n").exit_code == 0
     assert _recorded(home, "nodes", "f") == "file"
     assert invoke("service", "add", "s", "--url", "https://svc.example",
                   "--token-stdin", input="opaque-token\n").exit_code == 0
@@ -112,3 +112,14 @@ def test_a_remote_command_with_a_file_secret_never_imports_keyring(emulator, hom
     first, _, rest = proc.stdout.partition("\n")
     assert first == "0 False", proc.stdout + proc.stderr
     assert json.loads(rest)["application"]
+
+
+def test_node_set_records_where_a_new_secret_went(invoke, home):
+    assert invoke("node", "add", "p", "--url", "https://n:9092", "--user", "u").exit_code == 0
+    assert _recorded(home, "nodes", "p") == "none"
+    r = invoke("node", "set", "p", "--password-stdin", "--no-check", input="pw\n")
+    assert r.exit_code == 0, r.stderr
+    assert _recorded(home, "nodes", "p") == "file"
+    assert invoke("node", "set", "p", "--cacert", "", "--no-check").exit_code == 0
+    assert _recorded(home, "nodes", "p") == "file"  # other fields keep the record
+    assert find_secret(resolve_paths(home), "node:p", "file")[0] == "pw"

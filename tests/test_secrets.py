@@ -79,7 +79,7 @@ def test_file_backend_when_no_keyring_works(paths):
 def test_file_readable_by_others_is_refused(paths):
     store_secret(paths, "node:a", "pw")
     os.chmod(paths.secrets_file, 0o644)
-    with pytest.raises(ConfigError, match="readable by others"):
+    with pytest.raises(ConfigError, match="readable by others or its group"):
         find_secret(paths, "node:a")
 
 
@@ -154,7 +154,7 @@ def test_secret_found_in_file_after_keyring_appears(paths, memory_keyring):
 
 
 def test_node_show_reports_keyring_through_cli(invoke, home, memory_keyring):
-    r = invoke("node", "add", "k", "--url", "https://node:9092", "--user", "u",
+    r = invoke("node", "add", "--no-check", "k", "--url", "https://node:9092", "--user", "u",
                "--password-stdin", input="kr-secret\n")
     assert r.exit_code == 0, r
     shown = json.loads(invoke("node", "show", "k", "-o", "json").stdout)

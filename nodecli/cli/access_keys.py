@@ -12,7 +12,7 @@ from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import NodecliError, UsageError
+from nodecli.errors import Aborted, UsageError
 from nodecli.render import Column, sanitize
 
 complete_access_keys = lazy_completer("complete_access_keys")
@@ -272,7 +272,7 @@ def access_key_delete(app: App, ak: str, yes: bool, **kwargs: Any) -> None:
 
     check_ak_id(ak)
     if not confirm(app, f"Delete access key {ak!r}? Its bearer tokens stop working.", yes=yes):
-        raise NodecliError("cancelled: nothing deleted")
+        raise Aborted("aborted: nothing deleted")
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         delete_access_key(client, ak)

@@ -340,6 +340,12 @@ class Terminal:
         if hint:
             self._msg("hint: ", hint, "dim")
 
+    def stopped(self, text: str, hint: str | None = None) -> None:
+        """An end the user chose (interrupted, aborted): said even with -q, no error:."""
+        self._msg("nodecli: ", sanitize(text), None)
+        if hint:
+            self._msg("hint: ", hint, "dim")
+
     def debug(self, text: str, level: int = 1) -> None:
         if self.verbosity >= level:
             self._msg("debug: ", text, "dim")

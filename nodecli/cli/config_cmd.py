@@ -11,7 +11,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import InputFile, UserPath, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.users import report
-from nodecli.errors import UsageError
+from nodecli.errors import Aborted, UsageError
 from nodecli.render import Column
 from nodecli.users import user_data as domain
 
@@ -124,7 +124,7 @@ def import_cmd(app: App, file: str, merge: bool, yes: bool) -> None:
       nodecli config import --merge users-backup.json
     """
     from nodecli.cli.common import confirm
-    from nodecli.errors import NodecliError, UsageError
+    from nodecli.errors import UsageError
 
     if file == "-":
         raw, source = sys.stdin.buffer.read(domain.MAX_IMPORT_BYTES + 1), "<stdin>"
@@ -142,7 +142,7 @@ def import_cmd(app: App, file: str, merge: bool, yes: bool) -> None:
             raise UsageError("replacing the existing users with data from stdin needs "
                              "--yes (or --merge)")
         if not confirm(app, question, yes=yes, flag="--yes (or --merge)"):
-            raise NodecliError("cancelled: nothing changed")
+            raise Aborted("aborted: nothing changed")
     report(app, domain.import_user_data(app.store, raw, source, merge=merge))
 
 

@@ -336,7 +336,13 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         raise Interrupted(exc.message, hint=f"resume with: {how}" if how else None) from None
     finally:
         app.term.status.clear()
+    if out_file is not None:  # a file shows nothing on the terminal: say what went in
+        app.term.info(f"wrote {_events(state.emitted)} to {output_file}")
     app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
+
+
+def _events(n: int) -> str:
+    return f"{n} event" if n == 1 else f"{n} events"
 
 
 def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
@@ -379,6 +385,9 @@ def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
         raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events from "
                           f"{len(runs)} node(s)", hint="the same command resumes each node "
                           "where it stopped" if resume_name or output_file else None)
+    if output_file is not None:
+        app.term.info(f"wrote {_events(sum(r.emitted for r in runs))} from {len(runs)} "
+                      f"node(s) to {output_file}")
     app.term.debug("; ".join(f"{r.name}: {r.emitted} events" for r in runs))
     fleet.finish(fleet.worst(failures))
 

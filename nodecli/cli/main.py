@@ -82,7 +82,10 @@ def _run(argv: Sequence[str] | None) -> int:
         sys.stdout.write(sanitize_lines(exc.message) + "\n")
         return ExitCode.OK
     except NodecliError as exc:
-        _terminal().error(exc.message, exc.hint)
+        if exc.is_error:
+            _terminal().error(exc.message, exc.hint)
+        else:  # the user's own choice (Ctrl-C, answering n) is not an error
+            _terminal().stopped(exc.message, exc.hint)
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("\nnodecli: interrupted\n")

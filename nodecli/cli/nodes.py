@@ -43,6 +43,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
   nodecli node add prod --url https://node:9092 --user admin --cacert ca.pem
   nodecli node list
   nodecli node show prod
+  nodecli node set prod --cacert new-ca.pem   # one field; the secret stays
   nodecli node default prod
   nodecli node info                 # GET /info on the default profile
   nodecli node info --node prod -o json
@@ -87,6 +88,9 @@ def node() -> None:
 @click.option("--default", "make_default", is_flag=True,
               help="Make this the default profile (the first profile always is).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing profile of that name.")
+@click.option("--no-check", is_flag=True,
+              help="Save without logging in to the node first (by default a refused or "
+                   "unreachable login saves nothing).")
 @pass_app
 def node_add(app: App, name: str, url: str, user: str | None, access_key: str | None,
              bearer_file: str | None, cacert: str | None, insecure: bool,
@@ -94,8 +98,12 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
              proxy: str | None, proxy_password_stdin: bool, mint_key: str | None,
              mint_user_id: str | None,
              mint_group_ids: str | None, mint_scope_role: str, mint_ttl: str,
-             make_default: bool, force: bool) -> None:
+             make_default: bool, force: bool, no_check: bool) -> None:
     """Save a node profile. Secrets go to the keyring (or a 0600 file), never config.toml.
+
+    The login is checked first (GET /info; a bearer profile reads one event): when the
+    node refuses it or cannot be reached, nothing is saved and the exit code is the
+    failure's (4 refused, 6 unreachable). --no-check saves without asking the node.
 
     \b
       nodecli node add prod --url https://node:9092 --user admin --cacert ca.pem
@@ -140,6 +148,15 @@ def node_add(app: App, name: str, url: str, user: str | None, access_key: str | 
                 else f"password of node user {user!r}")
         secret = click.prompt(f"{what.capitalize()} to store (empty: do not store)",
                               hide_input=True, default="", show_default=False, err=True) or None
+    if not force:
+        from nodecli.errors import ConflictError
+
+        if name in app.store.load().nodes:  # said before the login check, not after
+            raise ConflictError(f"node profile {name!r} already exists",
+                                hint="use --force to replace it, 'nodecli node set' to "
+                                     "change one field, or 'nodecli node remove'")
+    if not no_check:
+        check_login(app, validate_profile(spec), secret, proxy_password)
     shown = add_profile(app.store, app.paths, spec, secret, replace=force,
                         make_default=make_default, proxy_password=proxy_password)
     app.term.success(f"saved node profile {name!r} ({shown['url']})"
@@ -344,6 +361,8 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
 
 
 from nodecli.cli.health import health_cmd, thresholds_cmd  # noqa: E402 - their own module
+from nodecli.cli.node_set import check_login, node_set  # noqa: E402 - their own module
 
 node.add_command(health_cmd)
 node.add_command(thresholds_cmd)
+node.add_command(node_set)

@@ -25,7 +25,7 @@ from nodecli.cli.service_session import (
     pop_service_options,
     service_options,
 )
-from nodecli.errors import NodecliError, UsageError
+from nodecli.errors import Aborted, NodecliError, UsageError
 from nodecli.render import sanitize
 from nodecli.render.operations import OP_COLUMNS, op_line
 from nodecli.service.operations import stop_reason
@@ -307,7 +307,7 @@ def ops_resolve(app: App, op_ids: tuple[str, ...], workspace: str | None,
         if flag_choice is not None and stopped and not confirm(
                 app, f"Resolve {len(stopped)} stopped operation(s): {flag_choice.label()}?",
                 yes=yes):
-            raise NodecliError("cancelled: nothing sent")
+            raise Aborted("aborted: nothing sent")
         from nodecli.cli.resolve import run_resolve
 
         run_resolve(app, session, ops, flag_choice, interval, timeout, output_format,

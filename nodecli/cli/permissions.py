@@ -11,7 +11,7 @@ from nodecli.cli.common import confirm, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
-from nodecli.errors import NodecliError, UsageError
+from nodecli.errors import Aborted, UsageError
 from nodecli.render import Column, sanitize
 
 PERM_COLUMNS = [Column("id", "id", whole=True), Column("file_id", "file id", drop=2),
@@ -154,7 +154,7 @@ def permission_revoke(app: App, target: str, user: str | None, group: str | None
         check_id(target, "permission id")
         what = f"permission {target}"
     if not confirm(app, f"Revoke {sanitize(what)}?", yes=yes):
-        raise NodecliError("cancelled: nothing revoked")
+        raise Aborted("aborted: nothing revoked")
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         if by_path:

@@ -111,8 +111,9 @@ Classic flags (compatible with the node's administration tool):
 @click.option("-x", "--xuser", "xuser", metavar="XUSER", help="Classic: transfer user.",
               shell_complete=lazy_completer("complete_transfer_users"))
 @click.option("--acl-set", metavar="LIST", help="Classic: replace ACLs (comma-separated).")
-@click.option("--acl-add", metavar="LIST", help="Classic: add ACLs.")
-@click.option("--acl-del", metavar="LIST", help="Classic: remove ACLs.")
+@click.option("--acl-add", metavar="LIST", help="Classic: add ACLs (after --acl-set).")
+@click.option("--acl-del", metavar="LIST",
+              help="Classic: remove ACLs (last: an ACL both added and removed is removed).")
 @click.option("--acl-list", is_flag=True, help="Classic: show the ACLs of -u (or all).")
 @click.option("-b", "--backup", metavar="FILE", type=click.Path(dir_okay=False),
               help="Classic: write a backup of all user data to FILE.")

@@ -18,7 +18,7 @@ from nodecli.cli.common import (
 )
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.service_session import path_overrides
-from nodecli.errors import NodecliError, UsageError
+from nodecli.errors import Aborted, UsageError
 from nodecli.render import Column, sanitize
 
 complete_services = lazy_completer("complete_services")
@@ -167,7 +167,7 @@ def service_remove(app: App, name: str, yes: bool) -> None:
     if name not in services:  # before the question (remove_profile checks again, locked)
         raise unknown_profile("service", name, services)
     if not confirm(app, f"Remove service profile {name!r} and its stored token?", yes=yes):
-        raise NodecliError("cancelled: nothing removed")
+        raise Aborted("aborted: nothing removed")
     remove_profile(app.store, app.paths, name)
     app.term.success(f"removed service profile {name!r}")
 

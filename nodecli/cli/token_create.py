@@ -69,7 +69,9 @@ def _require(value: str | None, flag: str) -> str:
 
 
 def _cancelled() -> NodecliError:
-    return NodecliError("no key pair: token not created")
+    from nodecli.errors import Aborted
+
+    return Aborted("aborted: no key pair, token not created")
 
 
 def _generate(app: App, path: Path, bits: int, access_key: str) -> Path:
@@ -259,7 +261,9 @@ def create_options(f: F) -> F:
     options = [
         click.option("-u", "--user", "user", metavar="NAME", required=True,
                      shell_complete=complete_users,
-                     help="Node user whose password authorises the token."),
+                     help="Local node user ('nodecli -l') whose password authorises "
+                          "the token; for a remote node's tokens, save a profile with "
+                          "'node add ... --mint-key' instead."),
         click.option("-p", "--pwd", "--password", "password", metavar="PASS",
                      help="Password (visible to other users of the machine: prefer the prompt, "
                           "--password-stdin or NODECLI_PASSWORD)."),

@@ -80,7 +80,11 @@ def create(app: App, **opts: Any) -> None:
       nodecli token create -u nodeadmin --access-key AK1 --user-id svc --expires-at +1h \\
           --renew-into /run/svc/token --every 20m
 
-    The node user's password is checked (prompt, --password-stdin or NODECLI_PASSWORD).
+    The node user (-u) is one of this machine's node users ('nodecli -l'): its
+    password is checked (prompt, --password-stdin or NODECLI_PASSWORD). For tokens of a
+    remote node whose users are not here, save a profile that signs its own tokens
+    instead: nodecli node add NAME --url URL --access-key AK --mint-key PRIVATE.pem
+    --mint-user-id UID.
     Without --key-file-*, the key pair in the home's keys/AK/ is used, or created when
     you agree (--yes without a terminal).
     """

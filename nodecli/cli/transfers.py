@@ -13,7 +13,7 @@ from nodecli.cli.common import InputFile, UserPath, confirm, output_option, pass
 from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Cancelled, Interrupted, NodecliError, TimedOut, UsageError
+from nodecli.errors import Aborted, Cancelled, Interrupted, NodecliError, TimedOut, UsageError
 from nodecli.render import Column, sanitize
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -388,7 +388,7 @@ def transfer_cancel(app: App, transfer_ids: tuple[str, ...], yes: bool,
 
     ids = [check_transfer_id(t) for t in transfer_ids]
     if not confirm(app, f"Cancel {len(ids)} transfer(s): {', '.join(ids)}?", yes=yes):
-        raise NodecliError("nothing cancelled")
+        raise Aborted("aborted: nothing cancelled")
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         for tid in ids:

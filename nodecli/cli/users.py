@@ -169,12 +169,12 @@ def delete_cmd(app: App, name: str, yes: bool) -> None:
       nodecli user delete alice
       nodecli user delete alice --yes
     """
-    from nodecli.errors import NodecliError
+    from nodecli.errors import Aborted
 
     domain.validate_name(name, "node user name")
     domain.get_user(app.store.load(), name)  # a missing user: exit 5 before asking
     if not confirm(app, f"Delete node user {name!r}?", yes=yes):
-        raise NodecliError("cancelled: nothing deleted")
+        raise Aborted("aborted: nothing deleted")
     report(app, domain.delete_user(app.store, name))
 
 
@@ -182,7 +182,8 @@ def delete_cmd(app: App, name: str, yes: bool) -> None:
 @click.argument("name", shell_complete=complete_users)
 @click.option("--set", "acl_set", metavar="LIST", help="Replace the ACLs ('' clears them).")
 @click.option("--add", "acl_add", metavar="LIST", help="Add ACLs (comma-separated).")
-@click.option("--del", "acl_del", metavar="LIST", help="Remove ACLs (comma-separated).")
+@click.option("--del", "acl_del", metavar="LIST",
+              help="Remove ACLs (comma-separated; after --add, so an ACL in both is removed).")
 @output_option()
 @pass_app
 def acl_cmd(app: App, name: str, acl_set: str | None, acl_add: str | None,

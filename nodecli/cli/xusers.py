@@ -116,7 +116,7 @@ def delete_cmd(app: App, name: str, force: bool, yes: bool) -> None:
       nodecli xuser delete legacy
       nodecli xuser delete aspera --force --yes
     """
-    from nodecli.errors import NodecliError
+    from nodecli.errors import Aborted
 
     domain.validate_name(name, "transfer user name")
     cfg = app.store.load()
@@ -125,7 +125,7 @@ def delete_cmd(app: App, name: str, force: bool, yes: bool) -> None:
     if force and users and not confirm(
             app, f"Delete transfer user {name!r} and its {len(users)} node user(s): "
                  f"{', '.join(users)}?", yes=yes):
-        raise NodecliError("cancelled: nothing deleted")
+        raise Aborted("aborted: nothing deleted")
     report(app, domain.delete_transfer_user(app.store, name, force=force))
 
 

@@ -65,10 +65,11 @@ class FileBackend:
             return {}
         except NotRegularFile as exc:
             raise ConfigError(f"{self.path}: {exc.strerror}") from None
-        mode = os.stat(self.path).st_mode & 0o077
-        if mode:
+        mode = os.stat(self.path).st_mode & 0o777
+        if mode & 0o077:  # as OpenSSH refuses a private key its group or others may open
             raise ConfigError(
-                f"{self.path}: readable by others (mode {oct(os.stat(self.path).st_mode & 0o777)})",
+                f"{self.path}: mode {mode:04o}: readable by others or its group; "
+                "secrets must be private, so it is not read",
                 hint=f"chmod 600 {self.path}",
             )
         try:

@@ -175,12 +175,7 @@ class ConfigStore:
 
         if dryrun.active():
             raise dryrun.config_change(self.path, current, new)
-        for target in (self.path, self.paths.backup_file):
-            if target.is_symlink():  # refused before anything is written
-                raise ConfigError(f"{target}: is a symbolic link; nodecli does not write "
-                                  "through links", hint=f"replace the link with the file: "
-                                  f"cp --remove-destination \"$(readlink -f {target})\" "
-                                  f"{target}")
+        self._refuse_links("write")
         remove_stale_temps(self.paths.config_dir, (self.path.name, self.paths.backup_file.name))
         # The new file is written and synced first: if that fails (a full disk), the
         # config and its backup are left as they were. The backup is a copy of its own,
@@ -190,9 +185,22 @@ class ConfigStore:
                 atomic_write(self.paths.backup_file, current)
         cache.save(self.cache_path, new, data)
 
+    def _refuse_links(self, verb: str) -> None:
+        """config.toml and its .bak are plain files: a symbolic link in their place is
+        refused before anything is read from or written to either (a link could make a
+        write land on another file, or a restore read a config someone else wrote)."""
+        for target in (self.path, self.paths.backup_file):
+            if target.is_symlink():
+                raise ConfigError(f"{target}: is a symbolic link; nodecli does not {verb} "
+                                  "through links",
+                                  hint=f"replace the link with the file: "
+                                  f"cp --remove-destination \"$(readlink -f {target})\" "
+                                  f"{target}")
+
     def restore_backup(self) -> Config:
         """Swap ``config.toml.bak`` back in (the current file becomes the new .bak)."""
         with self.locked():
+            self._refuse_links("read")
             raw = self._read_bytes(self.paths.backup_file)
             if raw is None:
                 raise NotFoundError(

@@ -212,9 +212,9 @@ def _skew(client: Any, info: dict[str, Any], t: Thresholds, now: float) -> Check
             pass
     if offset is None:
         return Check("clock", UNKNOWN, "the node says no time")
-    where = "ahead" if offset >= 0 else "behind"
+    where = "ahead of" if offset >= 0 else "behind"
     return Check("clock", _up(abs(offset), "skew", t),
-                 f"{abs(offset):.1f} s {where} of this machine ({source})",
+                 f"{abs(offset):.1f} s {where} this machine ({source})",
                  round(offset, 2), "s")
 
 

@@ -111,6 +111,16 @@ def keep_secrets(store: Any, paths: Any, kind: str, name: str, secret: str | Non
     return stored
 
 
+def record_stored(store: Any, kind: str, name: str, backend: Any) -> None:
+    """After one more secret of the saved profile ``kind:name`` went to ``backend``: the
+    profile's record of where its secrets are (another place: not known, every place is
+    searched)."""
+    with store.edit() as cfg:
+        profile = (cfg.nodes if kind == "node" else cfg.services).get(name)
+        if profile is not None and profile.secrets != backend.name:
+            profile.secrets = backend.name if profile.secrets == "none" else None
+
+
 def forget_secrets(paths: Any, kind: str, name: str, where: str | None) -> None:
     """Delete the stored secrets of a removed profile (``where``: its record)."""
     from nodecli.config.secrets import delete_secret, secret_key

@@ -394,3 +394,119 @@ def node_clock(cfg: Config, where: str, env: Mapping[str, str]) -> tuple[str, fl
     endpoint = clock_endpoint(cfg, where, env)
     with open_client(endpoint) as client:
         return endpoint.label, node_clock_offset(client)
+
+
+# what a login check may not take from the environment: the profile's own identity and
+# URL are what is checked (TLS, proxy and NODECLI_PASSWORD for a --no-secret profile stay)
+_NOT_FOR_CHECK = (ENV["node"], ENV["url"], ENV["user"], ENV["access_key"], ENV["bearer"])
+
+
+def login_target(profile: NodeProfile, secret: str | None, proxy_password: str | None,
+                 env: Mapping[str, str], *, stored: str | None = None) -> NodeTarget:
+    """The endpoint a profile not saved yet would use, for ``check_login``: with the
+    ``secret`` just given (from stdin or the prompt), else the one ``stored`` with it.
+    ``secret_needed`` is set when no secret is known."""
+    from nodecli.profiles import proxy_secret_key
+
+    known = {secret_key("node", profile.name): stored,
+             proxy_secret_key("node", profile.name): proxy_password}
+    cfg = Config(nodes={profile.name: profile}, default_node=profile.name)
+    clean = {k: v for k, v in env.items() if k not in _NOT_FOR_CHECK}
+    return resolve_node(cfg, NodeFlags(node=profile.name, password=secret), clean,
+                        known.get)
+
+
+def check_login(client: Any) -> str:
+    """Ask the node once with the client's login and return what was asked; a refusal
+    raises the request's own error (401: AuthError, exit 4; unreachable: exit 6...).
+    A node user or access key with its secret reads GET /info; a bearer token, which
+    /info does not take, reads one event (GET /events?count=1)."""
+    if client.endpoint.auth.kind == "bearer":
+        from nodecli.node.events.pages import fetch_page
+
+        fetch_page(client, "/events", [("count", "1")])
+        return "GET /events?count=1"
+    from nodecli.node.info import info_document
+
+    info_document(client)
+    return "GET /info"
+
+
+#: ``node set`` options that name a profile field, and the field (a value of "" unsets
+#: an optional one)
+SETTABLE = ("url", "user", "access_key", "bearer_file", "cacert", "access_key_header", "proxy")
+
+
+def changed_mint(current: MintSettings | None, *, mint_key: str | None = None,
+                 mint_user_id: str | None = None, mint_group_ids: str | None = None,
+                 mint_scope_role: str | None = None,
+                 mint_ttl: str | None = None) -> MintSettings:
+    """A profile's token signing with the given settings changed (``node set``); a
+    profile that does not sign yet needs ``mint_key`` to start. Checked in full by
+    ``changed_profile`` (through ``validate_profile``)."""
+    if current is None and not mint_key:
+        raise UsageError("this profile does not sign its own tokens: give --mint-key PATH "
+                         "(with --mint-user-id UID) to make it, or leave out --mint-*")
+    ttl = current.ttl if current is not None else 3600
+    if mint_ttl is not None:
+        from nodecli.timeparse import TimeParseError, parse_duration
+
+        try:
+            ttl = int(parse_duration(mint_ttl).total_seconds())
+        except TimeParseError as exc:
+            raise UsageError(f"--mint-ttl: {exc}") from None
+    groups = list(current.group_ids) if current is not None else []
+    if mint_group_ids is not None:
+        groups = [g for g in mint_group_ids.split(",") if g.strip()]
+    return MintSettings(
+        mint_key or (current.key if current is not None else ""),
+        mint_user_id if mint_user_id is not None else (current.user_id if current else ""),
+        groups,
+        mint_scope_role or (current.scope_role if current is not None else "user"),
+        ttl)
+
+
+def changed_profile(current: NodeProfile, changes: Mapping[str, Any],
+                    insecure: bool | None, mint: MintSettings | None = None) -> NodeProfile:
+    """``current`` with ``changes`` applied (``node set``), validated as ``node add``
+    validates; the fields not named keep their values. Naming one login (``user`` or
+    ``access_key``) drops the other; a CA file turns ``insecure`` off and ``insecure``
+    drops the CA file, since each replaces the other."""
+    from dataclasses import replace
+
+    fields: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key not in SETTABLE:
+            raise UsageError(f"not a profile field: {key}")
+        if value is None:
+            continue
+        if key == "url" and not value:
+            raise UsageError("--url cannot be empty: a profile needs its node's URL")
+        fields[key] = value or None
+    if fields.get("user"):
+        fields.update(access_key=None, bearer_file=None, mint=None)
+    if fields.get("access_key") and current.user and "user" not in fields:
+        fields["user"] = None
+    if fields.get("cacert"):
+        fields["insecure"] = False
+    if insecure is not None:
+        fields["insecure"] = insecure
+        if insecure:
+            fields["cacert"] = None
+    if mint is not None:
+        fields["mint"] = mint
+    if not fields:
+        raise UsageError("nothing to change: give at least one field (--url, --user, "
+                         "--access-key, --bearer-file, --cacert, --insecure/--verify, "
+                         "--access-key-header, --proxy)")
+    checked = validate_profile(replace(current, **fields))
+    return replace(checked, health_warn=current.health_warn, health_crit=current.health_crit,
+                   secrets=current.secrets)
+
+
+def set_profile(store: Any, profile: NodeProfile) -> None:
+    """Save a changed profile in place (its stored secrets are left as they are)."""
+    with store.edit() as cfg:
+        if profile.name not in cfg.nodes:
+            raise unknown_profile("node", profile.name, cfg.nodes)
+        cfg.nodes[profile.name] = profile

@@ -24,8 +24,14 @@ def check_issuer(cfg: Any, name: str | None) -> Any:
         raise UsageError("a node user is needed: -u/--user NAME")
     user = cfg.users.get(name)
     if user is None:
-        raise NotFoundError(f"node user {name!r} does not exist",
-                            hint="list node users with: nodecli -l")
+        # A remote node's users are not in this config: name both ways to a token.
+        raise NotFoundError(
+            f"node user {name!r} does not exist in this machine's config (token create "
+            "signs with a local node user's password; it does not ask a remote node)",
+            hint=f"either add the node user here ('nodecli user add {name} --xuser XUSER'; "
+                 "'nodecli -l' lists them), or, for a remote node, save a profile that "
+                 "signs its own tokens: 'nodecli node add NAME --url URL --access-key AK "
+                 "--mint-key PRIVATE.pem --mint-user-id UID' (docs/nodes.md)")
     xuser = cfg.transfer_users.get(user.transfer_user)
     if xuser is None or not xuser.restrictions:
         what = "a docroot" if xuser is not None and xuser.docroot is not None else "no restriction"

@@ -176,12 +176,13 @@ def unconfigured_warning(name: str, *, recorded: bool = False) -> str:
 
 
 def _ensure_transfer_user(cfg: Config, name: str, warnings: list[str]) -> None:
-    """Record an unknown transfer user (as the classic tool does) and warn about it."""
+    """Record an unknown transfer user (as the classic tool does) and warn about it.
+
+    The warning comes once, when the unconfigured transfer user is recorded: later
+    commands that use it do not repeat it ('config check' and '--reload' report it)."""
     if name not in cfg.transfer_users:
         cfg.transfer_users[name] = TransferUser(name)
         warnings.append(unconfigured_warning(name, recorded=True))
-    elif not cfg.transfer_users[name].configured:
-        warnings.append(unconfigured_warning(name))
 
 
 def check_can_add_user(cfg: Config, name: str, transfer_user: str) -> None:
@@ -222,6 +223,7 @@ def apply_modify_user(
         user.transfer_user = transfer_user
     if password_hash is not None:
         user.password_hash = password_hash
+    # the documented order (docs/users.md): set, then add, then del
     acls = list(user.acls) if acl_set is None else list(acl_set)
     acls += [a for a in acl_add if a not in acls]
     user.acls = [a for a in acls if a not in acl_del]

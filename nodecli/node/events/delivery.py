@@ -55,6 +55,7 @@ class Ledger:
         self.sink = sink
         self.pipe = sink if isinstance(sink, PipeSink) else None
         self.pending: deque[WrittenPage] = deque()
+        self.sent = 0  # events written to the pipe by this run
         self._last_key: tuple[Any, ...] | None = None  # None: the first page saves
 
     def write(self, page: WrittenPage, texts: Sequence[str]) -> None:
@@ -75,6 +76,7 @@ class Ledger:
             self.pending[-1].done = page.done
         else:
             self.pending.append(page)
+        self.sent += len(data)
         try:
             if data:
                 self.pipe.write_bytes(b"".join(data))
@@ -105,6 +107,26 @@ class Ledger:
             return 0
         taken = bisect_right(self.pending[0].ends, self.pipe.delivered())
         return sum(len(p.ends) for p in self.pending) - taken
+
+    def reader_stopped(self, left: int = 0) -> str | None:
+        """What to tell when the pipe's reader went away before the tail ended: the
+        events it took (they left the pipe, so the checkpoint counts them) that it may
+        never have shown, as ``head -5`` reads a buffer of them and prints five. None
+        without a checkpoint (nothing is counted) or when it took none."""
+        if self.pipe is None or self.checkpoint is None:
+            self.settle()
+            return None
+        self.settle()
+        taken = self.sent - self.unread_events()
+        if taken <= 0:
+            return None
+        text = (f"the pipe's reader stopped after taking {taken} "
+                f"event{'' if taken == 1 else 's'}; it may not have shown them all (a "
+                "reader such as head reads ahead), and the checkpoint counts them as "
+                "delivered")
+        if left:
+            text += f"; the {left} it never took are sent again next time"
+        return text
 
     def drain(self, seconds: float = DRAIN_SECONDS,
               status: Callable[[str], None] | None = None) -> int:

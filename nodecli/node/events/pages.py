@@ -383,14 +383,17 @@ def empty_log_hint(client: Client, info: NodeInfo | None) -> str | None:
     if info is None or not info.at_least(EXPLICIT_LOGGING_VERSION):
         return None
     hint = LOGGING_HINT
+    if client.endpoint.auth.kind == "bearer":
+        # a token's empty answer says nothing of the log: it sees only what it may see
+        hint = ("no event is visible to this bearer token: a token sees only the events "
+                "of files on which its user or groups hold a permission (nodecli "
+                "permission grant PATH --user ID --levels list); if the node's event log "
+                "is empty too: " + LOGGING_HINT.split(": ", 1)[1])
     ak = client.endpoint.auth.access_key
     if ak and info.at_least(PER_KEY_LOGGING_VERSION) is not False:
         hint += (f"; or, on nodes 3.8.0 and later, access key {ak!r} may have its own "
                  f"setting off: nodecli access-key set {ak} --activity-event-logging on "
                  "(see 'nodecli access-key show')")
-    if client.endpoint.auth.kind == "bearer":
-        hint += ("; a bearer token sees only events of files on which its user or groups "
-                 "hold a permission (nodecli permission grant PATH --user ID --levels list)")
     if info.logging is False:
         return hint
     try:

@@ -194,7 +194,16 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     except KeyboardInterrupt:
         ledger.settle()
         raise TailInterrupted(st) from None
-    if left and notice is not None:
+    except BrokenPipeError:  # the reader went while events were being written
+        said = ledger.reader_stopped()
+        if said and notice is not None:
+            notice(said)
+        raise
+    said = ledger.reader_stopped(left) if ledger.pipe is not None and \
+        ledger.pipe.reader_gone() else None
+    if said and notice is not None:
+        notice(said)
+    elif left and notice is not None:
         notice(f"the reader did not take the last {left} events from the pipe; the "
                "checkpoint stops before them, so they are sent again next time")
     return st
