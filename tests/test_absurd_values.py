@@ -230,6 +230,7 @@ LOCAL = {
     ("key", "fingerprint"): "local", ("key", "generate"): "local",
     ("key", "public"): "local",
     ("node", "add"): "saves a profile", ("node", "default"): "local",
+    ("node", "set"): "saves a profile (its login check reads only a status)",
     ("node", "list"): "local", ("node", "remove"): "local", ("node", "show"): "local",
     ("node", "thresholds"): "local",
     ("service", "add"): "saves a profile", ("service", "default"): "local",

@@ -73,8 +73,9 @@ class Exporter:
 
 
 def _add(invoke, name: str, url: str) -> None:
+    # (--no-check: some of these nodes never answer; the exporter is what is tested)
     r = invoke("node", "add", name, "--url", url, "--user", "admin", "--password-stdin",
-               input="admin-pass\n")
+               "--no-check", input="admin-pass\n")
     assert r.exit_code == 0, r.stderr
 
 

@@ -227,7 +227,7 @@ def test_node_timeout_bounds_a_node_that_never_answers(invoke, emulator, home, l
         for name, url in (("emu", emulator.url),
                           ("hung", f"https://127.0.0.1:{hung.getsockname()[1]}")):
             r = invoke("node", "add", name, "--url", url, "--user", "admin",
-                       "--password-stdin", input="admin-pass\n")
+                       "--password-stdin", "--no-check", input="admin-pass\n")
             assert r.exit_code == 0, r.stderr
         r = invoke("node", "health", "--all-nodes", "--node-timeout", "8", "-o", "json")
     finally:
