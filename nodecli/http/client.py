@@ -42,6 +42,7 @@ from nodecli.http.deadline import Watchdog
 from nodecli.http.errors import (
     RETRY_STATUSES,
     backoff_delay,
+    connect_failure,
     node_message,
     parse_retry_after,
     status_error,
@@ -179,9 +180,9 @@ class Response:
 
 class _Transient(Exception):
     def __init__(self, reason: str, retry_after: float | None = None,
-                 response: Response | None = None) -> None:
+                 response: Response | None = None, hint: str | None = None) -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.hint = reason, hint
         self.retry_after = retry_after
         self.response = response
 
@@ -399,7 +400,11 @@ class Client:
                                     cacert_env=self.endpoint.cacert_env)
             if tls_problem is not None:
                 raise tls_problem from None
-            raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None
+            reason, hint, transient = connect_failure(exc, url, self.endpoint.proxy)
+            if not transient:
+                raise RemoteError(f"{method} {self.redact(url)}: {reason}",
+                                  hint=hint) from None
+            raise _Transient(reason, hint=hint) from None
         except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
             if watchdog.fired:
                 raise _Transient(self._past_deadline()) from None
@@ -485,7 +490,8 @@ class Client:
                         final_hint = hint_for if retryable else with_not_retried(hint_for)
                         return self._finish(exc.response, expect, method, final_hint)
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
-                    hint = None if retryable else "not retried: the request is not idempotent"
+                    hint = exc.hint or (None if retryable else
+                                        "not retried: the request is not idempotent")
                     if url.startswith("http://") and "broken" in exc.reason:
                         hint = "if the node serves HTTPS, use an https:// URL"
                     raise RemoteError(
