@@ -132,6 +132,7 @@ def test_the_trail_remembers_every_key_across_growth():
     keys = [f"token-{i}" for i in range(20_000)]
     assert all(trail.add(k) for k in keys)
     assert len(trail) == 20_000
+    assert trail.nbytes <= 16 * 2 * 20_000  # 16 bytes a slot, more than half full
     assert all(k in trail for k in keys)  # the first as well as the last
     assert not any(trail.add(k) for k in keys[:100])
     assert "token-20000" not in trail and "" not in trail

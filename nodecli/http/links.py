@@ -158,12 +158,19 @@ class PageTrail:
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes its table holds (what grows with the pages)."""
+        return len(self._table)
+
     def _digest(self, key: str) -> bytes:
         import hashlib
 
         d = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=self._WIDTH,
                             key=self._key).digest()
-        return bytes([d[0] | 1]) + d[1:]  # never all zeros: that marks an empty slot
+        # never all zeros (that marks an empty slot); the bit set is outside the first 8
+        # bytes, which choose the slot
+        return d[:-1] + bytes([d[-1] | 1])
 
     def _find(self, d: bytes) -> tuple[int, bool]:
         """(offset of ``d``'s slot or of the empty slot where it goes, whether found)."""
