@@ -137,3 +137,27 @@ def test_the_trail_remembers_every_key_across_growth():
     assert not any(trail.add(k) for k in keys[:100])
     assert "token-20000" not in trail and "" not in trail
     assert len(trail) == 20_000
+
+
+def test_a_loop_entered_after_1500_pages_ends_too(certs, invoke):
+    """A lead-in of 1,500 pages, then a cycle of 1,001 (1501 -> ... -> 2501 -> 1501): what
+    is remembered must be every page, not the first or the last thousand."""
+    lead = 1500
+
+    def rho(seen: Seen) -> list[bytes | float]:
+        if not seen.target.startswith("/events"):
+            return [reply(200, INFO, JSON, close=False)]
+        n = int(_query(seen, "iteration_token") or 1)
+        nxt = n + 1 if n < lead + CYCLE else lead + 1
+        return [reply(200, json.dumps([_item("/events", n)]).encode(),
+                      [*JSON, ("Link", f'</events?iteration_token={nxt}>; rel="next"')],
+                      close=False)]
+
+    with ScriptedServer(rho, tls=(certs[1], certs[2])) as server:
+        env = {"NODECLI_URL": server.url(), "NODECLI_USER": "admin",
+               "NODECLI_PASSWORD": "a-long-password", "NODECLI_CACERT": certs[0]}
+        r = invoke("api", "/events", "--paginate", env=env)
+        assert r.exit_code == 6, r
+        assert f"iteration token {lead + 1}," in r.stderr
+        assert r.stdout == ""
+        assert _requested(server, "/events") == lead + CYCLE
