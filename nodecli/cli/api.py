@@ -30,6 +30,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
               help="An extra request header (credentials are the profile's).")
 @click.option("--paginate", is_flag=True,
               help="Follow Link rel=\"next\" and print every page as one JSON array.")
+@click.option("--follow-redirects", is_flag=True,
+              help="Follow a redirect to another origin (scheme, host, port) too, as "
+                   "curl -L does: without credentials and never with a body.")
 @click.option("-i", "--include", is_flag=True,
               help="Print the status line and the response headers first (stderr).")
 @click.option("--service", "service", metavar="NAME",
@@ -39,8 +42,8 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 @pass_app
 def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
         strings: tuple[str, ...], input_file: str | None, headers: tuple[str, ...],
-        paginate: bool, include: bool, service: str | None, output_format: str,
-        **kwargs: Any) -> None:
+        paginate: bool, follow_redirects: bool, include: bool, service: str | None,
+        output_format: str, **kwargs: Any) -> None:
     """Send any request to the node (or --service) with the profile's credentials, TLS,
     proxy, retries and redaction, and print the answer. HTTP errors exit with the usual
     codes and the node's message.
@@ -71,6 +74,8 @@ def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
         client = session.client
     else:
         client = open_node_client(app, conn)
+    if follow_redirects:
+        client = client.derive(cross_origin_redirects=True)
     with client:
         if paginate:
             items = raw_api.paginate(client, call)

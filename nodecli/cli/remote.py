@@ -144,7 +144,8 @@ def open_endpoint(app: App, endpoint: Any) -> Any:
     if endpoint.insecure:
         app.term.warn(f"TLS verification is OFF for {endpoint.base_url} (--insecure)")
     if in_clear(endpoint):
-        app.term.warn(f"credentials go to {endpoint.base_url} over plain http://, "
+        via = f" through proxy {endpoint.proxy.shown()}" if endpoint.proxy is not None else ""
+        app.term.warn(f"credentials go to {endpoint.base_url}{via} over plain http://, "
                       "unencrypted: use https:// (nodes serve it on port 9092)")
     log = app.term.debug if app.verbosity >= 1 else None
 

@@ -32,19 +32,28 @@ def clock_offset_of(date_header: str | None, received: float) -> float | None:
 
 def in_clear(endpoint: Any) -> bool:
     """True when credentials would cross a network unencrypted: plain http:// to a host
-    that is not this machine (a loopback name or address)."""
-    import ipaddress
-
+    that is not this machine (a loopback name or address), or through a proxy that is
+    not on this machine (a plain-http request goes to the proxy whole, credentials
+    included, and the proxy reads and forwards it: even an https:// proxy sees them)."""
     parts = urlsplit(endpoint.base_url)
     if parts.scheme != "http" or endpoint.auth.kind == "none":
         return False
-    host = (parts.hostname or "").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
+    proxy = getattr(endpoint, "proxy", None)
+    if proxy is not None and not _this_machine(proxy.host):
         return True
+    return not _this_machine(parts.hostname or "")
+
+
+def _this_machine(host: str) -> bool:
+    import ipaddress
+
+    host = host.lower().strip("[]").rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def header_safe(value: str) -> bool:

@@ -11,9 +11,9 @@ an :class:`Endpoint` and use :meth:`Client.request` / :meth:`Client.json`. Polic
 * Only idempotent methods (GET, HEAD, PUT, DELETE) are retried: on connect errors,
   timeouts, resets, 429, 502, 503 and 504, with full-jitter exponential backoff,
   honouring ``Retry-After`` (seconds or HTTP-date). POST is never retried.
-* Redirects are followed by hand: at most 5, and a hop to another origin never
-  carries credentials. The same rule applies to absolute URLs given to ``request``
-  (for example a ``Link: rel="next"`` target on another host).
+* Redirects are followed by hand, on the endpoint's own origin only, at most 5
+  (:mod:`nodecli.http.redirects`); credentials go to that origin only, so an absolute
+  URL given to ``request`` on another host gets none.
 * Failures become :mod:`nodecli.errors` exceptions carrying ``status`` and the node's
   own message, whatever the body looks like; ``log`` (-v) sees everything redacted.
 
@@ -42,6 +42,7 @@ from nodecli.http.deadline import Budget, Watchdog
 from nodecli.http.errors import (
     RETRY_STATUSES,
     backoff_delay,
+    connect_failure,
     node_message,
     parse_retry_after,
     status_error,
@@ -49,11 +50,11 @@ from nodecli.http.errors import (
     with_not_retried,
 )
 from nodecli.http.links import origin
+from nodecli.http.redirects import REDIRECT_STATUSES, redirect_target
 
 USER_AGENT = f"nodecli/{__version__}"
 DEFAULT_ACCESS_KEY_HEADER = "X-Vendor-AccessKey"
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-MAX_REDIRECTS = 5
 MAX_CA_FILE_BYTES = 16 * 1024 * 1024  # a CA bundle of the whole web is ~250 kB
 Log = Callable[[str], None]
 
@@ -138,6 +139,8 @@ class Endpoint:
     cacert_env: str = "NODECLI_CACERT"
     proxy: Any = None  # nodecli.http.proxies.Proxy: requests go through it (CONNECT for https)
     budget: Budget | None = field(default=None, compare=False)
+    # follow a redirect to another origin (never with a body or credentials): api only
+    cross_origin_redirects: bool = False
 
     def with_auth(self, auth: Auth) -> Endpoint:
         return replace(self, auth=auth)
@@ -178,9 +181,9 @@ class Response:
 
 class _Transient(Exception):
     def __init__(self, reason: str, retry_after: float | None = None,
-                 response: Response | None = None) -> None:
+                 response: Response | None = None, hint: str | None = None) -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.hint = reason, hint
         self.retry_after = retry_after
         self.response = response
 
@@ -399,7 +402,11 @@ class Client:
                                     cacert_env=self.endpoint.cacert_env)
             if tls_problem is not None:
                 raise tls_problem from None
-            raise _Transient(f"cannot connect: {text or type(exc).__name__}") from None
+            reason, hint, transient = connect_failure(exc, url, self.endpoint.proxy)
+            if not transient:
+                raise RemoteError(f"{method} {self.redact(url)}: {reason}",
+                                  hint=hint) from None
+            raise _Transient(reason, hint=hint) from None
         except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
             if watchdog.fired:
                 raise _Transient(self._past_deadline) from None
@@ -488,7 +495,8 @@ class Client:
                         final_hint = hint_for if retryable else with_not_retried(hint_for)
                         return self._finish(exc.response, expect, method, final_hint)
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
-                    hint = None if retryable else "not retried: the request is not idempotent"
+                    hint = exc.hint or (None if retryable else
+                                        "not retried: the request is not idempotent")
                     if url.startswith("http://") and "broken" in exc.reason:
                         hint = "if the node serves HTTPS, use an https:// URL"
                     raise RemoteError(
@@ -504,54 +512,19 @@ class Client:
                                  f"{exc.reason}")
                 self._sleep(delay)
                 continue
-            if resp.status in (301, 302, 303, 307, 308) and resp.header("location"):
+            if resp.status in REDIRECT_STATUSES and resp.header("location"):
                 redirects += 1
-                if redirects > MAX_REDIRECTS:
-                    raise RemoteError(f"{method} {self.redact(url)}: more than "
-                                      f"{MAX_REDIRECTS} redirects")
-                url, method, content = self._redirect(resp, url, method, content)
+                url, method, content = redirect_target(
+                    resp.status, resp.header("location") or "", url, method, content,
+                    redirects=redirects, anywhere=self.endpoint.cross_origin_redirects,
+                    redact=self.redact)
+                self.log(f"> redirected to {url}")
                 continue
             if resp.status == 401 and not renewed and self._renew_token(url):
                 renewed = True  # a new token: the same request once more, right away
                 attempt -= 1
                 continue
             return self._finish(resp, expect, method, hint_for)
-
-    def _redirect(self, resp: Response, url: str, method: str, content: bytes | None
-                  ) -> tuple[str, str, bytes | None]:
-        """Where a redirect leads, and the method and body to send there.
-
-        Never from https to http (anything sent would travel in clear text); never a
-        request with a body to another origin (the body may hold a secret, and a POST
-        turned into a GET there would be reported as done); credentials go only to the
-        endpoint's own origin (see :meth:`_headers_for`)."""
-        where = resp.header("location") or ""
-        shown = self.redact(where)[:200]
-        try:
-            target = urljoin(url, where)
-            new_origin = origin(target)
-            if not target.lower().startswith(("http://", "https://")) or not new_origin[1]:
-                raise ValueError("not an http or https URL with a host")
-            if new_origin[2] == -1:
-                raise ValueError("not a usable port")
-        except ValueError as exc:
-            raise RemoteError(f"{method} {self.redact(url)}: HTTP {resp.status} redirect to "
-                              f"an unusable Location {shown!r} ({exc})") from None
-        old_origin = origin(url)
-        if old_origin[0] == "https" and new_origin[0] != "https":
-            raise RemoteError(
-                f"{method} {self.redact(url)}: HTTP {resp.status} redirect from https to "
-                f"{shown!r} refused: nodecli never follows https to plain http",
-                hint="if the move is real, use the new https:// URL")
-        if content is not None and new_origin != old_origin:
-            raise RemoteError(
-                f"{method} {self.redact(url)}: HTTP {resp.status} redirect to another "
-                f"origin ({shown!r}) refused: a request body is never sent elsewhere",
-                hint="nothing was sent there; if the node really moved, use its new URL")
-        if resp.status == 303 or (resp.status in (301, 302) and method == "POST"):
-            method, content = "GET", None
-        self.log(f"> redirected to {target}")
-        return target, method, content
 
     def _check_clock(self, resp: Response, received: float) -> None:
         """Compare the server's Date header with our clock (once per client)."""

@@ -8,7 +8,7 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from nodecli.errors import (
@@ -176,3 +176,41 @@ def with_not_retried(
             "check before repeating it")
 
     return hint
+
+
+def connect_failure(exc: BaseException, url: str, proxy: Any = None
+                    ) -> tuple[str, str | None, bool]:
+    """A connection that could not be opened: (reason, hint, whether it is worth a retry).
+
+    A name that does not exist (``EAI_NONAME``, ``EAI_NODATA``) or that the resolver
+    cannot answer for good (``EAI_FAIL``) stays so for the seconds retries take: it is
+    not retried. A resolver that could not answer now (``EAI_AGAIN``), a refused or
+    reset connection, are retried as usual. ``proxy`` (a
+    :class:`nodecli.http.proxies.Proxy`) is where the connection went, if not to the
+    node."""
+    import socket
+
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    where = f"proxy {proxy.host}:{proxy.port}" if proxy else f"{parts.hostname}:{port}"
+    cause: BaseException | None = exc
+    for _ in range(10):  # (a chain of causes, never a cycle followed for ever)
+        if cause is None:
+            break
+        if isinstance(cause, socket.gaierror):
+            lasting = cause.errno in {getattr(socket, n, None) for n in
+                                      ("EAI_NONAME", "EAI_NODATA", "EAI_FAIL")}
+            host = f"the proxy's host {proxy.host}" if proxy else f"host {parts.hostname}"
+            reason = f"cannot connect: {host} does not resolve ({cause.strerror or cause})"
+            hint = ("check the host name (a typo, or a name only a VPN or another DNS "
+                    "server knows); not retried: a name that does not exist stays so"
+                    if lasting else "the DNS resolver gave no answer: check the network "
+                                    "and the resolver (/etc/resolv.conf)")
+            return reason, hint, not lasting
+        if isinstance(cause, ConnectionRefusedError):
+            hint = ("nothing listens there: is the proxy running, on that port?" if proxy
+                    else "nothing listens there: is the node running, and is the port "
+                         "right (nodes serve HTTPS on port 9092)?")
+            return f"cannot connect: {where} refused the connection", hint, True
+        cause = cause.__cause__ or cause.__context__
+    return f"cannot connect: {exc or type(exc).__name__}", None, True

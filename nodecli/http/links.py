@@ -131,3 +131,80 @@ def next_page(link_header: str | None, url: str, base_url: str, collection: str)
     parts = urlsplit(target)
     return NextPage(base_url.rstrip("/") + collection + (f"?{parts.query}" if parts.query else ""),
                     parts.netloc)
+
+
+class PageTrail:
+    """Every page a run has followed, so that a Link leading back to ANY of them (a loop
+    of 2 pages or of a million) is seen before that page is read again.
+
+    A page is remembered as a 16-byte BLAKE2b digest of its key (the iteration token, or
+    the next-page URL), in one open-addressed table held in a ``bytearray``: 16 bytes a
+    slot and at most 3/4 full, so a million pages take 21 to 43 MB (a ``set`` of
+    ``bytes`` would take about 100 bytes a page). The hash is keyed with a secret
+    chosen per run, so a node cannot pick keys that pile up in one run of slots.
+    """
+
+    _WIDTH = 16
+    _EMPTY = bytes(_WIDTH)
+
+    def __init__(self, slots: int = 1024) -> None:
+        import os
+
+        self._key = os.urandom(16)
+        self._slots = max(8, 1 << (slots - 1).bit_length())
+        self._table = bytearray(self._slots * self._WIDTH)
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes its table holds (what grows with the pages)."""
+        return len(self._table)
+
+    def _digest(self, key: str) -> bytes:
+        import hashlib
+
+        d = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=self._WIDTH,
+                            key=self._key).digest()
+        # never all zeros (that marks an empty slot); the bit set is outside the first 8
+        # bytes, which choose the slot
+        return d[:-1] + bytes([d[-1] | 1])
+
+    def _find(self, d: bytes) -> tuple[int, bool]:
+        """(offset of ``d``'s slot or of the empty slot where it goes, whether found)."""
+        mask, w, table = self._slots - 1, self._WIDTH, self._table
+        i = int.from_bytes(d[:8], "little") & mask
+        while True:
+            slot = table[i * w:(i + 1) * w]
+            if slot == d:
+                return i * w, True
+            if slot == self._EMPTY:
+                return i * w, False
+            i = (i + 1) & mask
+
+    def __contains__(self, key: str) -> bool:
+        return self._find(self._digest(key))[1]
+
+    def add(self, key: str) -> bool:
+        """Remember ``key``; False when it was remembered already."""
+        d = self._digest(key)
+        at, found = self._find(d)
+        if found:
+            return False
+        self._table[at:at + self._WIDTH] = d
+        self._count += 1
+        if self._count * 4 > self._slots * 3:
+            self._grow()
+        return True
+
+    def _grow(self) -> None:
+        w, old = self._WIDTH, self._table
+        self._slots *= 2
+        self._table = bytearray(self._slots * w)
+        for at in range(0, len(old), w):
+            d = bytes(old[at:at + w])
+            if d != self._EMPTY:
+                new_at, _ = self._find(d)
+                self._table[new_at:new_at + w] = d

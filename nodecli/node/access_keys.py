@@ -62,10 +62,12 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
 
     Follows ``Link: rel="next"`` when the node sends one, else asks for the next
     ``page`` until an EMPTY page (a short page is not the end: a node may cap
-    ``per_page``), and stops if a node that ignores paging repeats a page.
+    ``per_page``), and stops if a node that ignores paging repeats a page. A Link that
+    leads back to any page already read is a loop: exit 6, nothing printed.
     """
-    from nodecli.http.links import next_page
+    from nodecli.http.links import PageTrail, next_page
 
+    trail = PageTrail()
     keys: list[dict[str, Any]] = []
     seen: set[str] = set()
     target: str = "/access_keys"
@@ -73,6 +75,7 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
     page = 1
     for _ in range(MAX_PAGES):
         resp = client.request("GET", target, params=params)
+        trail.add(target if params is None else resp.url)
         data = listed(resp.json() if resp.body else [], "access_keys", "GET /access_keys")
         fresh = [k for k in data if str(k.get("id")) not in seen]
         for k in fresh:
@@ -86,6 +89,10 @@ def list_access_keys(client: Client, page_size: int = PAGE_SIZE) -> list[dict[st
         if not data or not fresh:
             break
         if link is not None:
+            if link in trail:
+                raise RemoteError(f'{resp.url}: the node\'s Link rel="next" leads back to a '
+                                  f"page already read ({link[:120]}, after {len(trail)} "
+                                  "pages); stopping rather than reading it again")
             target, params = link, None
         else:
             page += 1

@@ -313,30 +313,27 @@ class LinkLoop(RemoteError):
 
 
 class LoopGuard:
-    """Remembers the iteration tokens of the last pages requested, so that a node whose
-    Link leads back to one of them (page A -> B -> A) while pages still carry events is
-    stopped instead of followed forever. The tokens of the last ``keep`` pages are kept
-    (memory stays bounded on a tail that runs for days)."""
+    """Remembers every page of the run (by the iteration token it was asked with, in a
+    :class:`~nodecli.http.links.PageTrail`: 16 bytes a page), so that a node whose Link
+    leads back to any of them (page A -> B -> A, or a cycle of a million pages) while
+    pages still carry events is stopped before that page is read, written or
+    checkpointed again."""
 
-    def __init__(self, keep: int = 1000) -> None:
-        from collections import deque
+    def __init__(self) -> None:
+        from nodecli.http.links import PageTrail
 
-        self._order: deque[str] = deque()
-        self._seen: set[str] = set()
-        self._keep = keep
+        self._trail = PageTrail()
 
     def check(self, page: Page, used_token: str | None) -> None:
         """Call after each page, with the token it was asked for. Raises LinkLoop."""
-        if used_token is not None and used_token not in self._seen:
-            self._order.append(used_token)
-            self._seen.add(used_token)
-            if len(self._order) > self._keep:
-                self._seen.discard(self._order.popleft())
+        if used_token is not None:
+            self._trail.add(used_token)
         nxt = page.next_token
-        if len(page) and nxt is not None and nxt != used_token and nxt in self._seen:
+        if len(page) and nxt is not None and nxt != used_token and nxt in self._trail:
             raise LinkLoop(f'{page.url}: the node\'s Link rel="next" leads back to a page '
-                           f"already read (iteration token {shorten(nxt, 80)}); stopping "
-                           "rather than reading it again")
+                           f"already read (iteration token {shorten(nxt, 80)}, after "
+                           f"{len(self._trail)} pages); stopping rather than reading it "
+                           "again")
 
 
 def foreign_host_notice(host: str, base_url: str) -> str:
