@@ -68,7 +68,7 @@ class Run:
     who: str = "local"
     stdin: str | None = None
     # what the command changes when it runs for real (``node``, ``config``, ``files``,
-    # ``nothing``): dry-run must then show and not do it
+    # ``server``: it starts one, ``nothing``): dry-run must then show and not do it
     changes: str = "nothing"
     notes: dict[str, Any] = field(default_factory=dict)
 
@@ -89,24 +89,24 @@ RUNS: dict[str, Run] = {
     "config import": Run(("{tmp}/import.json", "--yes"), changes="config"),
     "config output": Run(("yaml",), changes="config"),
     "config path": Run(()),
-    "config restore": Run(("--yes",), changes="config"),
-    "emulator serve": Run(("--port", "0", "--exit-after", "0")),
+    "config restore": Run((), changes="config"),
+    "emulator serve": Run(("--port", "0"), changes="server"),
     "events get": Run(("1",), "node"),
     "events list": Run((), "node"),
     "events tail": Run(("--since", "1h", "--to", "{tmp}/tail-{n}.jsonl"), "node",
                        changes="files"),
-    "exporter": Run(("--once",), "node"),
+    "exporter": Run(("--listen", "127.0.0.1:0"), changes="server"),
     "help": Run(("user", "list")),
     "key fingerprint": Run(("{tmp}/keys/kp/public.pem",)),
     "key generate": Run(("{tmp}/keys/new{n}/", "--bits", "1024"), changes="files"),
     "key public": Run(("{tmp}/keys/kp/private.pem",)),
     "node add": Run(("n{n}", "--url", "https://n2.example:9092", "--user", "a",
                      "--no-secret"), changes="config"),
-    "node default": Run(("emu",), changes="config"),
+    "node default": Run(("spare-node",), changes="config"),
     "node health": Run((), "node"),
     "node info": Run((), "node"),
     "node list": Run(()),
-    "node remove": Run(("emu", "--yes"), changes="config"),
+    "node remove": Run(("emu",), changes="config"),
     "node show": Run(("emu",)),
     "node thresholds": Run(("emu",)),
     "operations list": Run(("--workspace", "100"), "service"),
@@ -124,7 +124,7 @@ RUNS: dict[str, Run] = {
     "permission show": Run(("{perm}",), "ak"),
     "service add": Run(("s{n}", "--url", "https://svc.example", "--token-stdin"),
                        stdin="tok-secret-value\n", changes="config"),
-    "service default": Run(("corp",), changes="config"),
+    "service default": Run(("spare-service",), changes="config"),
     "service list": Run(()),
     "service remove": Run(("corp", "--yes"), changes="config"),
     "service show": Run(("corp",)),
@@ -190,6 +190,11 @@ class World:
         self.service_token = mint_service_token(emulator.state, "u1", "user:all")
         ok("service", "add", "corp", "--url", emulator.url, "--token-stdin",
            input=self.service_token + "\n")
+        # profiles that are not the default (the first added is)
+        ok("node", "add", "spare-node", "--url", "https://spare.example:9092", "--user",
+           "a", "--no-secret")
+        ok("service", "add", "spare-service", "--url", "https://spare.example",
+           "--token-stdin", input="spare-token\n")
         ok("key", "generate", f"{tmp}/keys/kp/", "--bits", "1024")
         key = _rsa_key()
         self.pem = tmp / "ak1-public.pem"

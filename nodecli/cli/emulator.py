@@ -168,6 +168,13 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     access_log = app.term.debug if app.verbosity >= 1 else None
     if port and port + node_count - 1 > 65535:
         raise UsageError(f"--nodes {node_count} from port {port} goes past 65535")
+    from nodecli import dryrun
+
+    if dryrun.active():
+        scheme = "http" if no_tls else "https"
+        raise dryrun.DryRunStop(f"would serve {node_count} emulated node(s) on "
+                                f"{scheme}://{host}:{port or 'any free port'}; nothing was "
+                                "started (--dry-run)")
     servers = []
     try:
         for index in range(node_count):  # the first keeps its access keys in the home

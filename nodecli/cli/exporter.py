@@ -119,6 +119,12 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
     from nodecli.cli.health import thresholds_of
 
     thresholds = {n: thresholds_of(cfg.nodes.get(n)) for n in names}
+    from nodecli import dryrun
+
+    if dryrun.active():
+        raise dryrun.DryRunStop(f"would serve http://{host}:{port}/metrics for "
+                                f"{len(names)} node(s) ({', '.join(names)}); nothing was "
+                                "started (--dry-run)")
     from nodecli.cli.remote import open_node_client
 
     # opened here, once: a secret still missing is asked on this thread, not in a scrape;

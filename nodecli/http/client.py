@@ -453,7 +453,7 @@ class Client:
         from nodecli import dryrun
 
         if dryrun.active() and method not in ("GET", "HEAD"):
-            raise dryrun.request(method, url, content, self.redact)
+            raise dryrun.request(method, url, content, self.redact, params)
         deadline_at = time.monotonic() + self.endpoint.deadline
         try:
             return self._retrying(method, url, params, content, hdrs, expect, hint_for,
