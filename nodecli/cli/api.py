@@ -54,9 +54,9 @@ def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
     Examples:
       nodecli api /info
       nodecli api /access_keys --paginate --query '[].id' -o raw
-      nodecli api -X GET /events -f count=5                  # GET /events?count=5
-      nodecli api /events -f count=100 --paginate -o jsonl   # GET, every page
-      nodecli api /access_keys -F id=ak9 -f 'storage={"type":"local","path":"/"}'  # POST
+      nodecli api -X GET /events -f count=5       # GET /events?count=5
+      nodecli api /events -f count=5 --paginate   # GET, then every next page
+      nodecli api /access_keys -F id=ak9 -f 'storage={"path":"/"}'   # POST
       nodecli api -X PUT /ops/transfers/ID -f target_rate_kbps=50000
       nodecli api -X CANCEL /ops/transfers/ID
       nodecli api /operations --service corp
