@@ -148,8 +148,12 @@ def test_events_list_field_is_one_line_per_event_and_envelope_fields_once(
     # the object's own fields, as docs/events.md uses them: once
     r = tree_world.run("events list", "--field", "next_iteration_token")
     assert r.stdout == f"{ids[-1]}\n"
+    r = tree_world.run("events list", "--field", "events", "--field", "next_url")
+    assert r.stdout.count("\n") == 1 and r.stdout.startswith('[{"id":')
     r = tree_world.run("events list", "-o", "columns=id", "--no-headers")
     assert r.stdout.split() == ids
+    r = tree_world.run("events list", "-o", "columns=next_iteration_token", "--no-headers")
+    assert r.stdout.split() == [ids[-1]]
     r = tree_world.run("events list", "--field", "idd")
     assert r.exit_code == 2 and "'idd' matches nothing" in r.stderr and r.stdout == ""
 

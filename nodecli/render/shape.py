@@ -67,10 +67,7 @@ class Shape:
             _fields(result if self.query is not None else data, self.fields,
                     None if self.query is not None else items, out)
         elif self.columns:
-            rows = _items(result)
-            if self.query is None and items is not None and isinstance(data, dict) \
-                    and isinstance(data.get(items), list):
-                rows = data[items]
+            rows = _rows(result, self.columns, None if self.query is not None else items)
             _columns(rows, self.columns, out, self.no_headers)
         elif self.fmt == "yaml":
             out.write(yaml_text(result))
@@ -126,17 +123,23 @@ def _items(result: Any) -> list[Any]:
     return result if isinstance(result, list) else [result]
 
 
+def _rows(data: Any, paths: tuple[tuple[str, ...], ...], items: str | None) -> list[Any]:
+    """What one line (one row) each is printed for: the items of a list, or of the list
+    an object holds under ``items``, unless every path names one of that object's own
+    fields (``next_iteration_token``, or ``events`` itself): then the object, once."""
+    if items is not None and isinstance(data, dict) and isinstance(data.get(items), list):
+        return [data] if all(p[0] in data for p in paths) else data[items]
+    return _items(data)
+
+
 def _fields(data: Any, fields: tuple[tuple[str, ...], ...], items: str | None,
             out: IO[str]) -> None:
     """``--field``: one tab-separated line per item of a list (of the list an object
     form holds under ``items``), or one line for one object. A path found in no item is
     an error naming it (exit 2): nothing is printed then, not a column of empty lines.
-    On an object form that holds a list, a path naming the object's own fields
-    (``events list --field next_iteration_token``) prints that value once."""
-    rows = _items(data)
-    if items is not None and isinstance(data, dict) and isinstance(data.get(items), list):
-        own = all(p[0] in data and p[0] != items for p in fields)
-        rows = [data] if own else data[items]
+    On an object form that holds a list, paths that all name the object's own fields
+    (``events list --field next_iteration_token``) print those values once."""
+    rows = _rows(data, fields, items)
     values = [[find(row, p) for p in fields] for row in rows]
     for i, parts in enumerate(fields):
         if rows and all(v[i] is MISSING for v in values):
