@@ -11,7 +11,6 @@ from urllib.parse import parse_qsl
 import pytest
 
 from nodecli.emulator.server import Reply
-from tests.command_world import tree_world  # noqa: F401
 
 
 def _strict(text: str):
@@ -176,7 +175,7 @@ def test_dry_run_masks_secrets_nested_in_lists_and_objects(invoke, node_env, tmp
 
 
 def test_dry_run_transfer_start_masks_a_spec_s_nested_secrets(
-        invoke, tree_world, tmp_path, seen):  # noqa: F811
+        invoke, tree_world, tmp_path, seen):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({
         "direction": "send", "remote_host": "peer", "remote_password": "S3-plain",
@@ -236,3 +235,14 @@ def test_a_query_that_computes_nan_or_infinity_stays_strict_json(invoke, home):
     assert "NaN" in r.stdout and ".nan" not in r.stdout.lower()
     r = invoke("xuser", "list", "--query", q, "--field", "i")
     assert r.stdout == '["Infinity",{"m":"-Infinity"}]\n'
+
+
+def test_dry_run_api_to_the_service_sends_nothing(tree_world, invoke, emulator,
+                                                  seen):
+    r = invoke("--dry-run", "api", "/workspaces/100/operations", "--service", "corp",
+               "--paginate", "-f", "status=stopped")
+    assert r.exit_code == 0, r
+    assert r.stdout.splitlines()[0] == (f"would send: GET {emulator.url}"
+                                        "/workspaces/100/operations?status=stopped")
+    assert tree_world.service_token not in r.stdout + r.stderr
+    assert seen == []

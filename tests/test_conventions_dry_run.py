@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.command_world import LEAVES, RUNS, tree_world  # noqa: F401
+from tests.command_world import LEAVES, RUNS
 
 NAMES = sorted(" ".join(p) for p, _ in LEAVES)
 
@@ -50,7 +50,7 @@ def _method(line: str) -> str:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_dry_run_on_every_command_sends_and_writes_nothing(
-        tree_world, seen, tmp_path, name):  # noqa: F811
+        tree_world, seen, tmp_path, name):
     world = tree_world
     run = RUNS[name]
     before = _files(tmp_path)  # the home, the keys, the export, the spec: all of it

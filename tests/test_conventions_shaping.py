@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.command_world import LEAVES, RUNS, World, formats_of, options_of, tree_world  # noqa: F401
+from tests.command_world import LEAVES, RUNS, World, formats_of, options_of
 
 # the commands with -o json that do not shape, and why (anything else must)
 NOT_SHAPED = {
@@ -84,7 +84,7 @@ def _stable(first: list[Any], second: list[Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("name", SHAPED)
-def test_field_and_query_on_every_command_with_json(tree_world, name):  # noqa: F811
+def test_field_and_query_on_every_command_with_json(tree_world, name):
     world = tree_world
     r = world.run(name, "-o", "json")
     assert r.exit_code == 0, r
@@ -131,7 +131,7 @@ def test_field_and_query_on_every_command_with_json(tree_world, name):  # noqa: 
 
 
 def test_events_list_field_is_one_line_per_event_and_envelope_fields_once(
-        tree_world):  # noqa: F811
+        tree_world):
     """The known failure: `events list --field id` printed one empty line (its JSON form
     is an object holding `events`)."""
     ids = [e["id"] for e in json.loads(tree_world.run("events list", "-o", "json").stdout)
@@ -158,7 +158,7 @@ def test_events_list_field_is_one_line_per_event_and_envelope_fields_once(
     assert r.exit_code == 2 and "'idd' matches nothing" in r.stderr and r.stdout == ""
 
 
-def test_a_list_index_in_a_field_path(tree_world):  # noqa: F811
+def test_a_list_index_in_a_field_path(tree_world):
     r = tree_world.run("user list", "--field", "name", "--field", "acls.0")
     assert r.stdout.splitlines() == ["usr1\tadmin", "usr2\t"]  # usr2 has no acl: empty
     r = tree_world.run("user list", "--field", "acls.1")  # no user has a second acl
@@ -174,7 +174,7 @@ def test_a_list_index_in_a_field_path(tree_world):  # noqa: F811
     assert r.exit_code == 2  # one past the end is nothing
 
 
-def test_field_after_query_takes_the_result_of_the_query(tree_world):  # noqa: F811
+def test_field_after_query_takes_the_result_of_the_query(tree_world):
     r = tree_world.run("events list", "--query", "events[?id=='2']", "--field", "id")
     assert r.stdout == "2\n"
     r = tree_world.run("user list", "--query", "[?name=='usr2']", "--field", "name",
@@ -190,7 +190,7 @@ def test_field_after_query_takes_the_result_of_the_query(tree_world):  # noqa: F
     assert r.exit_code == 0 and r.stdout == ""
 
 
-def test_json_null_is_a_value_not_a_missing_path(tree_world):  # noqa: F811
+def test_json_null_is_a_value_not_a_missing_path(tree_world):
     r = tree_world.run("events list", "--field", "next_url")  # present in the object
     assert r.exit_code == 0, r
     r = tree_world.run("user list", "--query", "[].{n: name, z: `null`}", "--field", "z")
