@@ -11,6 +11,8 @@ from urllib.parse import parse_qsl
 import pytest
 
 from nodecli.emulator.server import Reply
+from tests.test_emulator_cli import _add_admin
+from tests.test_emulator_cli import serve as serve  # the fixture
 
 
 def _strict(text: str):
@@ -246,3 +248,28 @@ def test_dry_run_api_to_the_service_sends_nothing(tree_world, invoke, emulator,
                                         "/workspaces/100/operations?status=stopped")
     assert tree_world.service_token not in r.stdout + r.stderr
     assert seen == []
+
+
+def test_emulator_serve_no_final_link_plays_that_node(serve, invoke, home):
+    """`emulator serve --no-final-link`: the page holding the newest event names no next
+    page; a pager keeps it and asks for nothing after it."""
+    _add_admin(home)
+    _proc, port, _ = serve("--no-tls", "--no-final-link")
+    url = f"http://127.0.0.1:{port}"
+    admin = {"NODECLI_URL": url, "NODECLI_USER": "admin", "NODECLI_PASSWORD": "admin-pass"}
+    r = invoke("api", "/access_keys", "-F", "id=akx", "-F", "secret=akx-secret", "-f",
+               'storage={"type":"local","path":"/"}', env=admin)
+    assert r.exit_code == 0, r
+    key = {"NODECLI_URL": url, "NODECLI_ACCESS_KEY": "akx", "NODECLI_PASSWORD": "akx-secret"}
+    root = invoke("api", "/access_keys/akx", "--field", "root_file_id", env=admin).stdout.strip()
+    assert root, "the access key names its root folder"
+    for who in ("u1", "u2", "u3"):  # three permission.created events
+        r = invoke("api", "/permissions", "-F", f"file_id={root}", "-F", "access_type=user",
+                   "-F", f"access_id={who}", "-f", 'access_levels=["list"]', env=key)
+        assert r.exit_code == 0, r
+    r = invoke("-vv", "api", "/events", "-f", "count=2", "--paginate", "-o", "jsonl",
+               env=key)
+    assert r.exit_code == 0, r
+    assert len(r.stdout.splitlines()) == 3
+    asked = [line for line in r.stderr.splitlines() if line.startswith("debug: > GET")]
+    assert len(asked) == 2  # the second page held the last event and named no next one

@@ -72,6 +72,9 @@ def _port_file_holds(path: Path, ports: str) -> bool:
 @click.option("--link-host", default=None, metavar="HOST[:PORT]",
               help="Name this host in the Link rel=\"next\" of GET /events (a node behind "
                    "a proxy or NAT advertising its internal name).")
+@click.option("--no-final-link", is_flag=True,
+              help="End GET /events lists on the page holding the newest event (no Link "
+                   "rel=\"next\" there) instead of on an empty page, as some nodes do.")
 @click.option("--keep-alive", is_flag=True,
               help="Keep connections open after GET /events answers (a node closes them: "
                    "'Connection: close'); for measuring keep-alive clients.")
@@ -119,7 +122,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
           event_rate: float, activity_logging: str, max_count: int | None,
-          link_host: str | None, keep_alive: bool,
+          link_host: str | None, no_final_link: bool, keep_alive: bool,
           service_token: str | None, service_paths: tuple[str, ...],
           token_max_age: float | None, outage_every: float | None, outage_length: float,
           idle_timeout: float | None, clock_offset: float, seed_transfers: int,
@@ -204,6 +207,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
 
     for server in servers:
         log_for(server.state).logging_enabled = activity_logging == "on"
+        log_for(server.state).link_on_last_page = not no_final_link
         faults = server.faults
         faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
         faults.slow_seconds = slow_seconds
