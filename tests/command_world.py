@@ -110,7 +110,8 @@ RUNS: dict[str, Run] = {
     "node show": Run(("emu",)),
     "node thresholds": Run(("emu",)),
     "operations list": Run(("--workspace", "100"), "service"),
-    "operations resolve": Run(("1", "--workspace", "100", "--retry", "--yes"), "service",
+    "operations resolve": Run(("1", "--workspace", "100", "--retry", "--yes", "--interval",
+                               "0.05"), "service",
                               changes="node"),
     "operations show": Run(("2", "--workspace", "100"), "service"),
     "operations update": Run(("{stopped}", "--workspace", "100", "--set", "retry=true"),
@@ -182,9 +183,16 @@ class World:
         ok = self._ok
         ok("xuser", "add", "aspera", "-r", "file:////data/*")
         ok("xuser", "add", "spare", "--docroot", "/srv")
-        ok("user", "add", "usr1", "--xuser", "aspera", "--acl", "admin", "--password-stdin",
-           input="pw1\n")
-        ok("user", "add", "usr2", "--xuser", "aspera", "--password-stdin", input="pw2\n")
+        # node users with cheap hashes (the default cost, per test, adds up over the tree)
+        from nodecli.config.model import NodeUser
+        from nodecli.config.paths import resolve_paths
+        from nodecli.config.store import ConfigStore
+        from nodecli.users.passwords import hash_password
+
+        with ConfigStore(resolve_paths(home)).edit() as cfg:
+            cfg.users["usr1"] = NodeUser("usr1", "aspera", hash_password("pw1", log_n=4),
+                                         ["admin"])
+            cfg.users["usr2"] = NodeUser("usr2", "aspera", hash_password("pw2", log_n=4), [])
         ok("node", "add", "emu", "--url", emulator.url, "--user", "admin",
            "--password-stdin", input="admin-pass\n")
         self.service_token = mint_service_token(emulator.state, "u1", "user:all")
