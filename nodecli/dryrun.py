@@ -6,7 +6,15 @@ shown as a diff instead of being saved, a file another program would use (a key 
 an export, a token file) is not written: each raises :class:`DryRunStop` with what would
 have happened, which the entry point prints on stdout with exit 0. Reads still happen
 (a path is resolved, a node's version read), and caches and checkpoints are simply not
-written. Secrets never appear: bodies are shown with secret fields as ``***``.
+written; ``nodecli api`` sends nothing at all (the request is the command) and a server
+(``emulator serve``, ``exporter``) is not started. Secrets never appear: bodies and
+query parameters are shown with the values of secret-looking names as ``***``, at any
+depth (inside objects and lists).
+
+:class:`DryRunStop` is not an error: like ``SystemExit`` it derives from
+``BaseException``, so that code which handles a failed request (``except
+NodecliError``, a fleet's per-node errors, ``operations resolve``'s per-operation
+outcome) cannot take the stop for a failure and go on changing things.
 """
 
 from __future__ import annotations
@@ -14,16 +22,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nodecli.errors import ExitCode, NodecliError
+from nodecli.errors import ExitCode
 
 _active = False
-SECRET_WORDS = ("secret", "password", "token", "private")
+SECRET_WORDS = ("secret", "password", "passphrase", "token", "private", "credential",
+                "authorization", "cookie", "api_key", "apikey")
 
 
-class DryRunStop(NodecliError):
+class DryRunStop(BaseException):
     """What the command would have done (printed on stdout, exit 0)."""
 
     exit_code = ExitCode.OK
+    hint: str | None = None
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def activate(on: bool = True) -> None:
@@ -35,20 +52,43 @@ def active() -> bool:
     return _active
 
 
+def secret_name(name: Any) -> bool:
+    return isinstance(name, str) and any(w in name.lower() for w in SECRET_WORDS)
+
+
 def redacted(data: Any) -> Any:
-    """``data`` with the values of secret-looking keys as ``***``."""
+    """``data`` with the values of secret-looking keys as ``***``, at any depth."""
     if isinstance(data, dict):
-        return {k: ("***" if isinstance(k, str) and any(w in k.lower() for w in SECRET_WORDS)
-                    and v is not None else redacted(v)) for k, v in data.items()}
+        return {k: ("***" if secret_name(k) and v is not None else redacted(v))
+                for k, v in data.items()}
     if isinstance(data, list):
         return [redacted(v) for v in data]
     return data
 
 
+def shown_url(url: str, params: Any = None) -> str:
+    """``url`` with ``params`` (pairs or a dict) as its query, and the values of
+    secret-looking parameters (in either) as ``***``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # (shown as it is; the request itself would fail)
+        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    extra = params.items() if isinstance(params, dict) else (params or [])
+    pairs += [(str(k), str(v)) for k, v in extra]
+    if not pairs:
+        return url
+    query = urlencode([(k, "***" if secret_name(k) else v) for k, v in pairs],
+                      safe="*/:,")
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
 def request(method: str, url: str, body: bytes | None,
-            redact: Any = lambda text: text) -> DryRunStop:
+            redact: Any = lambda text: text, params: Any = None) -> DryRunStop:
     """The stop for a request that would change a node."""
-    lines = [f"would send: {method} {redact(url)}"]
+    lines = [f"would send: {method} {redact(shown_url(url, params))}"]
     if body:
         try:
             shown = json.dumps(redacted(json.loads(body)), indent=2, ensure_ascii=False)

@@ -17,6 +17,9 @@ from click.testing import CliRunner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# the world every command of the tree runs in (the tree_world fixture)
+pytest_plugins = ["tests.command_world"]
+
 # A suite started in the background by a shell without job control (`pytest &`) inherits
 # SIGINT *ignored*, and every child would too: the tests that press Ctrl-C in a child
 # (emulator serve, operations resolve) would then hang. Children get the default, as

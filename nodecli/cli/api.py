@@ -17,11 +17,12 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 @click.command("api", context_settings=CONTEXT)
 @click.argument("path", metavar="PATH")
 @click.option("-X", "--method", metavar="METHOD",
-              help="HTTP method (default GET, or POST with fields or --input, GET with "
-                   "--paginate); CANCEL too.")
+              help="HTTP method: default GET, or POST when fields or --input are given "
+                   "(gh's rule); --paginate is always GET. CANCEL too.")
 @click.option("-f", "--raw-field", "typed", multiple=True, metavar="KEY=VALUE",
               help="A typed field: numbers, true/false, null, JSON; @FILE reads a file. "
-                   "Query parameters for GET/DELETE/CANCEL, a JSON body otherwise.")
+                   "A JSON body (so POST) unless -X GET/DELETE/HEAD/CANCEL or --paginate "
+                   "make it a query parameter.")
 @click.option("-F", "--field-string", "strings", multiple=True, metavar="KEY=VALUE",
               help="A field whose value is always a string.")
 @click.option("--input", "input_file", metavar="FILE",
@@ -48,10 +49,17 @@ def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
     proxy, retries and redaction, and print the answer. HTTP errors exit with the usual
     codes and the node's message.
 
+    Fields (-f, -F) make a POST with a JSON body, as in gh api; with -X GET (or DELETE,
+    HEAD, CANCEL) or --paginate they are query parameters. --dry-run sends nothing and
+    prints the request.
+
     \b
     Examples:
       nodecli api /info
       nodecli api /access_keys --paginate --query '[].id' -o raw
+      nodecli api -X GET /events -f count=5       # GET /events?count=5
+      nodecli api /events -f count=5 --paginate   # GET, then every next page
+      nodecli api /access_keys -F id=ak9 -f 'storage={"path":"/"}'   # POST
       nodecli api -X PUT /ops/transfers/ID -f target_rate_kbps=50000
       nodecli api -X CANCEL /ops/transfers/ID
       nodecli api /operations --service corp
@@ -64,8 +72,7 @@ def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
 
         body = sys.stdin.buffer.read(64 * 1024 * 1024) if input_file == "-" else \
             read_limited(input_file, 64 * 1024 * 1024, "input file")
-    call = raw_api.plan(method or ("GET" if paginate else None), path, typed, strings, body,
-                        headers)
+    call = raw_api.plan(method, path, typed, strings, body, headers, paginate=paginate)
     conn = pop_node_options(kwargs)
     if service is not None:
         from nodecli.cli.service_session import open_service_client
@@ -77,6 +84,10 @@ def api(app: App, path: str, method: str | None, typed: tuple[str, ...],
     if follow_redirects:
         client = client.derive(cross_origin_redirects=True)
     with client:
+        from nodecli import dryrun
+
+        if dryrun.active():  # the request is the command: never sent, not even a GET
+            raise raw_api.dry_run(client, call, paginate)
         if paginate:
             items = raw_api.paginate(client, call)
             app.term.jsonl(items) if output_format == "jsonl" else app.term.json(items)

@@ -257,9 +257,11 @@ class Terminal:
         with self._above_status(self.out):
             render_fields(pairs, self.out)
 
-    def json(self, obj: Any) -> None:
+    def json(self, obj: Any, *, items: str | None = None) -> None:
+        """``obj`` as JSON, or shaped (``items``: the key under which an object holds
+        the list this command lists, for ``--field`` and ``-o columns=``)."""
         if self.shape is not None:
-            self.shape.write(obj, self.out)
+            self.shape.write(obj, self.out, items)
             return
         render_json(obj, self.out)
 

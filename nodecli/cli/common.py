@@ -141,8 +141,9 @@ def output_option(choices: tuple[str, ...] = LIST_FORMATS,
             g = click.option("--no-headers", "shape_no_headers", is_flag=True,
                              help="Tables and csv without their heading line.")(g)
             g = click.option("--field", "shape_fields", multiple=True, metavar="PATH",
-                             help="Print the value at PATH (dotted, e.g. data.folder_name) "
-                                  "of each result, tab-separated when repeated.")(g)
+                             help="Print the value at PATH (dotted, e.g. data.folder_name; "
+                                  "a number indexes a list: acls.0), one line per item. "
+                                  "Repeat it for more columns (a tab between).")(g)
             g = click.option("--query", "shape_query", metavar="EXPR",
                              help="A JMESPath expression applied to the JSON form; the "
                                   "result as JSON (-o raw: plain lines).")(g)

@@ -72,6 +72,9 @@ def _port_file_holds(path: Path, ports: str) -> bool:
 @click.option("--link-host", default=None, metavar="HOST[:PORT]",
               help="Name this host in the Link rel=\"next\" of GET /events (a node behind "
                    "a proxy or NAT advertising its internal name).")
+@click.option("--no-final-link", is_flag=True,
+              help="End GET /events lists on the page holding the newest event (no Link "
+                   "rel=\"next\" there) instead of on an empty page, as some nodes do.")
 @click.option("--keep-alive", is_flag=True,
               help="Keep connections open after GET /events answers (a node closes them: "
                    "'Connection: close'); for measuring keep-alive clients.")
@@ -119,7 +122,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
           event_rate: float, activity_logging: str, max_count: int | None,
-          link_host: str | None, keep_alive: bool,
+          link_host: str | None, no_final_link: bool, keep_alive: bool,
           service_token: str | None, service_paths: tuple[str, ...],
           token_max_age: float | None, outage_every: float | None, outage_length: float,
           idle_timeout: float | None, clock_offset: float, seed_transfers: int,
@@ -168,6 +171,13 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     access_log = app.term.debug if app.verbosity >= 1 else None
     if port and port + node_count - 1 > 65535:
         raise UsageError(f"--nodes {node_count} from port {port} goes past 65535")
+    from nodecli import dryrun
+
+    if dryrun.active():
+        scheme = "http" if no_tls else "https"
+        raise dryrun.DryRunStop(f"would serve {node_count} emulated node(s) on "
+                                f"{scheme}://{host}:{port or 'any free port'}; nothing was "
+                                "started (--dry-run)")
     servers = []
     try:
         for index in range(node_count):  # the first keeps its access keys in the home
@@ -197,6 +207,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
 
     for server in servers:
         log_for(server.state).logging_enabled = activity_logging == "on"
+        log_for(server.state).link_on_last_page = not no_final_link
         faults = server.faults
         faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
         faults.slow_seconds = slow_seconds

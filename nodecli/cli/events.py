@@ -141,7 +141,7 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
     page = result.page
     if output_format == "json":
         app.term.json({"events": page.events, "next_iteration_token": page.next_token,
-                       "next_url": page.next_url})
+                       "next_url": page.next_url}, items="events")
     elif output_format == "jsonl":
         app.term.out.write(rev.render_chunk(page.items, "jsonl"))
     else:

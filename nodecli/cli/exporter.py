@@ -271,6 +271,12 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
     else:
         raise UsageError("no node profile to export: --all-nodes, --nodes GLOB, or a default")
     thresholds = {n: thresholds_of(cfg.nodes.get(n)) for n in names}
+    from nodecli import dryrun
+
+    if dryrun.active():
+        raise dryrun.DryRunStop(f"would serve http://{host}:{port}/metrics for "
+                                f"{len(names)} node(s) ({', '.join(names)}); nothing was "
+                                "started (--dry-run)")
     # opened here, once: a secret still missing is asked on this thread, not in a
     # refresh; every wait of a refresh within the node's limit
     app.budget.follow()  # each refresh's requests within --deadline, not the whole run

@@ -16,7 +16,8 @@ Query rules implemented as documented:
 * ``type`` (one) or ``type_glob[]`` (one; ``*`` is the only wildcard); both at once, or
   either given twice, is a 400.
 * Every answer carries ``Link: <base/events?...&iteration_token=N>; rel="next"`` keeping
-  the other parameters of the request.
+  the other parameters of the request (``link_on_last_page = False``: not the page that
+  holds the newest event, as a node that ends a list there would).
 
 Version gating uses ``state.version``: no /events before 3.6.0, no /events/{id} before
 3.7.3 (both 404 as an unknown path), and from 3.7.4 nothing is logged while
@@ -90,6 +91,9 @@ class EventLog:
         # "at most"), and a Link rel="next" naming another host (a node behind a proxy)
         self.count_cap: int | None = None
         self.link_host: str | None = None
+        # a node that ends a list on its last page of events (no Link rel="next" on the
+        # page holding the newest event) instead of on an empty page
+        self.link_on_last_page = True
         # keep the connection open after an answer (opt-in: interface.md shows close)
         self.keep_alive = False
         self.queries: deque[str] = deque(maxlen=50)  # raw query strings, for tests
@@ -162,6 +166,7 @@ class EventLog:
         self.logging_enabled = True
         self.count_cap = None
         self.link_host = None
+        self.link_on_last_page = True
         self.keep_alive = False
 
     def __len__(self) -> int:
@@ -439,6 +444,8 @@ def register(router: Router, state: NodeState) -> None:
         # asked to keep connections open, connection close
         headers = {"Content-Type": "application/json; charset=utf-8",
                    "Cache-Control": "no-cache", "Link": link}
+        if not log.link_on_last_page and blobs and last >= log.last_position:
+            del headers["Link"]  # the page holding the newest event ends the list
         if not log.keep_alive:
             headers["Connection"] = "close"
         return Reply(200, body, headers)

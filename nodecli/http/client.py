@@ -462,7 +462,7 @@ class Client:
         from nodecli import dryrun
 
         if dryrun.active() and method not in ("GET", "HEAD"):
-            raise dryrun.request(method, url, content, self.redact)
+            raise dryrun.request(method, url, content, self.redact, params)
         deadline_at, why = self._budget.request_ends(self.endpoint.deadline)
         self._past_deadline = f"no complete answer within {why}"
         try:

@@ -1,9 +1,16 @@
 """``nodecli api``: any request to a node (or the collaboration service) with the
 profile's credentials, TLS, proxy, retries and redaction, for what no command covers.
 
-Fields become the query string of GET, DELETE, HEAD and CANCEL requests and a JSON
-object body otherwise; ``--input`` sends a body as it is. ``--paginate`` follows
-``Link: rel="next"`` with the events pager's rules and joins the pages' arrays.
+The method follows gh's rule: GET, or POST as soon as fields (``-f``/``-F``) or
+``--input`` are given, unless ``-X`` names another; ``--paginate`` means GET (another
+``-X`` is refused), so that its fields are the query of the first page. Fields become
+the query string of GET, DELETE, HEAD and CANCEL requests and a JSON object body
+otherwise; ``--input`` sends a body as it is. ``--paginate`` follows ``Link:
+rel="next"`` with the events pager's rules and joins the pages' arrays.
+
+Under ``--dry-run`` nothing is sent, not even a GET: the request is the command, so
+:func:`dry_run` says what would be sent (and, with ``--paginate``, that the pages
+would be followed) and stops.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ class Call:
 
 
 def plan(method: str | None, path: str, typed: tuple[str, ...], strings: tuple[str, ...],
-         body: bytes | None, headers: tuple[str, ...]) -> Call:
+         body: bytes | None, headers: tuple[str, ...], *, paginate: bool = False) -> Call:
     """Check everything and build the request (nothing is sent here)."""
     import json
 
@@ -38,6 +45,14 @@ def plan(method: str | None, path: str, typed: tuple[str, ...], strings: tuple[s
 
     if body is not None and (typed or strings):
         raise UsageError("give fields (-f/-F) or --input, not both")
+    if paginate:
+        method = method or "GET"
+        if method.upper() != "GET":
+            raise UsageError(f"--paginate follows Link rel=\"next\" of GET lists: not with "
+                             f"-X {method[:30]}")
+        if body is not None:
+            raise UsageError("--paginate sends GET: give the query as fields (-f), not "
+                             "--input")
     verb = (method or ("POST" if typed or strings or body is not None else "GET")).upper()
     if not METHOD_RE.fullmatch(verb):
         raise UsageError(f"-X: {verb[:30]!r} is not an HTTP method")
@@ -79,6 +94,20 @@ def _file_value(path: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{path} is not UTF-8 text") from None
+
+
+def dry_run(client: Any, call: Call, paginate: bool) -> BaseException:
+    """The stop of ``--dry-run``: the request as it would go (secrets as ``***``)."""
+    from nodecli import dryrun
+
+    stop = dryrun.request(call.method, client.url_for(call.path), call.body, client.redact,
+                          call.params)
+    if paginate:
+        lines = stop.message.splitlines()
+        lines.insert(-1, 'then each page its Link rel="next" names, until an empty page '
+                         "or one that names no next page")
+        stop = dryrun.DryRunStop("\n".join(lines))
+    return stop
 
 
 def send(client: Any, call: Call) -> Any:

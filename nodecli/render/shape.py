@@ -55,14 +55,20 @@ class Shape:
         except JMESPathError as exc:
             raise UsageError(f"--query: {exc}") from None
 
-    def write(self, data: Any, out: IO[str]) -> None:
-        """Shape ``data`` (a command's JSON form) onto ``out``."""
+    def write(self, data: Any, out: IO[str], items: str | None = None) -> None:
+        """Shape ``data`` (a command's JSON form) onto ``out``.
+
+        ``items``: the key under which an object form holds its list (``events list``:
+        ``events``): ``--field`` and ``-o columns=`` then take each item of that list, as
+        they do on a list, unless ``--query`` reshaped the result first.
+        """
         result = self.apply(data)
         if self.fields:
-            for item in _items(result):
-                out.write("\t".join(_raw(pick(item, p)) for p in self.fields) + "\n")
+            _fields(result if self.query is not None else data, self.fields,
+                    None if self.query is not None else items, out)
         elif self.columns:
-            _columns(_items(result), self.columns, out, self.no_headers)
+            rows = _rows(result, self.columns, None if self.query is not None else items)
+            _columns(rows, self.columns, out, self.no_headers)
         elif self.fmt == "yaml":
             out.write(yaml_text(result))
         elif self.fmt == "raw":
@@ -75,27 +81,76 @@ class Shape:
 
 
 def path(text: str) -> tuple[str, ...]:
-    """``data.folder_name`` -> ("data", "folder_name"); ``items.0.id`` indexes a list."""
+    """``data.folder_name`` -> ("data", "folder_name"); a part that is a number indexes
+    a list (``capabilities.0.name``: the first capability's name)."""
     parts = tuple(text.strip().split("."))
     if not text.strip() or any(p == "" for p in parts) or len(parts) > MAX_PATH_PARTS:
         raise UsageError(f"{text[:60]!r} is not a field path (names joined by dots, "
-                         "e.g. data.folder_name)")
+                         "e.g. data.folder_name or capabilities.0.name)")
     return parts
 
 
-def pick(item: Any, parts: tuple[str, ...]) -> Any:
+class _Missing:
+    """What a path names in an item that does not have it (a JSON null is a value)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+def find(item: Any, parts: tuple[str, ...]) -> Any:
+    """The value at ``parts`` in ``item``, or :data:`MISSING` when there is none."""
     for part in parts:
-        if isinstance(item, dict):
-            item = item.get(part)
-        elif isinstance(item, list) and part.isdigit() and int(part) < len(item):
+        if isinstance(item, dict) and part in item:
+            item = item[part]
+        elif isinstance(item, list) and part.isdigit() and part.isascii() \
+                and int(part) < len(item):
             item = item[int(part)]
         else:
-            return None
+            return MISSING
     return item
+
+
+def pick(item: Any, parts: tuple[str, ...]) -> Any:
+    """The value at ``parts`` in ``item``; None when there is none."""
+    found = find(item, parts)
+    return None if found is MISSING else found
 
 
 def _items(result: Any) -> list[Any]:
     return result if isinstance(result, list) else [result]
+
+
+def _rows(data: Any, paths: tuple[tuple[str, ...], ...], items: str | None) -> list[Any]:
+    """What one line (one row) each is printed for: the items of a list, or of the list
+    an object holds under ``items``, unless every path names one of that object's own
+    fields (``next_iteration_token``, or ``events`` itself): then the object, once."""
+    if items is not None and isinstance(data, dict) and isinstance(data.get(items), list):
+        return [data] if all(p[0] in data for p in paths) else data[items]
+    return _items(data)
+
+
+def _fields(data: Any, fields: tuple[tuple[str, ...], ...], items: str | None,
+            out: IO[str]) -> None:
+    """``--field``: one tab-separated line per item of a list (of the list an object
+    form holds under ``items``), or one line for one object. A path found in no item is
+    an error naming it (exit 2): nothing is printed then, not a column of empty lines.
+    On an object form that holds a list, paths that all name the object's own fields
+    (``events list --field next_iteration_token``) print those values once."""
+    rows = _rows(data, fields, items)
+    values = [[find(row, p) for p in fields] for row in rows]
+    for i, parts in enumerate(fields):
+        if rows and all(v[i] is MISSING for v in values):
+            shown = ".".join(parts)
+            keys = sorted({k for row in rows[:50] if isinstance(row, dict) for k in row})
+            more = ", ..." if len(keys) > 12 else ""
+            have = f" (its fields: {', '.join(k[:40] for k in keys[:12])}{more})" \
+                if keys else ""
+            raise UsageError(f"--field {shown[:80]!r} matches nothing in the result{have}")
+    for v in values:
+        out.write("\t".join(_raw(None if x is MISSING else x) for x in v) + "\n")
 
 
 def _raw(value: Any) -> str:
