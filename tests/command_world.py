@@ -107,6 +107,7 @@ RUNS: dict[str, Run] = {
     "node info": Run((), "node"),
     "node list": Run(()),
     "node remove": Run(("emu",), changes="config"),
+    "node set": Run(("spare-node", "--access-key-header", "X-Node-Key"), changes="config"),
     "node show": Run(("emu",)),
     "node thresholds": Run(("emu",)),
     "operations list": Run(("--workspace", "100"), "service"),
