@@ -18,19 +18,20 @@ from nodecli.render import Column, sanitize
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-# on a narrow terminal: the rate, then files and the host go first; id, status and the
-# start time are never cut
+# On a narrow terminal the error (free text) is cut first; then the rate, files, user,
+# host, start time, direction and bytes are left out in that order (-o wide shows them).
+# id, status, direction, numbers and times are never cut.
 COLUMNS = [
     Column("id", "id", whole=True),
     Column("status", "status", whole=True),
-    Column("direction", "direction"),
-    Column("remote_host", "remote host", drop=3),
-    Column("user_id", "user", drop=4),
-    Column("bytes", "bytes", justify="right"),
-    Column("rate", "rate (now/target)", justify="right", drop=1),
-    Column("files", "files", justify="right", drop=2),
-    Column("started", "started", whole=True),
-    Column("error", "error"),
+    Column("direction", "direction", whole=True, drop=6),
+    Column("remote_host", "remote host", drop=4),
+    Column("user_id", "user", drop=3),
+    Column("bytes", "bytes", justify="right", whole=True, drop=7),
+    Column("rate", "rate (now/target)", justify="right", whole=True, drop=1),
+    Column("files", "files", justify="right", whole=True, drop=2),
+    Column("started", "started", whole=True, drop=5),
+    Column("error", "error", free=True),
 ]
 
 
