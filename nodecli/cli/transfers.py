@@ -35,6 +35,13 @@ COLUMNS = [
 ]
 
 
+# csv: the json field names, the node's numbers as numbers (units are for tables)
+CSV_COLUMNS = [Column(k, k) for k in (
+    "id", "status", "direction", "remote_host", "user_id", "bytes_transferred",
+    "bytes_expected", "current_rate_kbps", "target_rate_kbps", "files_completed",
+    "files_expected", "start_time_usec", "end_time_usec", "error_code", "error_desc")]
+
+
 @click.group(cls=HelpGroup, context_settings=CONTEXT, help="""Transfers on a node.
 
 \b
@@ -55,9 +62,11 @@ def _human_bytes(value: Any) -> str:
 
 
 def _rate(kbps: Any) -> str:
+    from nodecli.render.events import human_rate
+
     if not isinstance(kbps, int | float) or isinstance(kbps, bool):
         return "-"
-    return f"{kbps / 1000:.1f}M" if kbps >= 1000 else f"{kbps:g}k"
+    return human_rate(int(kbps))
 
 
 def row(t: dict[str, Any]) -> dict[str, Any]:
@@ -86,8 +95,8 @@ def row(t: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(app: App, transfers: list[dict[str, Any]], fmt: str) -> None:
-    if fmt in ("json", "jsonl"):
-        app.term.table(transfers, COLUMNS, fmt)
+    if fmt in ("json", "jsonl", "csv"):
+        app.term.table(transfers, CSV_COLUMNS if fmt == "csv" else COLUMNS, fmt)
         return
     rows = [row(t) for t in transfers]
     app.term.table(rows, COLUMNS, fmt, empty="no transfers")
@@ -98,7 +107,15 @@ def render_one(app: App, t: dict[str, Any], fmt: str) -> None:
         app.term.json(t)
         return
     r = row(t)
-    app.term.fields([(c.heading, r.get(c.key)) for c in COLUMNS])
+    pairs: list[tuple[str, Any]] = []
+    for c in COLUMNS:
+        pairs.append((c.heading, r.get(c.key)))
+        if c.key == "bytes":  # what it moves in all, when the node says
+            expected = t.get("bytes_expected")
+            pairs.append(("bytes expected", _human_bytes(expected)
+                          if isinstance(expected, int) and not isinstance(expected, bool)
+                          else None))
+    app.term.fields(pairs)
 
 
 def _watch_options(prefix: str) -> Any:
@@ -216,8 +233,9 @@ def transfer_list(app: App, active: bool, statuses: tuple[str, ...], since: str 
             raise UsageError("--resume/--checkpoint follow one node: not with --nodes")
         found, status = fleet.run(app, conn, names,
                                   lambda client: keep(list_transfers(client, active=active)))
-        if output_format in ("json", "jsonl"):
-            app.term.table(found, COLUMNS, output_format)
+        if output_format in ("json", "jsonl", "csv"):
+            app.term.table(found, fleet.columns(CSV_COLUMNS) if output_format == "csv"
+                           else COLUMNS, output_format)
         else:
             app.term.table([{"node": t["node"], **row(t)} for t in found],
                            fleet.columns(COLUMNS), output_format, empty="no transfers")
@@ -303,8 +321,9 @@ def transfer_watch(app: App, transfer_ids: tuple[str, ...], interval: float,
 
 
 def progress_line(t: dict[str, Any], elapsed: float) -> str:
-    """``ID running 12.0 MiB of 40.0 MiB, 9.8M/10.0M, 3/10 files, 12s, ETA 28s``: the
-    elapsed time is the transfer's own when the node gave its start (else the watch's)."""
+    """``ID running 12.0 GB of 40.0 GB, ETA 28s, 9.8 Mbps/10.0 Mbps, 3/10 files, 12s``:
+    the ETA comes before what a narrow terminal may cut; the elapsed time is the
+    transfer's own when the node gave its start (else the watch's)."""
     import time as clock
 
     from nodecli.timeparse import describe_delta
@@ -323,16 +342,19 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
         if t.get("status") == "running" and isinstance(rate, int | float) and rate > 0:
             eta = f", ETA {describe_delta(max(total - done, 0) / (rate * 125))}"
     r = row(t)
-    return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}, {r['rate']}, "
-            f"{r['files']} files, {describe_delta(elapsed)}{eta}")
+    return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}{eta}, "
+            f"{r['rate']}, {r['files']} files, {describe_delta(elapsed)}")
 
 
 def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: float | None,
            fmt: str) -> None:
     from nodecli.node.transfers import watch_transfers
 
+    shown: list[str] = []  # the last state drawn, printed again after Ctrl-C
+
     def on_update(last: dict[str, dict[str, Any]], elapsed: float) -> None:
         lines = [progress_line(last[i], elapsed) for i in ids if i in last]
+        shown[:] = lines
         running = sum(1 for i in ids if last.get(i, {}).get("status") == "running")
         app.term.status.show(f"watching {len(ids)} transfer(s), {running} running",
                              above=lines)
@@ -341,6 +363,9 @@ def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: floa
         last, timed_out = watch_transfers(client, ids, interval=interval, timeout=timeout,
                                           on_update=on_update)
     except KeyboardInterrupt:
+        app.term.status.clear()
+        for line in shown:
+            app.term.info(line)
         raise Interrupted("stopped watching; the transfers go on on the node") from None
     finally:
         app.term.status.clear()

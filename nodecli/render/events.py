@@ -48,10 +48,14 @@ def human_bytes(n: int | None) -> str:
 
 
 def human_rate(kbps: int | None) -> str:
+    """A rate as every table, line and summary shows it: ``800 kbps``, ``10.0 Mbps``,
+    ``10.0 Gbps`` (csv and json keep the node's kbps)."""
     if kbps is None:
         return "?"
     if kbps >= 10**18:
         return f"{kbps} kbps"
+    if kbps >= 1_000_000:
+        return f"{kbps / 1_000_000:.1f} Gbps"
     if kbps >= 1000:
         return f"{kbps / 1000:.1f} Mbps"
     return f"{kbps} kbps"

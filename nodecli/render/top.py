@@ -19,10 +19,11 @@ def _int(value: Any) -> int:
 
 
 def _rate(kbps: Any) -> str:
+    """The one rate style of every table (``10.0 Mbps``: render.events.human_rate)."""
+    from nodecli.render.events import human_rate
+
     k = _int(kbps) if not isinstance(kbps, float) else int(kbps)
-    if k >= 1_000_000:
-        return f"{k / 1_000_000:.1f}G"
-    return f"{k / 1000:.1f}M" if k >= 1000 else f"{k}k"
+    return human_rate(k)
 
 
 def _progress(t: dict[str, Any]) -> float | None:
@@ -74,25 +75,26 @@ def top_lines(transfers: list[dict[str, Any]], *, width: int, height: int,
              and _int(t.get("end_time_usec")) >= (now - ENDED_WINDOW) * 1e6]
     ended.sort(key=lambda t: -_int(t.get("end_time_usec")))
     failed = [t for t in ended if _failed(t)]
+    # the totals are the node's, whatever the filter shows
+    done = sum(1 for t in ended if not _failed(t))
     if failed_only:
         active, ended = [], failed
     total = sum(_int(t.get("current_rate_kbps")) for t in transfers
                 if t.get("status") == "running")
     clock = datetime.fromtimestamp(now, UTC).strftime("%H:%M:%SZ")
     running = sum(1 for t in transfers if t.get("status") == "running")
-    done = sum(1 for t in ended if not _failed(t))
-    head = [f"{clock} {running} active, {_rate(total)}bps · last 10 min: {done} ended, "
+    head = [f"{clock} {running} active, {_rate(total)} · last 10 min: {done} ended, "
             f"{len(failed)} failed" + (f" · !! {sanitize(problem)}" if problem else ""),
             f"sort {sort}{' · failed only' if failed_only else ''} · q quit  s sort  "
             f"f failed only · {sanitize(node)}"]
-    host_w = max(15, width - 66)
+    host_w = max(15, width - 72)
     room = max(height - len(head) - 4, 2)
     keep_ended = min(len(ended), max(room // 3, 3))
     keep_active = max(room - keep_ended, 1)
     lines = [*head, ""]
     if not failed_only:  # only the rows that fit are formatted (a node may run thousands)
         lines.append(f"{'ID':8} {'DIR':4} {'HOST':{host_w}} {'USER':8} {'BYTES':>9} "
-                     f"{'NOW/TARGET':>13} {'DONE':>4} {'ETA':>6}"
+                     f"{'NOW/TARGET':>19} {'DONE':>4} {'ETA':>6}"
                      if active else "no active transfers")
         shown = active[:keep_active] if len(active) <= keep_active else \
             active[:keep_active - 1]
@@ -113,7 +115,7 @@ def _active_row(t: dict[str, Any], host_w: int) -> str:
                      _cell(t.get("remote_host"), host_w), _cell(t.get("user_id"), 8),
                      _cell(human_bytes(_int(t.get("bytes_transferred"))), 9, True),
                      _cell(f"{_rate(t.get('current_rate_kbps'))}/"
-                           f"{_rate(t.get('target_rate_kbps'))}", 13, True),
+                           f"{_rate(t.get('target_rate_kbps'))}", 19, True),
                      _cell(f"{int(progress * 100)}%" if progress is not None else "-", 4,
                            True),
                      _cell(_eta(t), 6, True)))
