@@ -26,11 +26,10 @@ realistic = conventions_world.realistic  # the fixtures, by name
 world = conventions_world.world
 
 # Found by this test, not fixed yet: their csv has table headings or values derived
-# for reading (events: time/type/user/summary; operations: parent, conflict_folder).
-# Strict:
+# for reading (events: time/type/user/summary). Strict:
 # fixing one makes its xfail an error, and it leaves this list. config path: its json
 # form is an object (name -> path), its csv the rows name,path.
-NOT_YET = {"config path", "events list", "operations list"}
+NOT_YET = {"config path", "events list"}
 # a running transfer moves between the json run and the csv run
 MOVING = {"bytes_transferred", "files_completed", "current_rate_kbps", "avg_rate_kbps"}
 
