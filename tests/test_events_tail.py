@@ -302,7 +302,10 @@ def test_terminal_gets_pretty_lines_status_line_and_resume_hint(node_env, emulat
     try:
         child = pexpect.spawn(nodecli_cmd()[0], nodecli_cmd("events", "tail", "-f", "--since",
                                                             "1h", "--interval", "0.2")[1:],
-                              env=subprocess_env(node_env), timeout=20, encoding="utf-8")
+                              # wide enough for the whole summary (lines are cut to
+                              # the terminal's width)
+                              env=subprocess_env({**node_env, "COLUMNS": "200"}),
+                              timeout=20, encoding="utf-8")
         child.expect(r"reconnecting \(attempt 1, next in \d+ s\): HTTP 503")
         child.expect(r"reconnecting \(attempt 2")
         child.expect("resumed")

@@ -263,8 +263,9 @@ def test_operations_list_fits_80_columns_and_wide_shows_all(emulator, colour):
     table = [line for line in text.splitlines() if line and not line.startswith("left out")]
     assert all(len(line) <= 80 for line in table), table
     left = re.search(r"left out to fit the terminal: (.*) \(-o wide shows them\)", text)
-    assert left is not None and {"user", "updated"} <= set(left.group(1).split(", "))
-    assert "updated" not in table[0] and "user" not in table[0]
+    # the conflict folder (cut with '…') gives way before the user column is left out
+    assert left is not None and {"updated"} <= set(left.group(1).split(", "))
+    assert "updated" not in table[0]
     rows = "\n".join(table)
     for op in ops:  # id, status and time whole, on the op's first line
         assert re.search(rf"^{op.id}\s+.*\bstopped\b.*\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s*$",

@@ -19,19 +19,23 @@ _value = st.one_of(_text, st.none(), st.booleans(), st.integers(-99, 99),
 
 
 def _reference(rows, columns) -> str:
+    """Aligned in terminal columns (a wide character takes 2, a combining one 0)."""
+    from nodecli.render.text import display_width as width
+
     cells = [[_cell(r.get(c.key)) for c in columns] for r in rows]
-    widths = [len(c.heading) for c in columns]
+    widths = [width(c.heading) for c in columns]
     for line in cells:
         for i, v in enumerate(line):
-            widths[i] = max(widths[i], len(v))
+            widths[i] = max(widths[i], width(v))
     out = []
     for line in [[c.heading for c in columns], *cells]:
         parts = []
         for i, (v, c) in enumerate(zip(line, columns, strict=True)):
+            fill = " " * (widths[i] - width(v))
             if c.justify == "right":
-                parts.append(v.rjust(widths[i]))
+                parts.append(fill + v)
             else:
-                parts.append(v if i == len(columns) - 1 else v.ljust(widths[i]))
+                parts.append(v if i == len(columns) - 1 else v + fill)
         out.append("  ".join(parts).rstrip() + "\n")
     return "".join(out)
 

@@ -21,6 +21,9 @@ KEY_COLUMNS = [Column("id", "id", whole=True), Column("storage", "storage"),
                Column("root_file_id", "root file id", drop=2),
                Column("verification_key", "verification key", drop=1),
                Column("logging", "activity logging", drop=3)]
+# csv: the json field names and values (objects as compact JSON); the verification key's
+# fingerprint and the logging summary are the table's
+KEY_CSV = [Column(k, k) for k in ("id", "storage", "root_file_id", "configuration")]
 
 
 @click.group("access-key", cls=HelpGroup, context_settings=CONTEXT,
@@ -134,16 +137,18 @@ def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
     names = fleet.targets(app, conn, kwargs)
     if names is not None:
         keys, status = fleet.run(app, conn, names, list_access_keys)
-        rows = keys if output_format in ("json", "jsonl") else \
+        rows = keys if output_format in ("json", "jsonl", "csv") else \
             [{"node": k["node"], **_row(k)} for k in keys]
-        app.term.table(rows, fleet.columns(KEY_COLUMNS), output_format,
+        app.term.table(rows, fleet.columns(KEY_CSV if output_format == "csv"
+                                           else KEY_COLUMNS), output_format,
                        empty="no access keys")
         fleet.finish(status)
         return
     with open_node_client(app, conn) as client:
         keys = list_access_keys(client)
-    rows = keys if output_format in ("json", "jsonl") else [_row(k) for k in keys]
-    app.term.table(rows, KEY_COLUMNS, output_format, empty="no access keys")
+    rows = keys if output_format in ("json", "jsonl", "csv") else [_row(k) for k in keys]
+    app.term.table(rows, KEY_CSV if output_format == "csv" else KEY_COLUMNS, output_format,
+                   empty="no access keys")
 
 
 @access_key.command("show", context_settings=CONTEXT)

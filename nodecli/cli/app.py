@@ -195,6 +195,16 @@ class Terminal:
         return is_tty(self.err)
 
     @property
+    def width(self) -> int | None:
+        """The width of the terminal on stdout; None when stdout is not a terminal
+        (a pipe or a file gets every line whole)."""
+        if not self.stdout_is_tty:
+            return None
+        from nodecli.render import terminal_columns
+
+        return terminal_columns(self.out)
+
+    @property
     def stdin_is_tty(self) -> bool:
         return is_tty(sys.stdin)
 
@@ -252,10 +262,12 @@ class Terminal:
     def flush(self) -> None:
         self.out.flush()
 
-    def fields(self, pairs: Sequence[tuple[str, Any]]) -> None:
-        """One object for reading: aligned ``field  value`` lines (docs/reference.md, "Output")."""
+    def fields(self, pairs: Sequence[tuple[str, Any]], *, whole: bool = False) -> None:
+        """One object for reading: aligned ``field  value`` lines (docs/reference.md,
+        "Output"), each value cut with '…' to a terminal's width unless ``whole``."""
+        width = None if whole else self.width
         with self._above_status(self.out):
-            render_fields(pairs, self.out)
+            render_fields(pairs, self.out, width)
 
     def json(self, obj: Any, *, items: str | None = None) -> None:
         """``obj`` as JSON, or shaped (``items``: the key under which an object holds
@@ -306,7 +318,7 @@ class Terminal:
             render_csv(rows, columns, self.out, headers=not self.no_headers)
         elif self.color_out:  # (table or wide)
             render_rich_table(rows, columns, self.console, title,
-                              headers=not self.no_headers)
+                              headers=not self.no_headers, caps=caps, wide=fmt == "wide")
         else:
             render_plain_table(rows, columns, self.out, caps, headers=not self.no_headers)
 

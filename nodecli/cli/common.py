@@ -78,6 +78,28 @@ LIST_FORMATS = ("table", "wide", "json", "jsonl", "csv")
 SHAPED_FORMATS = ("yaml", "raw", "columns=PATH,...")
 
 
+class Count(click.ParamType):
+    """A whole number from ``low`` up to what a node's 64-bit counter holds. Its help
+    says ``x>=low``: the upper bound is a wire limit, not a figure for the reader
+    (click's IntRange would print ``9223372036854775807`` in every help page)."""
+
+    name = "integer"
+    HIGH = 2**63 - 1
+
+    def __init__(self, low: int) -> None:
+        self.low = low
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        number = click.INT.convert(value, param, ctx)
+        if number < self.low:
+            self.fail(f"{number} is smaller than {self.low}", param, ctx)
+        if number > self.HIGH:
+            self.fail(f"{number} is more than a node can count (2^63-1)", param, ctx)
+        return int(number)
+
+
+
 class OutputFormat(click.ParamType):
     """A command's own formats, and where it has json: yaml, raw (with --query) and
     ``columns=PATH,...``."""

@@ -9,7 +9,7 @@ import click
 
 from nodecli.cli import fleet
 from nodecli.cli.app import App
-from nodecli.cli.common import UserPath, output_option, pass_app
+from nodecli.cli.common import Count, UserPath, output_option, pass_app
 from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
@@ -62,8 +62,9 @@ def events() -> None:
 @_type_opt
 @_glob_opt
 @_since_opt
-@click.option("--count", type=click.IntRange(0, 2**63 - 1), metavar="N",
-              help="At most N events (the oldest matching ones; node default otherwise). "
+@click.option("--count", type=Count(0), metavar="N",
+              help="At most N events, N >= 0 (the oldest matching ones; node default "
+                   "otherwise). "
                    "Sent as given: a node may return fewer.")
 @_token_opt
 @output_option()
@@ -196,15 +197,18 @@ def get_cmd(app: App, event_id: str, output_format: str, **kwargs: Any) -> None:
         return
     from nodecli.render import iso_time, sanitize
     from nodecli.render.table import json_text
+    from nodecli.render.text import clip
 
     data = json_text(event.get("data"), indent=2).splitlines()
+    width = app.term.width
     app.term.fields([("id", rev.clean(event.get("id"))),
                      ("time", iso_time(rev.clean(event.get("time")))),
                      ("types", event_types(event)),
                      ("user", rev.clean(event.get("user_id"))), ("summary", rev.summary(event)),
                      ("data", data[0])])
     for line in data[1:]:  # the object goes on under its first line, aligned with it
-        app.term.data(" " * len("summary  ") + sanitize(line))
+        shown = " " * len("summary  ") + sanitize(line)
+        app.term.data(shown if width is None else clip(shown, width))
 
 
 TAIL_FORMATS = ("pretty", "plain", "json", "jsonl")
@@ -242,9 +246,9 @@ def _legacy_output(app: App, value: str, output_file: str | None,
 @_glob_opt
 @_since_opt
 @_token_opt
-@click.option("--page-size", type=click.IntRange(1, 2**63 - 1), default=1000,
+@click.option("--page-size", type=Count(1), default=1000,
               show_default=True, metavar="N",
-              help="Events asked for per request (count); a node may send fewer.")
+              help="Events asked for per request (count, N >= 1); a node may send fewer.")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
               type=UserPath(dir_okay=False), help="Resume from and save the position in FILE.")
 @click.option("--resume", "resume_name", metavar="NAME", shell_complete=complete_checkpoints,
@@ -308,7 +312,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         flt=_filter(type_, type_glob), follow=follow, since=_since(since),
         token=validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
-        until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out))
+        until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out, app.term.width))
     from pathlib import Path
 
     ck_file = Path(checkpoint_file) if checkpoint_file else None
@@ -439,25 +443,27 @@ def _resume_hint(follow: bool, type_: str | None, type_glob: str | None,
     return shlex.join(args)
 
 
-def _chunk_renderer(fmt: str, colour: bool) -> Any:
-    """The text of a page of events in ``fmt`` (None: jsonl, the node's own lines)."""
+def _chunk_renderer(fmt: str, colour: bool, width: int | None = None) -> Any:
+    """The text of a page of events in ``fmt`` (None: jsonl, the node's own lines);
+    pretty lines cut to ``width`` (the terminal's; None off a terminal)."""
     if fmt == "jsonl":
         return None
     from nodecli.render import events as rev
 
     if fmt == "pretty" and colour:
-        return lambda items: "".join(_colour_line(obj) + "\n" for obj, _ in items)
-    return lambda items: rev.render_chunk(items, fmt)
+        return lambda items: "".join(_colour_line(obj, width) + "\n" for obj, _ in items)
+    return lambda items: rev.render_chunk(items, fmt, width)
 
 
 _FAMILY_COLOUR = {"transfer": "36", "file": "32", "permission": "33", "lock": "35"}
 
 
-def _colour_line(event: dict[str, Any]) -> str:
+def _colour_line(event: dict[str, Any], width: int | None = None) -> str:
     """A pretty line with ANSI colour: dim time, type by family, bold running marker."""
     from nodecli.render import events as rev
 
     t, typ, user, text, family = rev.pretty_parts(event)
+    t, typ, user, text = rev.fit_pretty(t, typ, user, text, width)
     colour = _FAMILY_COLOUR.get(family, "0")
     text = text.replace("[RUNNING]", "\x1b[1;36m[RUNNING]\x1b[0m")
     return f"\x1b[2m{t}\x1b[0m  \x1b[{colour}m{typ}\x1b[0m  {user}  {text}"

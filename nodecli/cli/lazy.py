@@ -8,6 +8,135 @@ from typing import Any
 import click
 
 
+def _fold_raw(line: str, width: int) -> list[str]:
+    """A line of a ``\\b`` block (an example, a two-column list) too long for ``width``,
+    broken between words, never inside one: a command example goes on after `` \\``
+    (it can still be pasted); a ``command   description`` line gets its description on
+    the next lines, under the command, when there is no room beside it."""
+    import re
+    import textwrap
+
+    indent = line[:len(line) - len(line.lstrip())]
+    body = line.strip()
+
+    def wrap(text: str, first: str, rest: str) -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+                             break_long_words=False, break_on_hyphens=False) or [first]
+
+    two = re.match(r"(\S.*?\S)( {3,})(\S.*)$", body)
+    if two:
+        term, gap, text = two.groups()
+        column = len(indent) + len(term) + len(gap)
+        if column + 24 <= width:
+            return wrap(text, indent + term + gap, " " * column)
+        head = _fold_raw(indent + term, width) if len(indent + term) > width \
+            else [indent + term]
+        return [*head, *wrap(text, indent + "    ", indent + "    ")]
+    if not body.startswith(("nodecli ", "$ ")):
+        return wrap(body, indent, indent)
+    wrapped = textwrap.wrap(body, max(width - 2, 10), initial_indent=indent,
+                            subsequent_indent=indent + "    ", break_long_words=False,
+                            break_on_hyphens=False)
+    return [w + " \\" for w in wrapped[:-1]] + wrapped[-1:]
+
+
+def wrap_help(text: str, width: int, indent: str = "") -> str:
+    """click's paragraph wrapping (a paragraph after a ``\\b`` line kept as written),
+    but a word is never broken: not at a hyphen (``--password-stdin``), not when longer
+    than the line; a kept line too long for the terminal is broken between words."""
+    import textwrap
+
+    paragraphs: list[tuple[int, bool, list[str]]] = []
+    buf: list[str] = []
+    level: int | None = None
+    for line in [*text.expandtabs().splitlines(), ""]:
+        if line:
+            if level is None:
+                level = len(line) - len(line.lstrip())
+            buf.append(line)
+            continue
+        if buf:
+            raw = buf[0].strip() == "\b"
+            paragraphs.append((level or 0, raw, buf[1:] if raw else buf))
+        buf, level = [], None
+    out = []
+    for level, raw, lines in paragraphs:
+        pad = indent + " " * level
+        if raw:
+            kept: list[str] = []
+            for line in lines:
+                line = pad + line
+                kept += [line] if len(line) <= width else _fold_raw(line, width)
+            out.append("\n".join(kept))
+        else:
+            out.append(textwrap.fill(" ".join(x.strip() for x in lines), width,
+                                     initial_indent=pad, subsequent_indent=pad,
+                                     break_long_words=False, break_on_hyphens=False))
+    return "\n\n".join(out)
+
+
+class HelpFormatter(click.HelpFormatter):
+    """click's help layout with words kept whole at any terminal width (click's own
+    wrapping breaks ``--password-stdin`` at its hyphen and cuts words longer than the
+    line, and leaves a ``\\b`` example wider than the terminal)."""
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        import textwrap
+
+        first = f"{'Usage: ' if prefix is None else prefix:>{self.current_indent}}{prog} "
+        longest = max((len(w) for w in args.split()), default=0)
+        rest = " " * (len(first) if self.width - len(first) >= max(20, longest) else
+                      self.current_indent + 4)
+        self.write("\n".join(textwrap.wrap(
+            args, self.width, initial_indent=first, subsequent_indent=rest,
+            break_long_words=False, break_on_hyphens=False) or [first.rstrip()]) + "\n")
+
+    def write_text(self, text: str) -> None:
+        self.write(wrap_help(text, self.width, " " * self.current_indent))
+        self.write("\n")
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        import textwrap
+
+        rows = list(rows)
+        first_col = min(max((len(a) for a, _ in rows), default=0), col_max) + col_spacing
+        for term, text in rows:
+            self.write(f"{'':>{self.current_indent}}{term}")
+            if not text:
+                self.write("\n")
+                continue
+            column = first_col + self.current_indent
+            room = max(self.width - column, 10)
+            if max((len(w) for w in text.split()), default=0) > room or room < 24:
+                column = self.current_indent + 4  # a narrow terminal: under the term
+                room = max(self.width - column, 10)
+                self.write("\n" + " " * column)
+            elif len(term) <= first_col - col_spacing:
+                self.write(" " * (first_col - len(term)))
+            else:
+                self.write("\n" + " " * column)
+            lines = [ln for par in text.split("\n\n") for ln in textwrap.wrap(
+                par.replace("\n", " "), room, break_long_words=False,
+                break_on_hyphens=False)] or [""]
+            self.write(lines[0] + "\n")
+            for line in lines[1:]:
+                self.write(" " * column + line + "\n")
+
+
+class HelpContext(click.Context):
+    """The context of every command of the tree: its help uses :class:`HelpFormatter`."""
+
+    formatter_class = HelpFormatter
+
+
+def adopt(cmd: click.Command) -> click.Command:
+    """Give a command of the tree our help layout (click's extension point: the
+    command's ``context_class``), whichever decorator made it."""
+    if cmd.context_class is click.Context:
+        cmd.context_class = HelpContext
+    return cmd
+
+
 class HelpGroup(click.Group):
     """A group that, named alone (``nodecli user``), prints its help to stdout and exits 0.
 
@@ -15,6 +144,12 @@ class HelpGroup(click.Group):
     Every group of the tree uses this class; ``nodecli.cli.main`` also maps click's
     "no args is help" error the same way, so a group added without ``cls=`` behaves alike.
     """
+
+    context_class = HelpContext
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        return adopt(cmd) if cmd is not None else None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
@@ -178,7 +313,7 @@ class LazyGroup(HelpGroup):
             cmd = getattr(module, attr)
             if not isinstance(cmd, click.Command):
                 raise TypeError(f"{module_name}:{attr} is not a click command")
-            return cmd
+            return adopt(cmd)
         return super().get_command(ctx, cmd_name)
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:

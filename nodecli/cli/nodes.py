@@ -197,9 +197,13 @@ def node_list(app: App, output_format: str) -> None:
     from nodecli.profiles.node import list_profiles
 
     rows = list_profiles(app.store.load())
-    if output_format in ("table", "wide", "csv"):
+    columns = _LIST_COLUMNS
+    if output_format == "csv":  # the json field names (tls is a table's summary)
+        columns = [Column(k, k) for k in ("name", "default", "url", "auth", "insecure",
+                                          "cacert")]
+    elif output_format in ("table", "wide"):
         rows = [{**r, "tls": _tls_label(r)} for r in rows]
-    app.term.table(rows, _LIST_COLUMNS, output_format,
+    app.term.table(rows, columns, output_format,
                    empty="no node profiles: add one with 'nodecli node add NAME --url URL'")
 
 

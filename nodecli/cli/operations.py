@@ -53,15 +53,20 @@ def render_ops(app: App, ops: list[dict[str, Any]], fmt: str) -> None:
         app.term.json(ops)
     elif fmt == "jsonl":
         app.term.jsonl(ops)  # the service's objects, one per line, as in json
+    elif fmt == "csv":  # the json field names and the service's own values
+        from nodecli.render import Column
+
+        keys = ("id", "type", "status", "workspace_id", "user_id", "created_at",
+                "updated_at", "data")
+        app.term.table(ops, [Column(k, k) for k in keys], fmt, empty="no operations")
     else:
         from nodecli.render import iso_time
 
         rows = [table_row(op) for op in ops]
-        if fmt != "csv":  # csv keeps the service's own values
-            for row in rows:
-                for key in ("created_at", "updated_at"):
-                    if row[key]:
-                        row[key] = iso_time(row[key])
+        for row in rows:
+            for key in ("created_at", "updated_at"):
+                if row[key]:
+                    row[key] = iso_time(row[key])
         app.term.table(rows, OP_COLUMNS, fmt, empty="no operations")
 
 

@@ -76,6 +76,10 @@ def permission_list(app: App, path: str | None, file_id: str | None, inherited: 
     with open_node_client(app, conn) as client:
         fid = file_id_for(client, path, file_id)
         perms = list_permissions(client, fid, inherited)
+    if output_format == "csv":  # the json field names and values (the convention)
+        app.term.table(perms, [Column(k, k) for k in ("id", "file_id", "access_type",
+                                                      "access_id", "access_levels")], "csv")
+        return
     rows = perms if output_format in ("json", "jsonl") else _rows(perms, fid)
     app.term.table(rows, PERM_COLUMNS, output_format,
                    empty=f"no permissions on file {sanitize(fid)}")

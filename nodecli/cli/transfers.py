@@ -18,20 +18,28 @@ from nodecli.render import Column, sanitize
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
-# on a narrow terminal: the rate, then files and the host go first; id, status and the
-# start time are never cut
+# On a narrow terminal the error (free text) is cut first; then the rate, files, user,
+# host, start time, direction and bytes are left out in that order (-o wide shows them).
+# id, status, direction, numbers and times are never cut.
 COLUMNS = [
     Column("id", "id", whole=True),
     Column("status", "status", whole=True),
-    Column("direction", "direction"),
-    Column("remote_host", "remote host", drop=3),
-    Column("user_id", "user", drop=4),
-    Column("bytes", "bytes", justify="right"),
-    Column("rate", "rate (now/target)", justify="right", drop=1),
-    Column("files", "files", justify="right", drop=2),
-    Column("started", "started", whole=True),
-    Column("error", "error"),
+    Column("direction", "direction", whole=True, drop=6),
+    Column("remote_host", "remote host", drop=4),
+    Column("user_id", "user", drop=3),
+    Column("bytes", "bytes", justify="right", whole=True, drop=7),
+    Column("rate", "rate (now/target)", justify="right", whole=True, drop=1),
+    Column("files", "files", justify="right", whole=True, drop=2),
+    Column("started", "started", whole=True, drop=5),
+    Column("error", "error", free=True),
 ]
+
+
+# csv: the json field names, the node's numbers as numbers (units are for tables)
+CSV_COLUMNS = [Column(k, k) for k in (
+    "id", "status", "direction", "remote_host", "user_id", "bytes_transferred",
+    "bytes_expected", "current_rate_kbps", "target_rate_kbps", "files_completed",
+    "files_expected", "start_time_usec", "end_time_usec", "error_code", "error_desc")]
 
 
 @click.group(cls=HelpGroup, context_settings=CONTEXT, help="""Transfers on a node.
@@ -54,9 +62,10 @@ def _human_bytes(value: Any) -> str:
 
 
 def _rate(kbps: Any) -> str:
-    from nodecli.render.numbers import short_rate
+    """The one rate style of every table (``10.0 Mbps``); ``-`` for what is no number."""
+    from nodecli.render.numbers import human_rate, number
 
-    return short_rate(kbps) or "-"
+    return human_rate(kbps) if number(kbps) is not None else "-"
 
 
 def row(t: dict[str, Any]) -> dict[str, Any]:
@@ -82,8 +91,8 @@ def row(t: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(app: App, transfers: list[dict[str, Any]], fmt: str) -> None:
-    if fmt in ("json", "jsonl"):
-        app.term.table(transfers, COLUMNS, fmt)
+    if fmt in ("json", "jsonl", "csv"):
+        app.term.table(transfers, CSV_COLUMNS if fmt == "csv" else COLUMNS, fmt)
         return
     rows = [row(t) for t in transfers]
     app.term.table(rows, COLUMNS, fmt, empty="no transfers")
@@ -94,7 +103,15 @@ def render_one(app: App, t: dict[str, Any], fmt: str) -> None:
         app.term.json(t)
         return
     r = row(t)
-    app.term.fields([(c.heading, r.get(c.key)) for c in COLUMNS])
+    pairs: list[tuple[str, Any]] = []
+    for c in COLUMNS:
+        pairs.append((c.heading, r.get(c.key)))
+        if c.key == "bytes":  # what it moves in all, when the node says
+            expected = t.get("bytes_expected")
+            pairs.append(("bytes expected", _human_bytes(expected)
+                          if isinstance(expected, int) and not isinstance(expected, bool)
+                          else None))
+    app.term.fields(pairs)
 
 
 def _watch_options(prefix: str) -> Any:
@@ -212,8 +229,9 @@ def transfer_list(app: App, active: bool, statuses: tuple[str, ...], since: str 
             raise UsageError("--resume/--checkpoint follow one node: not with --nodes")
         found, status = fleet.run(app, conn, names,
                                   lambda client: keep(list_transfers(client, active=active)))
-        if output_format in ("json", "jsonl"):
-            app.term.table(found, COLUMNS, output_format)
+        if output_format in ("json", "jsonl", "csv"):
+            app.term.table(found, fleet.columns(CSV_COLUMNS) if output_format == "csv"
+                           else COLUMNS, output_format)
         else:
             app.term.table([{"node": t["node"], **row(t)} for t in found],
                            fleet.columns(COLUMNS), output_format, empty="no transfers")
@@ -299,8 +317,9 @@ def transfer_watch(app: App, transfer_ids: tuple[str, ...], interval: float,
 
 
 def progress_line(t: dict[str, Any], elapsed: float) -> str:
-    """``ID running 12.0 MiB of 40.0 MiB, 9.8M/10.0M, 3/10 files, 12s, ETA 28s``: the
-    elapsed time is the transfer's own when the node gave its start (else the watch's)."""
+    """``ID running 12.0 GB of 40.0 GB, ETA 28s, 9.8 Mbps/10.0 Mbps, 3/10 files, 12s``:
+    the ETA comes before what a narrow terminal may cut; the elapsed time is the
+    transfer's own when the node gave its start (else the watch's)."""
     import time as clock
 
     from nodecli.timeparse import describe_delta
@@ -321,8 +340,8 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
         if t.get("status") == "running" and left is not None:
             eta = f", ETA {describe_delta(left)}"
     r = row(t)
-    return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}, {r['rate']}, "
-            f"{r['files']} files, {describe_delta(elapsed)}{eta}")
+    return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}{eta}, "
+            f"{r['rate']}, {r['files']} files, {describe_delta(elapsed)}")
 
 
 def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: float | None,
@@ -331,9 +350,11 @@ def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: floa
 
     # each request within --deadline, and none past the watch's own --timeout
     app.budget.follow(until=None if timeout is None else time.monotonic() + timeout)
+    shown: list[str] = []  # the last state drawn, printed again after Ctrl-C
 
     def on_update(last: dict[str, dict[str, Any]], elapsed: float) -> None:
         lines = [progress_line(last[i], elapsed) for i in ids if i in last]
+        shown[:] = lines
         running = sum(1 for i in ids if last.get(i, {}).get("status") == "running")
         app.term.status.show(f"watching {len(ids)} transfer(s), {running} running",
                              above=lines)
@@ -342,6 +363,9 @@ def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: floa
         last, timed_out = watch_transfers(client, ids, interval=interval, timeout=timeout,
                                           on_update=on_update)
     except KeyboardInterrupt:
+        app.term.status.clear()
+        for line in shown:
+            app.term.info(line)
         raise Interrupted("stopped watching; the transfers go on on the node") from None
     finally:
         app.term.status.clear()

@@ -57,13 +57,15 @@ def report(app: App, outcome: domain.Outcome) -> None:
 
 
 def render_record(app: App, record: dict[str, Any], fmt: str) -> None:
-    """One object: json as is, csv as one row, table as field/value lines."""
+    """One object: json as is, csv as one row, table as field/value lines (cut to a
+    terminal; wide: whole)."""
     if fmt == "json":
         app.term.json(record)
     elif fmt == "csv":
         app.term.table([record], [Column(k, k) for k in record], "csv")
     else:
-        app.term.fields([(k.replace("_", " "), v) for k, v in record.items()])
+        app.term.fields([(k.replace("_", " "), v) for k, v in record.items()],
+                        whole=fmt == "wide")
 
 
 @click.group(cls=HelpGroup,

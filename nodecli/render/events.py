@@ -129,14 +129,43 @@ def pretty_parts(event: dict[str, Any]) -> tuple[str, str, str, str, str]:
             f"{clean(event.get('user_id'), 40):10}", summary(event), family_of(types))
 
 
-def pretty_line(event: dict[str, Any]) -> str:
-    """Aligned for reading: time, most specific type, user, summary."""
+def pretty_line(event: dict[str, Any], width: int | None = None) -> str:
+    """Aligned for reading: time, most specific type, user, summary. With ``width`` (a
+    terminal's), the line is cut with '…' so that it never wraps (see :func:`fit_pretty`)."""
     t, typ, user, text, _family = pretty_parts(event)
+    t, typ, user, text = fit_pretty(t, typ, user, text, width)
     return f"{t}  {typ}  {user}  {text}"
 
 
-def render_chunk(items: Sequence[tuple[dict[str, Any], str]], fmt: str) -> str:
-    """Text for a page: jsonl passes the node's objects through unchanged."""
+SUMMARY_ROOM = 16  # columns of summary a narrow terminal keeps before the padding goes
+
+
+def fit_pretty(t: str, typ: str, user: str, text: str,
+               width: int | None) -> tuple[str, str, str, str]:
+    """The parts of a pretty line fitted to ``width`` (None: whole, not a terminal): the
+    summary is cut with '…'; on a terminal too narrow for the aligned columns and
+    ``SUMMARY_ROOM`` of summary, the type and user lose their padding; the time is never
+    cut (the user and type are, last)."""
+    if width is None:
+        return t, typ, user, text
+    from nodecli.render.text import clip, display_width
+
+    def before() -> int:
+        return display_width(f"{t}  {typ}  {user}  ")
+
+    if width - before() < SUMMARY_ROOM:
+        typ, user = typ.rstrip(), user.rstrip()
+    if width - before() < 1:
+        room = max(width - display_width(t) - 6, 2)
+        typ = clip(typ, max(room * 2 // 3, 1))
+        user = clip(user, max(room - display_width(typ), 1))
+    return t, typ, user, clip(text, max(width - before(), 1)) if text else text
+
+
+def render_chunk(items: Sequence[tuple[dict[str, Any], str]], fmt: str,
+                 width: int | None = None) -> str:
+    """Text for a page: jsonl passes the node's objects through unchanged; pretty lines
+    are cut to ``width`` (a terminal's)."""
     if not items:
         return ""
     if fmt == "jsonl":
@@ -147,4 +176,4 @@ def render_chunk(items: Sequence[tuple[dict[str, Any], str]], fmt: str) -> str:
         return "".join(json_text(obj, indent=2) + "\n" for obj, _ in items)
     if fmt == "plain":
         return "".join(plain_line(obj) + "\n" for obj, _ in items)
-    return "".join(pretty_line(obj) + "\n" for obj, _ in items)
+    return "".join(pretty_line(obj, width) + "\n" for obj, _ in items)

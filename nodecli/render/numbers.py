@@ -66,13 +66,16 @@ def human_bytes(n: Any) -> str:
 
 
 def human_rate(kbps: Any) -> str:
-    """``9.8 Mbps`` or ``800 kbps``; a rate beyond any real one as sent; ``?`` for
-    what is no number."""
+    """The one rate style of every table, line and summary: ``800 kbps``, ``9.8 Mbps``,
+    ``10.0 Gbps`` (csv and json keep the node's kbps); a rate beyond any real one as
+    sent; ``?`` for what is no number."""
     value = number(kbps)
     if value is None:
         return "?"
     if abs(value) >= HUGE:
         return f"{shown(value)} kbps"
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f} Gbps"
     if value >= 1000:
         return f"{value / 1000:.1f} Mbps"
     return f"{value:g} kbps" if isinstance(value, float) else f"{value} kbps"

@@ -24,33 +24,47 @@ GAP = 2  # columns between two table columns
 def fit_columns(rows: Sequence[dict[str, Any]], columns: Sequence[Column],
                 width: int) -> tuple[list[Column], dict[str, int]]:
     """How a table fits in ``width`` terminal columns: the columns to show and the
-    widths some of them are cut to. The droppable columns (``drop`` 1 first, then 2 ...)
-    are left out while the table is wider; then the widest columns that need not stay
-    whole are cut, never below their heading (a rich table wraps them instead)."""
+    widths some of them are cut to (their cells end with '…'; nothing wraps).
+
+    Each column needs its widest cell; a column that need not stay whole can go down to
+    its floor (its heading, 6 at the least). The droppable columns (``drop`` 1 first,
+    then 2 ...) are left out while even the floors do not fit; then free text (``free``)
+    gives way first, down to 16 columns, then the widest columns that need not stay
+    whole, down to their floors. Only when every column left is whole or at its floor
+    is the table wider than ``width``."""
     from nodecli.render.text import display_width
 
     kept = list(columns)
     need = {c.key: max([display_width(c.heading),
                         *(display_width(_cell(r.get(c.key))) for r in rows)])
             for c in columns}
-    total = sum(need.values()) + GAP * (len(kept) - 1)
+    floor = {c.key: need[c.key] if c.whole else min(need[c.key], max(
+        display_width(c.heading), 6)) for c in columns}
+    least = sum(floor.values()) + GAP * (len(kept) - 1)
     for col in sorted((c for c in columns if c.drop > 0), key=lambda c: c.drop):
-        if total <= width:
+        if least <= width:
             break
         kept.remove(col)
-        total -= need[col.key] + GAP
+        least -= floor[col.key] + GAP
+    total = sum(need[c.key] for c in kept) + GAP * (len(kept) - 1)
     caps: dict[str, int] = {}
-    cuttable = [c for c in kept if not c.whole]
-    while total > width and cuttable:
-        col = max(cuttable, key=lambda c: caps.get(c.key, need[c.key]))
-        now = caps.get(col.key, need[col.key])
-        floor = max(display_width(col.heading), 6)
-        cut = min(now - floor, total - width)
-        if cut <= 0:
-            cuttable.remove(col)
-            continue
-        caps[col.key] = now - cut
-        total -= cut
+
+    def cut(cols: list[Column], low: dict[str, int]) -> None:
+        nonlocal total
+        cols = list(cols)
+        while total > width and cols:
+            col = max(cols, key=lambda c: caps.get(c.key, need[c.key]))
+            now = caps.get(col.key, need[col.key])
+            by = min(now - low[col.key], total - width)
+            if by <= 0:
+                cols.remove(col)
+                continue
+            caps[col.key] = now - by
+            total -= by
+
+    cut([c for c in kept if c.free and not c.whole],
+        {k: max(v, min(need[k], 16)) for k, v in floor.items()})
+    cut([c for c in kept if not c.whole], floor)
     return kept, caps
 
 
@@ -58,9 +72,10 @@ def fit_columns(rows: Sequence[dict[str, Any]], columns: Sequence[Column],
 class Column:
     """One column of a table: the row key, its heading, and how it is laid out.
 
-    ``whole`` keeps the cells on one line on a terminal too narrow for the table (ids,
-    times, statuses); the other columns wrap to make room. ``drop`` ranks the columns
-    of least value, left out first on a narrow terminal."""
+    ``whole`` keeps the cells whole on a terminal too narrow for the table (ids, times,
+    statuses, numbers); the other columns are cut with '…' to make room, ``free`` text
+    (error descriptions, summaries) first. No cell ever wraps: one line per row.
+    ``drop`` ranks the columns of least value, left out first on a narrow terminal."""
 
     key: str
     heading: str
@@ -69,6 +84,8 @@ class Column:
     # >0: left out (1 first, then 2 ...) while the table is wider than the terminal;
     # ``-o wide`` keeps every column
     drop: int = 0
+    # free text (an error description, a summary): the first to give way
+    free: bool = False
 
 
 #: what a table or a field list shows for a missing or empty value (csv leaves it empty)
@@ -179,33 +196,76 @@ def render_plain_table(
 
         cells = [[clip(v, caps[c.key]) for v in column] if c.key in caps else column
                  for c, column in zip(columns, cells, strict=True)]
-    widths = [max(map(len, column)) for column in cells]
-    padded = [[v.rjust(w) if c.justify == "right" else v.ljust(w) for v in column]
+    from nodecli.render.text import display_width
+
+    widths = [max(map(display_width, column)) for column in cells]
+    padded = [[_pad(v, w, c.justify) for v in column]
               for c, column, w in zip(columns, cells, widths, strict=True)]
     out.write("".join("  ".join(parts).rstrip() + "\n" for parts in zip(*padded, strict=True)))
 
 
+def _pad(text: str, width: int, justify: str) -> str:
+    from nodecli.render.text import display_width
+
+    fill = " " * max(width - display_width(text), 0)
+    return fill + text if justify == "right" else text + fill
+
+
 def render_rich_table(
     rows: Sequence[dict[str, Any]], columns: Sequence[Column], console: Any, title: str | None,
-    headers: bool = True,
+    headers: bool = True, caps: dict[str, int] | None = None, wide: bool = False,
 ) -> None:
+    """The table on a colour terminal: the cells as :func:`fit_columns` cut them, never
+    wrapped (one line per row); ``wide`` keeps every cell whole, the line as long as it
+    needs (the terminal wraps it, as ``kubectl -o wide``)."""
     from rich.table import Table
     from rich.text import Text
+
+    from nodecli.render.text import clip
 
     table = Table(title=title, header_style="bold", box=None, pad_edge=False,
                   show_header=headers)
     for c in columns:
         table.add_column(c.heading, justify=c.justify,  # type: ignore[arg-type]
-                         no_wrap=c.whole, overflow="ellipsis" if c.whole else "fold")
+                         no_wrap=True, overflow="ellipsis")
+    caps = caps or {}
     for r in rows:
-        table.add_row(*(Text(_cell(r.get(c.key))) for c in columns))
-    console.print(table)
+        table.add_row(*(Text(clip(_cell(r.get(c.key)), caps[c.key]) if c.key in caps
+                             else _cell(r.get(c.key))) for c in columns))
+    if wide and natural_width(rows, columns) > console.width:
+        from rich.console import Console
+
+        # rich cuts a table to its console's width: a console as wide as the table
+        console = Console(file=console.file, width=natural_width(rows, columns),
+                          no_color=console.no_color, highlight=False,
+                          force_terminal=console.is_terminal,
+                          color_system=console.color_system or "auto")
+    console.print(table, crop=False)
 
 
-def render_fields(pairs: Sequence[tuple[str, Any]], out: IO[str]) -> None:
-    """One object for reading: aligned ``field  value`` lines, values as in a table."""
+def natural_width(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> int:
+    """Terminal columns of the table with every cell whole."""
+    from nodecli.render.text import display_width
+
+    return sum(max([display_width(c.heading), *(display_width(_cell(r.get(c.key)))
+                                                for r in rows)]) for c in columns) + \
+        GAP * max(len(columns) - 1, 0)
+
+
+def render_fields(pairs: Sequence[tuple[str, Any]], out: IO[str],
+                  width: int | None = None) -> None:
+    """One object for reading: aligned ``field  value`` lines, values as in a table.
+    With ``width`` (a terminal's), a value longer than the rest of the line is cut with
+    '…': one line per field, never wrapped (``-o json`` has it whole)."""
     if not pairs:
         return
-    width = max(len(k) for k, _ in pairs)
-    out.write("".join(f"{sanitize(k).ljust(width)}  {_cell(v)}".rstrip() + "\n"
-                      for k, v in pairs))
+    from nodecli.render.text import clip, display_width
+
+    labels = [sanitize(k) for k, _ in pairs]
+    label_width = max(map(display_width, labels))
+    room = None if width is None else max(width - label_width - GAP, 6)
+    values = [_cell(v) for _, v in pairs]
+    if room is not None:
+        values = [clip(v, room) for v in values]
+    out.write("".join(f"{_pad(k, label_width, 'left')}  {v}".rstrip() + "\n"
+                      for k, v in zip(labels, values, strict=True)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from nodecli.render.numbers import human_bytes, quotient, seconds_left, short_rate
+from nodecli.render.numbers import human_bytes, quotient, seconds_left
 from nodecli.render.text import clip, display_width, sanitize
 
 SORTS = ("rate", "progress", "bytes", "started", "host")
@@ -19,7 +19,10 @@ def _int(value: Any) -> int:
 
 
 def _rate(kbps: Any) -> str:
-    return short_rate(kbps, giga=True) or "0k"
+    """The one rate style of every table (``10.0 Mbps``: render.numbers.human_rate)."""
+    from nodecli.render.numbers import human_rate
+
+    return human_rate(kbps)
 
 
 def _progress(t: dict[str, Any]) -> float | None:
@@ -74,25 +77,26 @@ def top_lines(transfers: list[dict[str, Any]], *, width: int, height: int,
              and _int(t.get("end_time_usec")) >= (now - ENDED_WINDOW) * 1e6]
     ended.sort(key=lambda t: -_int(t.get("end_time_usec")))
     failed = [t for t in ended if _failed(t)]
+    # the totals are the node's, whatever the filter shows
+    done = sum(1 for t in ended if not _failed(t))
     if failed_only:
         active, ended = [], failed
     total = sum(_int(t.get("current_rate_kbps")) for t in transfers
                 if t.get("status") == "running")
     clock = datetime.fromtimestamp(now, UTC).strftime("%H:%M:%SZ")
     running = sum(1 for t in transfers if t.get("status") == "running")
-    done = sum(1 for t in ended if not _failed(t))
-    head = [f"{clock} {running} active, {_rate(total)}bps · last 10 min: {done} ended, "
+    head = [f"{clock} {running} active, {_rate(total)} · last 10 min: {done} ended, "
             f"{len(failed)} failed" + (f" · !! {sanitize(problem)}" if problem else ""),
             f"sort {sort}{' · failed only' if failed_only else ''} · q quit  s sort  "
             f"f failed only · {sanitize(node)}"]
-    host_w = max(15, width - 66)
+    host_w = max(15, width - 72)
     room = max(height - len(head) - 4, 2)
     keep_ended = min(len(ended), max(room // 3, 3))
     keep_active = max(room - keep_ended, 1)
     lines = [*head, ""]
     if not failed_only:  # only the rows that fit are formatted (a node may run thousands)
         lines.append(f"{'ID':8} {'DIR':4} {'HOST':{host_w}} {'USER':8} {'BYTES':>9} "
-                     f"{'NOW/TARGET':>13} {'DONE':>4} {'ETA':>6}"
+                     f"{'NOW/TARGET':>19} {'DONE':>4} {'ETA':>6}"
                      if active else "no active transfers")
         shown = active[:keep_active] if len(active) <= keep_active else \
             active[:keep_active - 1]
@@ -113,7 +117,7 @@ def _active_row(t: dict[str, Any], host_w: int) -> str:
                      _cell(t.get("remote_host"), host_w), _cell(t.get("user_id"), 8),
                      _cell(human_bytes(_int(t.get("bytes_transferred"))), 9, True),
                      _cell(f"{_rate(t.get('current_rate_kbps'))}/"
-                           f"{_rate(t.get('target_rate_kbps'))}", 13, True),
+                           f"{_rate(t.get('target_rate_kbps'))}", 19, True),
                      _cell(f"{int(progress * 100)}%" if progress is not None else "-", 4,
                            True),
                      _cell(_eta(t), 6, True)))
