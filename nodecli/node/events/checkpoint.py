@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -261,9 +262,36 @@ class CheckpointFile:
     def save(self, cp: Checkpoint) -> None:
         from nodecli.fsutil import atomic_write
 
+        pause_for_tests("checkpoint-save")  # what it covers is written; it is not saved yet
         cp.node = self.node
         cp.filter = self.flt.as_dict()
         atomic_write(self.path, cp.to_json(), quiet=True)
+
+
+TEST_PAUSE_ENV = "NODECLI_TEST_PAUSE"
+
+
+def pause_for_tests(point: str) -> None:
+    """A hook for the test suite only (docs/development.md): with NODECLI_TEST_PAUSE set
+    to ``POINT@SOCKET``, reaching ``point`` connects to the Unix socket SOCKET, says
+    ``POINT PID`` and waits for any answer (or the socket's close), so a test stops the
+    program exactly there, then kills it or lets it go on. Unset (always, outside the
+    tests) it costs one environment lookup."""
+    spec = os.environ.get(TEST_PAUSE_ENV)
+    if not spec:
+        return
+    name, _, where = spec.partition("@")
+    if name != point or not where:
+        return
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(where)
+            conn.sendall(f"{point} {os.getpid()}\n".encode())
+            conn.recv(16)
+    except OSError:
+        return  # nobody listening: the test is over, go on
 
 
 def node_key(client: Client) -> str:

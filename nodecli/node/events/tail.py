@@ -333,10 +333,21 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             if st.stopped_by:
                 partial = idx < len(page.items) - 1
                 break
-        check.page_end(is_caught_up(page, page_token))
-        if check.on_page:  # all of it was taken before; the marked event is further on:
-            page_token = page.next_token  # nothing to write, and nothing saved until
-            target, params = page.next_url or target, None  # that event was seen
+        caught_up = is_caught_up(page, page_token)
+        check.page_end(caught_up)
+        if skip or check.on_page:
+            # All of the page was written before (ids a checkpoint or the output file
+            # holds) and more such ids, or the marked event, are further on: nothing to
+            # write, and nothing saved (a checkpoint here would claim the whole file
+            # while its token covers only part of it: a kill, and the rest is written
+            # again).
+            page_token = page.next_token
+            target, params = page.next_url or target, None
+            if caught_up:
+                if not opts.follow:
+                    st.stopped_by = "caught-up"
+                    return
+                nap(_jitter(opts.interval))
             continue
         texts = _texts(opts, out, per_event=ledger.pipe is not None)
         page_ids = [event_id(o) for o, _ in page.items]
@@ -366,7 +377,6 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             return
         if page_ids:
             prev_ids = set(page_ids[-LAST_IDS_KEPT:])
-        caught_up = is_caught_up(page, page_token)
         page_token = page.next_token
         target, params = page.next_url or target, None
         if caught_up:
