@@ -253,6 +253,10 @@ def _between_write_and_checkpoint(out: Path, ck: Path) -> bool:
         return False
 
 
+def _ended(proc: subprocess.Popen, err: Path) -> str:
+    return f"the tail ended (exit {proc.returncode}): {err.read_text()[-600:]}"
+
+
 @pytest.mark.slow
 def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, log, tmp_path,
                                                           run_cli, pause_point):
@@ -276,14 +280,16 @@ def test_exactly_once_across_sigkill_restarts_with_faults(node_env, emulator, lo
     try:
         faults.fail_rate, faults.reset_rate = 0.03, 0.02
         for cycle in range(12):
-            proc = _popen(["events", "tail", "-f", "--to", str(out), "--since", "1h",
-                           "--page-size", str(rng.choice([7, 40, 200])), "--interval", "0.05"],
-                          env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            err = tmp_path / f"stderr-{cycle}"
+            with open(err, "wb") as err_file:
+                proc = _popen(["events", "tail", "-f", "--to", str(out), "--since", "1h",
+                               "--page-size", str(rng.choice([7, 40, 200])), "--interval",
+                               "0.05"], env, stdout=subprocess.DEVNULL, stderr=err_file)
             try:
                 conn, let_go = None, rng.randint(1, 4)
                 for saves in range(200):  # let it save a few checkpoints, then stop
                     conn = pause.wait(proc)  # at its hook (nothing is being timed)
-                    assert conn is not None, f"the tail ended (exit {proc.returncode})"
+                    assert conn is not None, _ended(proc, err)
                     # aimed: wait for a save that follows a page written to the file
                     # (a page of ids recovered after the last kill writes nothing)
                     if saves >= let_go and (
