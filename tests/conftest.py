@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -120,6 +121,19 @@ def invoke() -> Callable[..., Result]:
     return _invoke
 
 
+def reap(proc) -> None:
+    """For a test's ``finally``: kill a child (subprocess.Popen or pexpect.spawn) that
+    is still running, and collect it, so a failing test never leaves one behind."""
+    if hasattr(proc, "terminated"):  # pexpect
+        if proc.isalive():
+            proc.close(force=True)
+        return
+    if proc.poll() is None:
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=30)
+
+
 def nodecli_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "nodecli", *args]
 
@@ -145,6 +159,79 @@ def run_cli() -> Callable[..., Result]:
     return _run
 
 
+
+
+# -- stopping a child at a given point (the program's NODECLI_TEST_PAUSE hook) -------------
+
+
+class PausePoint:
+    """The test side of ``NODECLI_TEST_PAUSE=POINT@SOCKET`` (docs/development.md): a Unix
+    socket the child connects to when it reaches POINT; it waits there until released.
+    No sleeps: :meth:`wait` returns the moment the child is at the point."""
+
+    def __init__(self, point: str) -> None:
+        import socket
+        import tempfile
+
+        self.point = point
+        self._dir = tempfile.mkdtemp(prefix="nodecli-pause-")  # short: AF_UNIX paths
+        self.path = os.path.join(self._dir, "s")
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(self.path)
+        self._sock.listen(8)
+        self._sock.settimeout(0.2)
+
+    def env(self) -> dict[str, str]:
+        return {"NODECLI_TEST_PAUSE": f"{self.point}@{self.path}"}
+
+    def wait(self, proc: subprocess.Popen, timeout: float = 120.0):
+        """The connection of ``proc`` stopped at the point, or None when it ended first.
+        ``timeout`` is a ceiling for a hung child, not a guess at how long it takes."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                if proc.poll() is not None:
+                    return None
+                continue
+            conn.settimeout(timeout)
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = conn.recv(64)
+                if not chunk:
+                    break
+                line += chunk
+            if line.split()[:2] == [self.point.encode(), str(proc.pid).encode()]:
+                return conn
+            conn.close()  # another process (a child of an earlier cycle, say)
+        raise AssertionError(f"the child never reached {self.point} in {timeout:.0f} s")
+
+    @staticmethod
+    def release(conn) -> None:
+        with contextlib.suppress(OSError):
+            conn.sendall(b"go\n")
+        conn.close()
+
+    def close(self) -> None:
+        import shutil
+
+        self._sock.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+@pytest.fixture
+def pause_point() -> Iterator[Callable[[str], PausePoint]]:
+    """``pause_point("checkpoint-save")``: a PausePoint, closed after the test."""
+    made: list[PausePoint] = []
+
+    def _make(point: str) -> PausePoint:
+        made.append(PausePoint(point))
+        return made[-1]
+
+    yield _make
+    for p in made:
+        p.close()
 
 
 # -- the node emulator over real sockets --------------------------------------------------

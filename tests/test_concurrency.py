@@ -12,7 +12,7 @@ import pytest
 
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
-from tests.conftest import nodecli_cmd, subprocess_env
+from tests.conftest import nodecli_cmd, reap, subprocess_env
 
 pytestmark = pytest.mark.slow
 
@@ -28,10 +28,14 @@ def _spawn(name: str) -> subprocess.Popen[bytes]:
 def test_fifty_processes_adding_distinct_users_leave_fifty(home):
     procs = {f"user{i:02d}": _spawn(f"user{i:02d}") for i in range(50)}
     failures = {}
-    for name, proc in procs.items():
-        _, err = proc.communicate(timeout=120)
-        if proc.returncode != 0:
-            failures[name] = (proc.returncode, err.decode())
+    try:
+        for name, proc in procs.items():
+            _, err = proc.communicate(timeout=240)
+            if proc.returncode != 0:
+                failures[name] = (proc.returncode, err.decode())
+    finally:
+        for proc in procs.values():
+            reap(proc)
     assert failures == {}
     cfg = ConfigStore(resolve_paths(home)).load()
     assert sorted(cfg.users) == sorted(procs)
@@ -53,13 +57,17 @@ def test_sigkill_at_random_moments_never_damages_or_loses_acknowledged_adds(home
         victims = [n for n in batch if rng.random() < 0.6]
         while time.monotonic() < deadline:
             time.sleep(0.01)
-        for name in victims:
-            if batch[name].poll() is None:
-                batch[name].send_signal(signal.SIGKILL)
-        for name, proc in batch.items():
-            proc.communicate(timeout=120)
-            if proc.returncode == 0:
-                acknowledged.add(name)
+        try:
+            for name in victims:
+                if batch[name].poll() is None:
+                    batch[name].send_signal(signal.SIGKILL)
+            for name, proc in batch.items():
+                proc.communicate(timeout=240)
+                if proc.returncode == 0:
+                    acknowledged.add(name)
+        finally:
+            for proc in batch.values():
+                reap(proc)
         # After every round: the file parses and every acknowledged add is there.
         cfg = store.load()
         missing = acknowledged - set(cfg.users)
@@ -68,7 +76,10 @@ def test_sigkill_at_random_moments_never_damages_or_loses_acknowledged_adds(home
     assert len(acknowledged) < serial, "no writer was ever killed: the test proved nothing"
     # and a normal write still works afterwards (no stale lock left behind)
     proc = _spawn("after")
-    proc.communicate(timeout=60)
+    try:
+        proc.communicate(timeout=120)
+    finally:
+        reap(proc)
     assert proc.returncode == 0
     assert "after" in store.load().users
 
@@ -101,26 +112,31 @@ def test_sigkill_during_back_to_back_writes(home):
                                   env=subprocess_env(), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
                  for w in range(3)]
-        # Event-driven, not timed: each writer is killed right after its k-th
-        # acknowledgement (while the others keep writing), whatever the machine's speed.
-        for proc in procs:
-            assert proc.stdout is not None
-            for _ in range(rng.randint(2, 6)):
-                line = proc.stdout.readline()
-                assert line, proc.stderr.read() if proc.stderr else "writer died"
-                acknowledged.add(line.strip())
-                expected_min += 1
-            proc.send_signal(signal.SIGKILL)
-        for proc in procs:
-            # Read the rest through the same text wrapper that readline() used: what it
-            # had buffered comes first (communicate() would read the pipe's fd directly
-            # and start mid-line, turning a half-read name into a "lost" one).
-            assert proc.stdout is not None and proc.stderr is not None
-            out = proc.stdout.read()
-            err = proc.stderr.read()
-            proc.wait(timeout=60)
-            assert proc.returncode == -signal.SIGKILL, err
-            acknowledged.update(out.split())
+        try:
+            # Event-driven, not timed: each writer is killed right after its k-th
+            # acknowledgement (while the others keep writing), whatever the machine's
+            # speed.
+            for proc in procs:
+                assert proc.stdout is not None
+                for _ in range(rng.randint(2, 6)):
+                    line = proc.stdout.readline()
+                    assert line, proc.stderr.read() if proc.stderr else "writer died"
+                    acknowledged.add(line.strip())
+                    expected_min += 1
+                proc.send_signal(signal.SIGKILL)
+            for proc in procs:
+                # Read the rest through the same text wrapper that readline() used: what
+                # it had buffered comes first (communicate() would read the pipe's fd
+                # directly and start mid-line, turning a half-read name into a "lost" one).
+                assert proc.stdout is not None and proc.stderr is not None
+                out = proc.stdout.read()
+                err = proc.stderr.read()
+                proc.wait(timeout=120)
+                assert proc.returncode == -signal.SIGKILL, err
+                acknowledged.update(out.split())
+        finally:
+            for proc in procs:
+                reap(proc)
         cfg = store.load()  # parses: never half-written
         missing = acknowledged - set(cfg.users)
         assert not missing, f"acknowledged writes lost: {sorted(missing)[:5]}"

@@ -24,7 +24,7 @@ from nodecli.errors import AuthError
 from nodecli.http.client import Auth, open_client
 from nodecli.tokens.source import FileToken, MintedToken
 from nodecli.tokens.wire import create_token, decode_unverified
-from tests.conftest import nodecli_cmd, subprocess_env
+from tests.conftest import nodecli_cmd, reap, subprocess_env
 
 
 class Bearer:
@@ -152,24 +152,23 @@ def test_minted_tokens_are_renewed_before_they_end(bearer):
 
 def test_a_restarted_node_refuses_connections_then_serves_the_same_data(emulator, log, invoke,
                                                                       node_env):
-    log.generate(5)
-    before = emulator.server
-    down = threading.Event()
-
-    def go_down() -> None:
-        down.set()
-        emulator.server = restart(before, 1.0)
-
-    t = threading.Thread(target=go_down)
-    t.start()
-    down.wait()
-    time.sleep(0.3)
+    """Looked at while it is down (the restart's own hook), not after a sleep that
+    hopes the restart is still under way."""
     import socket
 
+    log.generate(5)
+    before = emulator.server
     port = int(emulator.url.rsplit(":", 1)[1])
-    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-        pass
-    t.join()
+    refused: list[BaseException] = []
+
+    def look() -> None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=30).close()
+        except OSError as exc:
+            refused.append(exc)
+
+    emulator.server = restart(before, 0.0, while_down=look)
+    assert len(refused) == 1 and isinstance(refused[0], ConnectionRefusedError), refused
     assert emulator.server is not before and emulator.server.port == before.port
     r = invoke("events", "list", "-o", "jsonl", env=node_env)
     assert r.exit_code == 0 and len(r.stdout.splitlines()) == 5
@@ -210,16 +209,20 @@ def test_idle_keep_alive_connections_dropped_by_the_node_are_just_opened_again(
                             env=subprocess_env(node_env), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     try:
-        for _ in range(3):
-            time.sleep(0.9)  # idle longer than the node keeps a connection
+        for n in range(3):
+            # (events, not time: the tail has taken what there is, then stays idle for
+            # longer than the node keeps a connection: a lower bound, nothing hoped)
+            _wait_for(lambda n=n: len(_ids(out)) >= 3 + 2 * n)
+            time.sleep(0.9)
             log.generate(2)
-        deadline = time.monotonic() + 20
-        while len(_ids(out)) < 9 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        _wait_for(lambda: len(_ids(out)) >= 9)
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-        emulator.server.idle_timeout, log.keep_alive = None, False
+        try:
+            _, err = proc.communicate(timeout=60)
+        finally:
+            reap(proc)
+            emulator.server.idle_timeout, log.keep_alive = None, False
     assert _ids(out) == [str(i) for i in range(1, 10)]
     assert b"reconnecting" not in err, err.decode()
 
@@ -238,14 +241,19 @@ def test_renew_into_keeps_a_file_fresh_until_sigterm(home, tmp_path, run_cli, in
                                                 "NODECLI_PASSWORD": "pw"}),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen: set[str] = set()
-    deadline = time.monotonic() + 30
-    while len(seen) < 3 and time.monotonic() < deadline:
+
+    def three_seen() -> bool:
         if out.exists():
             seen.add(out.read_text())
             assert stat.S_IMODE(out.stat().st_mode) == 0o600
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=30)
+        return len(seen) >= 3
+
+    try:
+        _wait_for(three_seen)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        reap(proc)
     assert len(seen) >= 3  # a new token every second, each written whole
     assert all(decode_unverified(t.strip()).claims["user_id"] == "svc" for t in seen)
     assert proc.returncode == 130 and stdout == b""
@@ -256,6 +264,14 @@ def test_renew_into_keeps_a_file_fresh_until_sigterm(home, tmp_path, run_cli, in
 
 
 # -- the whole: a bearer-token tail through rotations, an outage and a restart ------------------
+
+def _wait_for(predicate, ceiling: float = 120.0) -> None:
+    """Poll until ``predicate()`` holds; the ceiling is for a hung child, not a guess."""
+    end = time.monotonic() + ceiling
+    while not predicate():
+        assert time.monotonic() < end, "condition not reached"
+        time.sleep(0.05)
+
 
 def _ids(path: Path) -> list[str]:
     if not path.exists():
@@ -313,7 +329,7 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
         time.sleep(3.5)
         stop.set()
         threads[0].join()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline and any(
                 len(_ids(p)) < len(expected) for p in outs.values()):
             time.sleep(0.2)
@@ -321,9 +337,13 @@ def test_bearer_tails_survive_rotations_an_outage_and_a_restart(bearer, emulator
         stop.set()
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)
-    finished = {name: proc.communicate(timeout=30)[1] for name, proc in procs.items()}
-    stop_rotating.set()
-    threads[1].join()
+        try:
+            finished = {name: proc.communicate(timeout=60)[1] for name, proc in procs.items()}
+        finally:
+            stop_rotating.set()
+            threads[1].join()
+            for proc in procs.values():
+                reap(proc)
     for name, proc in procs.items():
         err = finished[name]
         assert proc.returncode == 130, (name, err.decode()[-300:])

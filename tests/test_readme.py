@@ -12,6 +12,7 @@ from tests.readme_runner import Block, ReadmeError, all_blocks, documents, parse
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.timeout(900)  # every block of README and docs/ in one run: minutes when loaded
 def test_readme_and_guides_run_as_written() -> None:
     blocks, result = run_readme(ROOT / "README.md")
     ran = [b for b in blocks if b.skip is None]

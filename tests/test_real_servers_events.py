@@ -299,16 +299,21 @@ def test_emulator_serve_max_count_and_link_host(home, tmp_path, invoke, recorder
                     "--link-host", f"127.0.0.1:{recorder.port}"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while not (port_file.exists() and port_file.read_text().endswith("\n")):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
             time.sleep(0.05)
         url = f"http://127.0.0.1:{port_file.read_text().strip()}"
         env = {"NODECLI_URL": url, "NODECLI_USER": "admin", "NODECLI_PASSWORD": "pw"}
-        time.sleep(0.2)
-        r = invoke("events", "list", "--since", "1h", "--count", "50", "-o", "json", env=env)
-        assert r.exit_code == 0, r.stderr
-        page = json.loads(r.stdout)
+        end = time.monotonic() + 60  # until the generator logged (a ceiling, not a guess)
+        while True:
+            r = invoke("events", "list", "--since", "1h", "--count", "50", "-o", "json",
+                       env=env)
+            assert r.exit_code == 0, r.stderr
+            page = json.loads(r.stdout)
+            if page["events"] or time.monotonic() > end:
+                break
+            time.sleep(0.05)
         assert 1 <= len(page["events"]) <= 3
         assert urlsplit(page["next_url"]).netloc == urlsplit(url).netloc
         assert "names another host" in r.stderr
@@ -319,7 +324,12 @@ def test_emulator_serve_max_count_and_link_host(home, tmp_path, invoke, recorder
         assert recorder.received == []
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+        try:
+            proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert proc.returncode == 0
 
 

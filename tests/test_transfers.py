@@ -214,10 +214,20 @@ def test_list_resume_prints_each_transfer_once_across_a_sigkill(node, emulator, 
                             env=subprocess_env(node.admin), stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
-    first = [json.loads(proc.stdout.readline())["id"] for _ in range(100)]
-    time.sleep(0.5)  # the page was printed, then recorded
-    proc.kill()
-    proc.wait(timeout=30)
+    try:
+        first = [json.loads(proc.stdout.readline())["id"] for _ in range(100)]
+        # the page was printed, then recorded: wait for the record (its first save
+        # creates the checkpoint), never a sleep that hopes it is done
+        from pathlib import Path
+
+        state = Path(node.admin["NODECLI_HOME"]) / "state" / "checkpoints"
+        end = time.monotonic() + 120
+        while not list(state.glob("*/transfers.audit@*.json")):
+            assert time.monotonic() < end, "the first page was never recorded"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
     emulator.faults.clear()
     r = invoke("transfer", "list", "--resume", "audit", "-o", "jsonl", env=node.admin)
     assert r.exit_code == 0, r.stderr

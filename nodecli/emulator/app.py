@@ -60,13 +60,17 @@ def build_server(
 
 
 def restart(server: EmulatorServer, down_for: float,
-            stop: threading.Event | None = None) -> EmulatorServer | None:
+            stop: threading.Event | None = None,
+            while_down: Callable[[], None] | None = None) -> EmulatorServer | None:
     """The node goes down and comes back: ``server`` stops listening and drops its
     connections (clients meet refused connections), and after ``down_for`` seconds a new
     server on the same address serves the same state, routes and faults, as a restarted
-    node serves its stored data. None when ``stop`` was set while it was down."""
+    node serves its stored data. None when ``stop`` was set while it was down.
+    ``while_down`` runs once the node is down, before the wait (a test's look at it)."""
     host, port = server.server_address[0], server.port
     server.stop()
+    if while_down is not None:
+        while_down()
     if (stop or threading.Event()).wait(down_for):
         return None
     again = EmulatorServer(server.state, host=str(host), port=port, tls=server.tls_files,

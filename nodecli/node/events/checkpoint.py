@@ -1,10 +1,23 @@
 """Where a tail stands, kept in a checkpoint file: validated load, atomic save, an
-exclusive lock, and the named checkpoints of ``--resume NAME``."""
+exclusive lock, the named checkpoints of ``--resume NAME``, and the mark of the last
+event taken, by which a resumed tail notices that the node's log was reset.
+
+A position alone (an iteration token, or a time and the ids already taken) cannot tell
+a log that went on from one that started again: a new log reuses the ids ``1, 2, 3``
+and its times are after any saved time. So a checkpoint also keeps the last event taken
+(:func:`event_mark`: its id, its time and a digest of its canonical JSON), and a resumed
+tail checks, before it writes anything, that the node's event under that id is still
+that event (:class:`ResumeCheck`): on the page it reads again when the checkpoint stops
+inside a page (the event is on it, so no request is added: this works with every
+node), else with ``GET /events/{id}`` on nodes from 3.7.3. A checkpoint without the
+mark (saved by an older nodecli) resumes as before, unchecked.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,10 +29,12 @@ from urllib.parse import urlsplit
 from nodecli.errors import (
     ConfigError,
     ConflictError,
+    NodecliError,
+    NotFoundError,
     UsageError,
     shorten,
 )
-from nodecli.node.events.pages import EventFilter
+from nodecli.node.events.pages import EventFilter, event_id
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client
@@ -42,14 +57,129 @@ class Checkpoint:
     node: str = ""
     filter: dict[str, str | None] = field(default_factory=dict)
     output: dict[str, Any] | None = None
+    last_event: dict[str, str | None] | None = None  # event_mark() of the last event taken
 
     def to_json(self) -> bytes:
-        return json.dumps({
+        data: dict[str, Any] = {
             "version": CHECKPOINT_VERSION, "node": self.node, "filter": self.filter,
             "iteration_token": self.token or None, "after_time": self.after_time,
             "skip_ids": self.skip, "last_ids": self.last_ids,
             "output": self.output, "saved_at": datetime.now(UTC).isoformat(),
-        }, indent=1).encode() + b"\n"
+        }
+        if self.last_event is not None:  # (before any event is taken there is none)
+            data["last_event"] = self.last_event
+        return json.dumps(data, indent=1).encode() + b"\n"
+
+
+def event_mark(obj: dict[str, Any]) -> dict[str, str | None] | None:
+    """What a checkpoint keeps of the last event taken: its id, its time, and the
+    SHA-256 (first 128 bits) of its canonical JSON (keys sorted, no spaces, ASCII), so
+    that the same event read from a page or from GET /events/{id} gives the same mark."""
+    try:
+        canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    when = obj.get("time")
+    return {"id": event_id(obj), "time": when if isinstance(when, str) else None,
+            "digest": hashlib.sha256(canonical.encode()).hexdigest()[:32]}
+
+
+def _valid_mark(mark: Any) -> bool:
+    return (isinstance(mark, dict) and isinstance(mark.get("id"), str)
+            and isinstance(mark.get("digest"), str)
+            and isinstance(mark.get("time"), (str, type(None))))
+
+
+class LogReset(NodecliError):
+    """The node's event under the checkpoint's last id is not the event taken: its log
+    was reset (or pruned past the checkpoint). Exit 1, nothing written or saved."""
+
+
+class ResumeCheck:
+    """Checks, once, that the node still holds the last event a checkpoint took.
+
+    When the checkpoint stops inside a page (``skip`` names the ids taken from it), the
+    page read again from the same start holds those events first, ending with the
+    marked one: :meth:`see` compares each event of that page, and a page that leaves
+    the ids taken before reaching the marked event (:meth:`left_skip`), or a log that
+    ends before it (:meth:`page_end`), is a reset too. Otherwise the next page does not
+    hold the event, and :meth:`fetch` asks the node for it by id (nodes from 3.7.3;
+    older nodes refuse an iteration token past the end of a new log, see
+    docs/events.md).
+    """
+
+    def __init__(self, cp: Checkpoint | None, path: Path | None) -> None:
+        mark = cp.last_event if cp is not None else None
+        self.mark = mark if _valid_mark(mark) else None
+        self.path = path
+        self.on_page = self.mark is not None and cp is not None and self.mark["id"] in cp.skip
+        self.by_id = self.mark is not None and not self.on_page
+
+    @property
+    def pending(self) -> bool:
+        return self.on_page or self.by_id
+
+    def _reset(self, what: str) -> LogReset:
+        assert self.mark is not None
+        where = f"checkpoint {self.path}" if self.path else "the checkpoint"
+        taken = f"event {shorten(str(self.mark['id']), 60)}"
+        if self.mark.get("time"):
+            taken += f" of {shorten(str(self.mark['time']), 40)}"
+        fix = (f"; to start over, delete {self.path} and choose a start with --since or "
+               "--iteration-token") if self.path else ""
+        return LogReset(f"the node's log was reset: {what} ({where} took {taken} last)",
+                        hint="the events after that point are not the ones the checkpoint "
+                             f"counts on; nothing was skipped or written{fix}")
+
+    def fetch(self, client: Client, supports_get_by_id: bool | None) -> None:
+        """Ask the node for the marked event by id (once, when the page cannot show it)."""
+        if not self.by_id:
+            return
+        if not supports_get_by_id:
+            self.by_id = False  # an older node (or one of unknown version): not asked
+            return
+        from urllib.parse import quote
+
+        from nodecli.remote_json import loads
+
+        assert self.mark is not None
+        eid = str(self.mark["id"])
+        try:
+            resp = client.request("GET", "/events/" + quote(eid, safe=""))
+        except NotFoundError:
+            raise self._reset(f"it no longer holds event {shorten(eid, 60)}") from None
+        try:
+            obj = loads(resp.body)
+        except ValueError:
+            obj = None
+        self.by_id = False
+        self._compare(obj if isinstance(obj, dict) else {})
+
+    def _compare(self, obj: dict[str, Any]) -> None:
+        assert self.mark is not None
+        now = event_mark(obj)
+        if now is None or now["digest"] != self.mark["digest"]:
+            when = now.get("time") if now else None
+            said = f" (of {shorten(str(when), 40)})" if when else ""
+            raise self._reset(f"its event {shorten(str(self.mark['id']), 60)}{said} is "
+                              "another event")
+
+    def see(self, eid: str, obj: dict[str, Any]) -> None:
+        """An event of the page read again (call before anything of the page is written)."""
+        if self.on_page and self.mark is not None and eid == self.mark["id"]:
+            self.on_page = False
+            self._compare(obj)
+
+    def left_skip(self, eid: str) -> None:
+        """The page went past the ids taken without holding the marked event."""
+        if self.on_page:
+            raise self._reset(f"event {shorten(eid, 60)} comes where the checkpoint's "
+                              "events were")
+
+    def page_end(self, caught_up: bool) -> None:
+        """The end of a page read again: a log that ends before the marked event."""
+        if self.on_page and caught_up:
+            raise self._reset("it ends before the events the checkpoint took")
 
 
 class CheckpointFile:
@@ -114,6 +244,9 @@ class CheckpointFile:
                              f"({shorten(json.dumps(flt))})",
                              hint="use the same --type/--type-glob, or another checkpoint")
         output = data.get("output") if isinstance(data.get("output"), dict) else None
+        mark = data.get("last_event")
+        if mark is not None and not _valid_mark(mark):
+            raise ConfigError(f"checkpoint {self.path} is damaged (last_event)", hint=fix)
         if not token:
             from nodecli.timeparse import TimeParseError, parse_iso8601
 
@@ -123,14 +256,42 @@ class CheckpointFile:
                 raise ConfigError(f"checkpoint {self.path} is damaged (after_time)",
                                   hint=fix) from None
         return Checkpoint(token or "", after if not token else None, [str(x) for x in skip],
-                          [str(x) for x in last], node or "", self.flt.as_dict(), output)
+                          [str(x) for x in last], node or "", self.flt.as_dict(), output,
+                          mark)
 
     def save(self, cp: Checkpoint) -> None:
         from nodecli.fsutil import atomic_write
 
+        pause_for_tests("checkpoint-save")  # what it covers is written; it is not saved yet
         cp.node = self.node
         cp.filter = self.flt.as_dict()
         atomic_write(self.path, cp.to_json(), quiet=True)
+
+
+TEST_PAUSE_ENV = "NODECLI_TEST_PAUSE"
+
+
+def pause_for_tests(point: str) -> None:
+    """A hook for the test suite only (docs/development.md): with NODECLI_TEST_PAUSE set
+    to ``POINT@SOCKET``, reaching ``point`` connects to the Unix socket SOCKET, says
+    ``POINT PID`` and waits for any answer (or the socket's close), so a test stops the
+    program exactly there, then kills it or lets it go on. Unset (always, outside the
+    tests) it costs one environment lookup."""
+    spec = os.environ.get(TEST_PAUSE_ENV)
+    if not spec:
+        return
+    name, _, where = spec.partition("@")
+    if name != point or not where:
+        return
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(where)
+            conn.sendall(f"{point} {os.getpid()}\n".encode())
+            conn.recv(16)
+    except OSError:
+        return  # nobody listening: the test is over, go on
 
 
 def node_key(client: Client) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile
+from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile, event_mark
 from nodecli.node.events.sinks import PipeSink, Sink
 
 # how long a finished tail waits for its pipe's reader to take what is left, before it
@@ -39,12 +39,14 @@ class WrittenPage:
     index: list[int] = field(default_factory=list)  # index in the page of each written event
     start: int = 0  # byte offset in the pipe before the page
     ends: list[int] = field(default_factory=list)  # offset after each written event
+    items: Sequence[tuple[dict[str, Any], str]] = ()  # the page (for the last event's mark)
 
     def partial(self, taken: int) -> Checkpoint:
         """The checkpoint after the first ``taken`` written events of this page."""
+        last = self.index[taken - 1]
         return Checkpoint(self.page_token or "", None if self.page_token else self.since_iso,
-                          skip=self.ids[: self.index[taken - 1] + 1],
-                          last_ids=list(self.prev_ids))
+                          skip=self.ids[: last + 1], last_ids=list(self.prev_ids),
+                          last_event=event_mark(self.items[last][0]) if self.items else None)
 
 
 class Ledger:

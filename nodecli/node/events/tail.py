@@ -27,6 +27,8 @@ from nodecli.node.events.checkpoint import (
     NAME_RE,
     Checkpoint,
     CheckpointFile,
+    ResumeCheck,
+    event_mark,
     node_key,
     resume_path,
 )
@@ -50,7 +52,7 @@ from nodecli.node.events.pages import (
     validate_page_size,
 )
 from nodecli.node.events.sinks import FileSink, PipeSink, Sink, StreamSink
-from nodecli.node.info import NodeInfo, Status, node_info
+from nodecli.node.info import MIN_GET_BY_ID_VERSION, NodeInfo, Status, node_info
 from nodecli.timeparse import format_utc, shift
 
 if TYPE_CHECKING:
@@ -229,6 +231,9 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
     skip: set[str] = set()
     prev_ids: set[str] = set()
     from_checkpoint = cp is not None
+    # is the node's event under the checkpoint's last id still the one taken? (a reset log)
+    check = ResumeCheck(cp, checkpoint.path if checkpoint else None)
+    mark = cp.last_event if cp is not None else None
     since: datetime | None = None
     if cp is not None:
         if cp.token:
@@ -271,6 +276,8 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
     while True:
         try:
             page = fetch_page(fetcher, target, params, retry_statuses=opts.follow)
+            if check.by_id:  # (after the page: a refused token says so first)
+                check.fetch(fetcher, info.at_least(MIN_GET_BY_ID_VERSION) if info else None)
             if page.link_problem:
                 raise MalformedPage(f"{page.url}: {page.link_problem}")
         except (RetryLater, MalformedPage, RemoteError) as exc:
@@ -321,7 +328,9 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             written_upto = idx
             if skip:
                 if eid in skip:
+                    check.see(eid, obj)
                     continue
+                check.left_skip(eid)
                 skip = set()
             if eid in prev_ids:
                 continue
@@ -334,17 +343,37 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             if st.stopped_by:
                 partial = idx < len(page.items) - 1
                 break
+        caught_up = is_caught_up(page, page_token)
+        check.page_end(caught_up)
+        if skip or check.on_page:
+            # All of the page was written before (ids a checkpoint or the output file
+            # holds) and more such ids, or the marked event, are further on: nothing to
+            # write, and nothing saved (a checkpoint here would claim the whole file
+            # while its token covers only part of it: a kill, and the rest is written
+            # again).
+            page_token = page.next_token
+            target, params = page.next_url or target, None
+            if caught_up:
+                if not opts.follow:
+                    st.stopped_by = "caught-up"
+                    return
+                nap(_jitter(opts.interval))
+            continue
         texts = _texts(opts, out, per_event=ledger.pipe is not None)
         page_ids = [event_id(o) for o, _ in page.items]
+        if page.items:
+            mark = event_mark(page.items[written_upto][0])
         if partial:
             new = Checkpoint(page_token or "", None if page_token else since_iso,
-                             skip=page_ids[: written_upto + 1], last_ids=sorted(prev_ids))
+                             skip=page_ids[: written_upto + 1], last_ids=sorted(prev_ids),
+                             last_event=mark)
         else:
             new = Checkpoint(page.next_token or "", skip=[],
                              last_ids=page_ids[-LAST_IDS_KEPT:] if page_ids
-                             else sorted(prev_ids))
+                             else sorted(prev_ids), last_event=mark)
         record = WrittenPage(new, page_token, since_iso, sorted(prev_ids),
-                             ids=page_ids[: written_upto + 1], index=out_index)
+                             ids=page_ids[: written_upto + 1], index=out_index,
+                             items=page.items)
         with stop.critical():
             ledger.write(record, texts)
             from_checkpoint = False
@@ -358,7 +387,6 @@ def _tail(client: Client, opts: TailOptions, sink: Sink, st: TailState, ledger: 
             return
         if page_ids:
             prev_ids = set(page_ids[-LAST_IDS_KEPT:])
-        caught_up = is_caught_up(page, page_token)
         page_token = page.next_token
         target, params = page.next_url or target, None
         if caught_up:
