@@ -469,8 +469,13 @@ def test_one_formatter_per_kind_of_number(value, size, rate, short):
 def test_giga_rates_start_at_a_million_kbps_and_a_rate_of_1_has_an_eta():
     from nodecli.render.numbers import seconds_left, short_rate
 
+    from nodecli.render.numbers import human_rate
+
     assert short_rate(1_000_000, giga=True) == "1.0G"
     assert short_rate(999_999, giga=True) == "1000.0M"
+    assert short_rate(10**17, giga=True) == "100000000000.0G"
+    assert human_rate(1_000_000) == "1.0 Gbps" and human_rate(999_999) == "1000.0 Mbps"
+    assert human_rate(-1_234_567) == "-1234567 kbps"  # (no 'g' form for an integer)
     assert seconds_left(1250, 1) == 10.0  # 1 kbps is 125 bytes a second
     assert seconds_left(1250, 0) is None and seconds_left(1250, -1) is None
 
