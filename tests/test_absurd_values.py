@@ -467,9 +467,7 @@ def test_one_formatter_per_kind_of_number(value, size, rate, short):
 
 
 def test_giga_rates_start_at_a_million_kbps_and_a_rate_of_1_has_an_eta():
-    from nodecli.render.numbers import seconds_left, short_rate
-
-    from nodecli.render.numbers import human_rate
+    from nodecli.render.numbers import human_rate, seconds_left, short_rate
 
     assert short_rate(1_000_000, giga=True) == "1.0G"
     assert short_rate(999_999, giga=True) == "1000.0M"

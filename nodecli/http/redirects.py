@@ -42,10 +42,9 @@ def redirect_target(status: int, location: str, url: str, method: str,
     try:
         target = urljoin(url, location)
         new_origin = origin(target)
+        # (an unusable port, :99999, gives origin() no host either)
         if not target.lower().startswith(("http://", "https://")) or not new_origin[1]:
-            raise ValueError("not an http or https URL with a host")
-        if new_origin[2] == -1:
-            raise ValueError("not a usable port")
+            raise ValueError("not an http or https URL with a host and a usable port")
     except ValueError as exc:
         raise RemoteError(f"{what} to an unusable Location {shown!r} ({exc})") from None
     old_origin = origin(url)
