@@ -188,26 +188,8 @@ def test_tail_output_help_lists_exactly_its_formats(invoke):
 # -- help texts ---------------------------------------------------------------------------
 
 
-def _leaves() -> list[tuple[tuple[str, ...], click.Command]]:
-    from nodecli.cli.root import cli
-
-    found: list[tuple[tuple[str, ...], click.Command]] = []
-
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
-        ctx = click.Context(cmd)
-        if isinstance(cmd, click.Group):
-            for name in cmd.list_commands(ctx):
-                sub = cmd.get_command(ctx, name)
-                if sub is not None and not sub.hidden:
-                    walk(sub, (*path, name))
-        else:
-            found.append((path, cmd))
-
-    walk(cli, ())
-    return found
-
-
-LEAVES = _leaves()
+# (the one walk of the click tree every convention test uses)
+from tests.command_world import LEAVES  # noqa: E402
 
 
 def test_the_walk_finds_every_leaf():

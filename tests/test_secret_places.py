@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tomllib
 
-import keyring
 import pytest
 
 from nodecli.config.model import NodeProfile
@@ -19,25 +18,16 @@ from nodecli.config.paths import resolve_paths
 from nodecli.config.secrets import FileBackend, find_secret, keyring_service
 from nodecli.config.store import ConfigStore
 from tests.conftest import REPO_ROOT, subprocess_env
-from tests.test_secrets import MemoryKeyring
+from tests.test_secrets import memory_keyring  # noqa: F401 - the fixture
 
 PW = "admin-pass\n"
-
-
-@pytest.fixture
-def memory_keyring():
-    previous = keyring.get_keyring()
-    kr = MemoryKeyring()
-    keyring.set_keyring(kr)
-    yield kr
-    keyring.set_keyring(previous)
 
 
 def _recorded(home, kind: str, name: str) -> str | None:
     return tomllib.loads((home / "config.toml").read_text())[kind][name].get("secrets")
 
 
-def test_each_profile_records_the_place_of_its_secrets(invoke, home, memory_keyring,
+def test_each_profile_records_the_place_of_its_secrets(invoke, home, memory_keyring,  # noqa: F811
                                                        monkeypatch, tmp_path):
     assert invoke("node", "add", "kr", "--url", "https://n:9092", "--user", "u",
                   "--password-stdin", "--no-check", input="pw-kr\n").exit_code == 0
@@ -62,7 +52,7 @@ def test_each_profile_records_the_place_of_its_secrets(invoke, home, memory_keyr
     assert memory_keyring.items == {}
 
 
-def test_the_record_decides_where_a_secret_is_looked_for(home, memory_keyring):
+def test_the_record_decides_where_a_secret_is_looked_for(home, memory_keyring):  # noqa: F811
     paths = resolve_paths(home)
     FileBackend(paths).set("node:a", "in-file")
     memory_keyring.items[(keyring_service(paths), "node:a")] = "in-keyring"
@@ -81,7 +71,7 @@ def test_the_record_decides_where_a_secret_is_looked_for(home, memory_keyring):
     assert find_secret(paths, "node:a", "keyring")[0] == "fallback"
 
 
-def test_the_environment_wins_over_the_record(home, memory_keyring, monkeypatch):
+def test_the_environment_wins_over_the_record(home, memory_keyring, monkeypatch):  # noqa: F811
     paths = resolve_paths(home)
     memory_keyring.items[(keyring_service(paths), "node:a")] = "in-keyring"
     monkeypatch.setenv("NODECLI_SECRETS_BACKEND", "keyring")
