@@ -135,10 +135,6 @@ def _fleet_rows(app: App, found: list[dict[str, Any]], fmt: str) -> None:
                           Column("summary", "summary")], fmt, empty="no events")
 
 
-#: the csv columns of an event: its fields (interface.md 2.1), data as JSON text
-CSV_FIELDS = ("id", "time", "user_id", "types", "data")
-
-
 def _show_page(app: App, result: Any, output_format: str) -> None:
     from nodecli.node.events.pages import event_types, foreign_host_notice
     from nodecli.render import events as rev
@@ -149,11 +145,6 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
                        "next_url": page.next_url}, items="events")
     elif output_format == "jsonl":
         app.term.out.write(rev.render_chunk(page.items, "jsonl"))
-    elif output_format == "csv":  # data: the json field names and the node's values
-        from nodecli.render import Column
-
-        app.term.table(page.events, [Column(k, k, whole=True) for k in CSV_FIELDS], "csv",
-                       empty="no events")
     else:
         from nodecli.render import Column, iso_time
 
