@@ -149,6 +149,9 @@ def test_huge_numbers_nan_and_surrogates_are_shown_as_data(node, fmt):
         assert data["end_time_usec"] == "1" + "0" * 5000  # beyond int(): kept as its digits
         assert (data["a"], data["b"], data["c"]) == ("NaN", "-Infinity", "1e999")
         assert data["s"] == "x\ud800y"
+    elif fmt == "csv":  # the json field names; data as JSON text, every digit kept
+        data = json.loads(next(csv.DictReader(io.StringIO(r.stdout)))["data"])
+        assert data["bytes_transferred"] == 10**400
     else:
         assert "1" + "0" * 400 + " B" in r.stdout
 
@@ -181,7 +184,12 @@ def test_format_characters_are_neutralised_in_text_output(node, fmt):
                                    data={"path": "/a\u200b\u2066b\u2028c"})], "9"))(
         "events", "list", "--iteration-token", "0", "-o", fmt)
     assert r.exit_code == 0, r
-    assert "report?txt.exe" in r.stdout and "/a??b?c" in r.stdout
+    assert "report?txt.exe" in r.stdout
+    if fmt == "csv":  # data is JSON text there: the characters escaped, the path exact
+        row = next(csv.DictReader(io.StringIO(r.stdout)))
+        assert json.loads(row["data"])["path"] == "/a\u200b\u2066b\u2028c"
+    else:
+        assert "/a??b?c" in r.stdout
     assert not any(ch in r.stdout for ch in "\u202e\u200b\u2066\u2028")
 
 
@@ -193,9 +201,9 @@ def test_csv_neutralises_formulas_and_never_cuts(node):
         "events", "list", "--iteration-token", "0", "-o", "csv")
     assert r.exit_code == 0, r
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    assert [row["user"] for row in rows] == ["'=HYPERLINK(\"http://evil\")", "'+1",
-                                             "'@SUM(A1)", "'-2"]
-    assert rows[1]["summary"] == f"{long_path} (3 B)"
+    assert [row["user_id"] for row in rows] == ["'=HYPERLINK(\"http://evil\")", "'+1",
+                                                "'@SUM(A1)", "'-2"]
+    assert json.loads(rows[1]["data"]) == {"path": long_path, "size": 3}  # never cut
 
 
 def test_the_next_token_hint_is_quoted_for_the_shell(node):

@@ -145,16 +145,20 @@ def _show_page(app: App, result: Any, output_format: str) -> None:
                        "next_url": page.next_url}, items="events")
     elif output_format == "jsonl":
         app.term.out.write(rev.render_chunk(page.items, "jsonl"))
+    elif output_format == "csv":  # the json field names and values (data as JSON)
+        from nodecli.render import Column
+
+        app.term.table(page.events, [Column(k, k, whole=True) for k in
+                                     ("id", "time", "user_id", "types", "data")], "csv")
     else:
         from nodecli.render import Column, iso_time
 
-        whole = output_format == "csv"
-        cut = rev.cutter(whole)
+        cut = rev.cutter(False)
         rows = [{"id": rev.clean(e.get("id"), cut(80)),
                  "time": iso_time(rev.clean(e.get("time"), cut(40))),
                  "type": rev.clean(rev.main_type(event_types(e)), cut(60)),
                  "user": rev.clean(e.get("user_id"), cut(60)),
-                 "summary": rev.summary(e, whole)}
+                 "summary": rev.summary(e, False)}
                 for e in page.events]
         app.term.table(rows, [Column("id", "id", whole=True),
                               Column("time", "time", whole=True), Column("type", "type"),
