@@ -67,6 +67,59 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     time.tzset()
 
 
+def live_children() -> dict[int, str]:
+    """The pytest process's children that still run (not zombies): pid -> command line.
+    From /proc: each thread's ``children`` file (a child belongs to the thread that
+    started it)."""
+    pids: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that just ended
+            pids.update(int(p) for p in (task / "children").read_text().split())
+    found: dict[int, str] = {}
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                continue  # ended; collected whenever its Popen is
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # ended and collected meanwhile
+        found[pid] = " ".join(a.decode(errors="replace") for a in argv if a)[:200]
+    return found
+
+
+_CAN_SEE_CHILDREN = Path("/proc/self/task").is_dir() and any(
+    (t / "children").exists() for t in Path("/proc/self/task").iterdir())
+
+
+def children_left(before: set[int]) -> dict[int, str]:
+    """The children running now that were not in ``before``, each killed (SIGKILL)."""
+    left = {pid: cmd for pid, cmd in live_children().items() if pid not in before}
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return left
+
+
+@pytest.fixture(autouse=True)
+def no_child_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test (and its function-scoped fixtures) reaps every child it starts, also when
+    it fails (``reap()`` in a ``finally``, or a fixture). One still running after the
+    test is killed here, so the run goes on, and the test errors, naming it. Children of
+    wider fixtures (a module's server) were there before the test and are left alone."""
+    if not _CAN_SEE_CHILDREN:
+        yield
+        return
+    before = set(live_children())
+    yield
+    left = children_left(before)
+    if left:
+        pytest.fail(f"{request.node.nodeid} left {len(left)} child process(es) running "
+                    "(reap each in a finally): "
+                    + "; ".join(f"{pid}: {cmd}" for pid, cmd in sorted(left.items())),
+                    pytrace=False)
+
+
 class FrozenClock:
     """A clock that stands still until told to move (see ``nodecli.timeparse.clock``)."""
 
@@ -358,6 +411,17 @@ def log(emulator: EmulatorHandle):
     from nodecli.emulator.events import log_for
 
     return log_for(emulator.state)
+
+
+@pytest.fixture
+def served(emulator: EmulatorHandle) -> Iterator[list[str]]:
+    """The request lines the emulator serves during the test, in its access-log format
+    (``127.0.0.1 "GET /events?count=5 HTTP/1.1" 200 -``); clear it to count from a point."""
+    lines: list[str] = []
+    before = emulator.server.access_log
+    emulator.server.access_log = lines.append
+    yield lines
+    emulator.server.access_log = before
 
 
 @pytest.fixture

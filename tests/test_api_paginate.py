@@ -22,15 +22,6 @@ def _strict(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-@pytest.fixture
-def seen(emulator):
-    requests: list[str] = []
-    before = emulator.server.access_log
-    emulator.server.access_log = requests.append
-    yield requests
-    emulator.server.access_log = before
-
-
 # -- --paginate: every page, the last one too ----------------------------------------------
 
 
@@ -78,17 +69,17 @@ def test_paginate_last_page_with_data_behind_a_count_cap(invoke, node_env, log):
 # -- the method: gh's rule, and --paginate is GET -----------------------------------------
 
 
-def test_fields_make_a_post_unless_get_or_paginate(invoke, node_env, log, seen):
+def test_fields_make_a_post_unless_get_or_paginate(invoke, node_env, log, served):
     log.generate(7)
     r = invoke("api", "/events", "-f", "count=5", env=node_env)  # POST /events: refused
     assert r.exit_code != 0
-    assert any('"POST /events ' in line for line in seen)
-    seen.clear()
+    assert any('"POST /events ' in line for line in served)
+    served.clear()
     r = invoke("api", "-X", "GET", "/events", "-f", "count=5", "--query", "length(@)",
                env=node_env)
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout) == 5
-    assert any('"GET /events?count=5 ' in line for line in seen)
+    assert any('"GET /events?count=5 ' in line for line in served)
     r = invoke("api", "/events", "-f", "count=5", "--paginate", "--query", "length(@)",
                env=node_env)
     assert json.loads(r.stdout) == 7
@@ -99,19 +90,19 @@ def test_fields_make_a_post_unless_get_or_paginate(invoke, node_env, log, seen):
     (("-X", "delete", "/events", "--paginate"), "not with -X delete"),
     (("/events", "--paginate", "--input", "-"), "not --input"),
 ])
-def test_paginate_is_get_only_and_refused_before_anything(invoke, node_env, seen, argv,
+def test_paginate_is_get_only_and_refused_before_anything(invoke, node_env, served, argv,
                                                           says):
     for dry in ((), ("--dry-run",)):
         r = invoke(*dry, "api", *argv, env=node_env, input="{}")
         assert r.exit_code == 2, r
         assert says in r.stderr and r.stdout == ""
-    assert seen == []
+    assert served == []
 
 
 # -- --dry-run is never ignored ------------------------------------------------------------
 
 
-def test_dry_run_paginate_prints_what_it_would_send_and_stops(invoke, node_env, log, seen,
+def test_dry_run_paginate_prints_what_it_would_send_and_stops(invoke, node_env, log, served,
                                                               emulator):
     """The known failure: `nodecli --dry-run api /events -f count=5 --paginate` printed
     every event of the node."""
@@ -123,27 +114,27 @@ def test_dry_run_paginate_prints_what_it_would_send_and_stops(invoke, node_env, 
     assert lines[1].startswith('then each page its Link rel="next" names')
     assert lines[-1] == "nothing was sent (--dry-run)"
     assert len(lines) == 3
-    assert seen == [] and list(log.queries) == []
+    assert served == [] and list(log.queries) == []
     r = invoke("api", "/info", "--dry-run", env=node_env)
     assert r.stdout == f"would send: GET {emulator.url}/info\nnothing was sent (--dry-run)\n"
-    assert seen == []
+    assert served == []
 
 
-def test_dry_run_api_post_shows_the_body(invoke, node_env, emulator, seen):
+def test_dry_run_api_post_shows_the_body(invoke, node_env, emulator, served):
     r = invoke("--dry-run", "api", "/access_keys", "-F", "id=ak9", "-f",
                'storage={"type":"local","path":"/"}', env=node_env)
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith(f"would send: POST {emulator.url}/access_keys\n")
     body = json.loads(r.stdout.split("\n", 1)[1].rsplit("\nnothing was sent", 1)[0])
     assert body == {"id": "ak9", "storage": {"type": "local", "path": "/"}}
-    assert seen == [] and "ak9" not in emulator.state.access_keys
+    assert served == [] and "ak9" not in emulator.state.access_keys
 
 
 SECRETS = ("S3-nested-in-object", "S3-in-a-list", "S3-list-under-secret",
            "S3-deep", "S3-query-token", "S3-plain")
 
 
-def test_dry_run_masks_secrets_nested_in_lists_and_objects(invoke, node_env, tmp_path, seen):
+def test_dry_run_masks_secrets_nested_in_lists_and_objects(invoke, node_env, tmp_path, served):
     body = {
         "id": "ak9",
         "secret": "S3-plain",
@@ -173,11 +164,11 @@ def test_dry_run_masks_secrets_nested_in_lists_and_objects(invoke, node_env, tmp
     assert r.exit_code == 0, r.stderr
     assert "S3-query-token" not in r.stdout
     assert "access_token=***" in r.stdout and "reason=cleanup" in r.stdout
-    assert seen == []
+    assert served == []
 
 
 def test_dry_run_transfer_start_masks_a_spec_s_nested_secrets(
-        invoke, tree_world, tmp_path, seen):
+        invoke, tree_world, tmp_path, served):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({
         "direction": "send", "remote_host": "peer", "remote_password": "S3-plain",
@@ -191,7 +182,7 @@ def test_dry_run_transfer_start_masks_a_spec_s_nested_secrets(
     for secret in SECRETS:
         assert secret not in r.stdout + r.stderr
     assert r.stdout.count('"***"') == 3 and '"/b"' in r.stdout
-    assert [line for line in seen if '"GET' not in line and '"HEAD' not in line] == []
+    assert [line for line in served if '"GET' not in line and '"HEAD' not in line] == []
 
 
 # -- -o json is strict JSON, whatever the node or a query holds ----------------------------
@@ -240,14 +231,14 @@ def test_a_query_that_computes_nan_or_infinity_stays_strict_json(invoke, home):
 
 
 def test_dry_run_api_to_the_service_sends_nothing(tree_world, invoke, emulator,
-                                                  seen):
+                                                  served):
     r = invoke("--dry-run", "api", "/workspaces/100/operations", "--service", "corp",
                "--paginate", "-f", "status=stopped")
     assert r.exit_code == 0, r
     assert r.stdout.splitlines()[0] == (f"would send: GET {emulator.url}"
                                         "/workspaces/100/operations?status=stopped")
     assert tree_world.service_token not in r.stdout + r.stderr
-    assert seen == []
+    assert served == []
 
 
 def test_emulator_serve_no_final_link_plays_that_node(serve, invoke, home):

@@ -35,34 +35,25 @@ def _files(root: Path) -> dict[str, str]:
     return found
 
 
-@pytest.fixture
-def seen(emulator):
-    requests: list[str] = []
-    before = emulator.server.access_log
-    emulator.server.access_log = requests.append
-    yield requests
-    emulator.server.access_log = before
-
-
 def _method(line: str) -> str:
     return line.split('"', 1)[1].split(" ", 1)[0] if '"' in line else "?"
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_dry_run_on_every_command_sends_and_writes_nothing(
-        tree_world, seen, tmp_path, name):
+        tree_world, served, tmp_path, name):
     world = tree_world
     run = RUNS[name]
     before = _files(tmp_path)  # the home, the keys, the export, the spec: all of it
-    seen.clear()
+    served.clear()
     r = world.run(name, before=("--dry-run",))
     assert r.exit_code == 0, r
     assert "Traceback" not in r.stderr
-    methods = [_method(line) for line in seen]
+    methods = [_method(line) for line in served]
     if name == "api":
         assert methods == []  # the request is the command: never sent
     else:
-        assert [m for m in methods if m not in ("GET", "HEAD")] == [], seen
+        assert [m for m in methods if m not in ("GET", "HEAD")] == [], served
     assert _files(tmp_path) == before
     if run.changes != "nothing":
         assert r.stdout.rstrip().endswith("(--dry-run)"), r
@@ -70,8 +61,8 @@ def test_dry_run_on_every_command_sends_and_writes_nothing(
                    "new-pw"):
         assert secret not in r.stdout + r.stderr
     # and the option is taken after the command too
-    seen.clear()
+    served.clear()
     r = world.run(name, "--dry-run") if name != "help" else r
     assert r.exit_code == 0, r
-    assert [m for m in (_method(line) for line in seen) if m not in ("GET", "HEAD")] == []
+    assert [m for m in (_method(line) for line in served) if m not in ("GET", "HEAD")] == []
     assert _files(tmp_path) == before

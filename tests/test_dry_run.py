@@ -19,15 +19,6 @@ def _snapshot(root: Path) -> dict[str, str]:
             and not p.name.startswith(".") and "info-" not in p.name}
 
 
-@pytest.fixture
-def seen(emulator):
-    requests: list[str] = []
-    before = emulator.server.access_log
-    emulator.server.access_log = requests.append
-    yield requests
-    emulator.server.access_log = before
-
-
 def _changing(requests: list[str]) -> list[str]:
     return [r for r in requests if not any(f'"{m} ' in r for m in ("GET", "HEAD"))]
 
@@ -57,18 +48,18 @@ REMOTE = [
 
 @pytest.mark.parametrize("argv,stdin,says", REMOTE, ids=lambda v: " ".join(v)
                          if isinstance(v, tuple) else "")
-def test_remote_changes_are_shown_not_sent(world, invoke, emulator, home, seen, argv, stdin,
+def test_remote_changes_are_shown_not_sent(world, invoke, emulator, home, served, argv, stdin,
                                            says):
     tid = book_of(emulator.state).start("alice", None, {}).id
     argv = tuple(tid if a == "TID" else a for a in argv)
     keys_before = dict(emulator.state.access_keys)
     files_before = _snapshot(home)
-    seen.clear()
+    served.clear()
     r = invoke("--dry-run", *argv, env=world, input=stdin)
     assert r.exit_code == 0, r.stderr
     assert says in r.stdout and "nothing was sent (--dry-run)" in r.stdout
     assert "s3cret-value" not in r.stdout + r.stderr  # secrets are shown as ***
-    assert _changing(seen) == []
+    assert _changing(served) == []
     assert emulator.state.access_keys == keys_before
     assert book_of(emulator.state).find(tid).cancelled is None
     assert book_of(emulator.state).find(tid).rate_kbps == 10_000

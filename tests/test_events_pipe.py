@@ -18,7 +18,7 @@ import pytest
 from nodecli.http.client import Auth, Endpoint, open_client
 from nodecli.node.events import checkpoint, pages, sinks, tail
 from nodecli.node.info import NodeInfo
-from tests.conftest import nodecli_cmd, subprocess_env
+from tests.conftest import nodecli_cmd, reap, subprocess_env
 
 
 def _ids(data: bytes) -> list[str]:
@@ -41,19 +41,33 @@ def _complete_lines(data: bytes) -> bytes:
     return data[: data.rfind(b"\n") + 1]
 
 
-def _tail_proc(node_env: dict[str, str], *args: str) -> subprocess.Popen:
-    return subprocess.Popen(nodecli_cmd("events", "tail", "--resume", "pipe2", "-o", "jsonl",
-                                        *args),
-                            env=subprocess_env(node_env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+@pytest.fixture
+def tail_proc(node_env: dict[str, str]):
+    """``tail_proc(*args)``: `events tail --resume pipe2 -o jsonl ARGS` as a child with its
+    stdout and stderr piped; reaped after the test, whatever it did."""
+    started: list[subprocess.Popen] = []
+
+    def _start(*args: str) -> subprocess.Popen:
+        started.append(subprocess.Popen(
+            nodecli_cmd("events", "tail", "--resume", "pipe2", "-o", "jsonl", *args),
+            env=subprocess_env(node_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        return started[-1]
+
+    yield _start
+    for proc in started:
+        reap(proc)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.mark.parametrize("nap", [0.0, 1.5], ids=["closes-at-once", "sleeps-then-closes"])
-def test_a_reader_that_stops_early_gets_the_rest_next_time(node_env, log, invoke, nap):
+def test_a_reader_that_stops_early_gets_the_rest_next_time(node_env, log, invoke, nap,
+                                                          tail_proc):
     """`tail --since 1h --resume pipe2 | head -5` (and a reader that sleeps before it goes):
     the next run starts at the first event the reader did not take whole."""
     log.generate(3000)  # ~1 MB: far more than a pipe holds, so the writer is blocked
-    proc = _tail_proc(node_env, "--since", "1h")
+    proc = tail_proc("--since", "1h")
     assert proc.stdout is not None and proc.stderr is not None
     taken = _read_lines(proc.stdout.fileno(), 5)
     time.sleep(nap)
@@ -71,22 +85,26 @@ def test_a_reader_that_stops_early_gets_the_rest_next_time(node_env, log, invoke
     assert first + _ids(r.stdout.encode()) == [str(i) for i in range(1, 3001)]
 
 
-def test_a_reader_that_leaves_the_rest_in_the_pipe(node_env, log, invoke):
+def test_a_reader_that_leaves_the_rest_in_the_pipe(node_env, log, invoke, tail_proc):
     """All of it fits in the pipe, so the writer finishes; the reader takes five lines,
     sleeps and goes without reading on: the rest is sent again next time, exactly."""
     log.generate(20)
-    proc = _tail_proc(node_env, "--since", "1h")
+    proc = tail_proc("--since", "1h")
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     taken = b""
     while taken.count(b"\n") < 5:
         taken += os.read(fd, 1)  # byte by byte: take exactly five lines
-    time.sleep(1.0)  # nodecli has written everything and waits for the reader
+    # nodecli has written everything and waits for the reader: it says so on stderr
+    assert proc.stderr is not None
+    waiting = proc.stderr.readline().decode()
+    assert waiting == ("nodecli: warning: waiting up to 10 s for the reader to take the "
+                       "last 15 events\n")
     assert proc.poll() is None
     proc.stdout.close()
     assert proc.wait(timeout=30) == 0
     assert _ids(taken) == ["1", "2", "3", "4", "5"]
-    assert proc.stderr is not None and proc.stderr.read().decode().endswith(
+    assert proc.stderr.read().decode() == (
         "hint: the pipe's reader stopped after taking 5 events; it may not have shown them "
         "all (a reader such as head reads ahead), and the checkpoint counts them as "
         "delivered; the 15 it never took are sent again next time\n")
@@ -94,11 +112,11 @@ def test_a_reader_that_leaves_the_rest_in_the_pipe(node_env, log, invoke):
     assert _ids(r.stdout.encode()) == [str(i) for i in range(6, 21)]
 
 
-def test_a_follow_tail_ends_when_its_reader_goes(node_env, log, invoke):
+def test_a_follow_tail_ends_when_its_reader_goes(node_env, log, invoke, tail_proc):
     """`tail -f | head -3` ends without waiting for a next event, and the checkpoint
     holds only what the reader took."""
     log.generate(10)
-    proc = _tail_proc(node_env, "-f", "--since", "1h", "--interval", "0.1")
+    proc = tail_proc("-f", "--since", "1h", "--interval", "0.1")
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     taken = b""

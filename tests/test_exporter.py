@@ -4,19 +4,12 @@ one node hangs; the page comes within the per-node time limit and says up 0 for 
 from __future__ import annotations
 
 import socket
-import subprocess
 import time
 
 import httpx2
 
 from nodecli.emulator.transfers import book_of
-from tests.conftest import nodecli_cmd, subprocess_env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.test_exporter_snapshot import Exporter
 
 
 def _families(text: str) -> dict[str, list]:
@@ -37,21 +30,12 @@ def test_metrics_while_one_node_hangs(invoke, emulator, node_env, log, home):
         book.seconds = 60
         for _ in range(3):
             book.start("alice", None, {"target_rate_kbps": 1000})
-        port = _free_port()
-        proc = subprocess.Popen(nodecli_cmd("exporter", "--all-nodes", "--listen",
-                                            f"127.0.0.1:{port}", "--node-timeout", "2"),
-                                env=subprocess_env({"NODECLI_HOME": str(home)}),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # port 0: the exporter says where it listens once it does (no port to guess, no
+        # polling for it to open)
+        exporter = Exporter(home, "--all-nodes", "--node-timeout", "2")
         try:
-            url = f"http://127.0.0.1:{port}/metrics"
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    first = httpx2.get(url, timeout=20)
-                    break
-                except httpx2.TransportError:
-                    assert time.monotonic() < deadline and proc.poll() is None
-                    time.sleep(0.1)
+            url = exporter.url
+            first = httpx2.get(url, timeout=20)
             assert first.status_code == 200
             metrics = _families(first.text)
             up = {s.labels["node"]: s.value for s in metrics["nodecli_up"]}
@@ -68,8 +52,7 @@ def test_metrics_while_one_node_hangs(invoke, emulator, node_env, log, home):
                           if s.name == "nodecli_events_total")
             assert counted == 4
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            exporter.stop()
     finally:
         hang.close()
 

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 from nodecli.emulator.server import Reply
-from tests.conftest import nodecli_cmd, subprocess_env
+from tests.conftest import nodecli_cmd, reap, subprocess_env
 from tests.test_long_running import Bearer, bearer  # noqa: F401 - the fixture
 
 REQUEST = b"GET /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n"
@@ -35,8 +35,14 @@ class Exporter:
         self.proc = subprocess.Popen(nodecli_cmd("exporter", "--listen", "127.0.0.1:0", *args),
                                      env=subprocess_env(extra), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
-        self.first = self._line(60)
-        assert "/metrics" in self.first, self.first
+        try:
+            # the start-up line comes once it listens (EOF at once if it died): 30 s is
+            # only a ceiling for a hung child
+            self.first = self._line(30)
+            assert "/metrics" in self.first, self.first
+        except BaseException:
+            reap(self.proc)
+            raise
         self.port = int(self.first.split("http://127.0.0.1:")[1].split("/")[0])
         self.url = f"http://127.0.0.1:{self.port}/metrics"
 

@@ -9,7 +9,7 @@ from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
 from nodecli.errors import ExitCode
 from nodecli.users.passwords import hash_password
-from tests.conftest import nodecli_cmd, subprocess_env
+from tests.conftest import nodecli_cmd, reap, subprocess_env
 
 
 def _many_users(home, n: int) -> None:
@@ -26,10 +26,13 @@ def test_closed_stdout_exits_141_without_a_word(home):
     _many_users(home, 3000)
     proc = subprocess.Popen(nodecli_cmd("user", "list", "-o", "json"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=subprocess_env())
-    assert proc.stdout is not None
-    proc.stdout.read(100)  # the reader takes a little, then goes away, like `| head -c100`
-    proc.stdout.close()
-    _, err = proc.communicate(timeout=60)
+    try:
+        assert proc.stdout is not None
+        proc.stdout.read(100)  # the reader takes a little, then goes away, like `| head -c100`
+        proc.stdout.close()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        reap(proc)
     assert proc.returncode == ExitCode.BROKEN_PIPE
     assert err == b""
 

@@ -27,15 +27,6 @@ def client(emulator):
         yield c
 
 
-@pytest.fixture
-def requests(emulator):
-    """The request lines the emulator serves during the test."""
-    lines: list[str] = []
-    emulator.server.access_log = lines.append
-    yield lines
-    emulator.server.access_log = None
-
-
 def _kinds(lines: list[str]) -> Counter[str]:
     """Requests by kind: list (all), active (active_only), one (GET of one transfer)."""
     out: Counter[str] = Counter()
@@ -54,7 +45,7 @@ def _state(transfers: list[dict]) -> list[tuple[str, str]]:
 
 
 def test_a_refresh_asks_only_for_what_changed_and_shows_what_a_full_list_shows(
-        emulator, client, requests):
+        emulator, client, served):
     book = book_of(emulator.state)
     book.seconds = 3600.0  # nothing ends by itself during the test
     book.seed(2500)
@@ -62,11 +53,11 @@ def test_a_refresh_asks_only_for_what_changed_and_shows_what_a_full_list_shows(
     first = live.refresh()
     assert _state(first) == _state(list_transfers(client))
     # the first refresh lists everything, in pages as large as the node allows
-    assert _kinds(requests)["list"] >= 2500 // LIVE_PAGE_SIZE
-    requests.clear()
+    assert _kinds(served)["list"] >= 2500 // LIVE_PAGE_SIZE
+    served.clear()
     # nothing changed: one page of new ones (empty), the running ones, no single GET
     assert _state(live.refresh()) == _state(first)
-    kinds = _kinds(requests)
+    kinds = _kinds(served)
     assert kinds["list"] == 1 and kinds["one"] == 0 and kinds["active"] >= 1
     running = [t for t in book.items if t.status(time.time()) == "running"]
     # two running transfers end (one completes, one is cancelled), three new ones start
@@ -74,9 +65,9 @@ def test_a_refresh_asks_only_for_what_changed_and_shows_what_a_full_list_shows(
     client.request("CANCEL", f"/ops/transfers/{running[1].id}", expect=(200,))
     for n in range(3):
         book.start("alice", None, {"remote_host": f"new-{n}", "paths": [{"source": "/x"}]})
-    requests.clear()
+    served.clear()
     now = live.refresh()
-    kinds = _kinds(requests)
+    kinds = _kinds(served)
     assert kinds["one"] == 2  # exactly the two that ended
     assert kinds["list"] == 2  # the three new ones on one page, then an empty page
     assert kinds["active"] <= len(running) // LIVE_PAGE_SIZE + 2  # the running ones
@@ -107,7 +98,7 @@ def test_top_once_shows_every_transfer(emulator, node_env, invoke):
 
 
 def test_when_more_ended_than_a_page_holds_the_list_is_read_again(emulator, client,
-                                                                   requests):
+                                                                   served):
     book = book_of(emulator.state)
     book.seconds = 3600.0
     book.seed(300)
@@ -118,8 +109,8 @@ def test_when_more_ended_than_a_page_holds_the_list_is_read_again(emulator, clie
     assert len(running) > 150
     for t in running[:150]:
         t.start = t.changed = time.time() - 10 * 3600
-    requests.clear()
+    served.clear()
     now = live.refresh()
-    kinds = _kinds(requests)
+    kinds = _kinds(served)
     assert kinds["one"] == 0 and kinds["list"] >= 300 // 100
     assert _state(now) == _state(list_transfers(client))
