@@ -237,15 +237,17 @@ class PausePoint:
     def env(self) -> dict[str, str]:
         return {"NODECLI_TEST_PAUSE": f"{self.point}@{self.path}"}
 
-    def wait(self, proc: subprocess.Popen, timeout: float = 120.0):
-        """The connection of ``proc`` stopped at the point, or None when it ended first.
-        ``timeout`` is a ceiling for a hung child, not a guess at how long it takes."""
+    def wait(self, proc, timeout: float = 120.0):
+        """The connection of ``proc`` (a Popen or a pexpect child) stopped at the point,
+        or None when it ended first. ``timeout`` is a ceiling for a hung child, not a
+        guess at how long it takes."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             try:
                 conn, _ = self._sock.accept()
             except TimeoutError:
-                if proc.poll() is not None:
+                if (proc.poll() is not None if hasattr(proc, "poll")
+                        else not proc.isalive()):  # a pexpect child
                     return None
                 continue
             conn.settimeout(timeout)

@@ -120,6 +120,42 @@ def run_in_pty(argv: list[str], env: dict[str, str], columns: int, tmp: Any, *,
     return code, ANSI.sub("", text).replace("\r\n", "\n"), err.read_text()
 
 
+class Pty:
+    """:func:`run_in_pty`, each command forked from one driver already in a pty
+    (tests/pty_runner.py): the same child process, without a Python start-up each."""
+
+    def __init__(self) -> None:
+        from tests.conftest import REPO_ROOT, subprocess_env
+        from tests.pty_runner import PtyRunner
+
+        self.runner = PtyRunner(str(REPO_ROOT), subprocess_env({"TERM": "xterm-256color"}))
+
+    def run(self, argv: list[str], env: dict[str, str], columns: int, tmp: Any, *,
+            color: bool = True, rows: int = 200) -> tuple[int, str, str]:
+        from tests.conftest import subprocess_env
+
+        child_env = subprocess_env({**env, "TERM": "xterm-256color"})
+        child_env.pop("COLUMNS", None)  # the pty's size, as a user has it
+        child_env.pop("LINES", None)
+        if color:
+            child_env.pop("NO_COLOR", None)
+        else:
+            child_env["NO_COLOR"] = "1"
+        code, text, err = self.runner.run(argv, child_env, columns, str(tmp / "stderr.txt"),
+                                          rows=rows)
+        return code, ANSI.sub("", text), err
+
+
+@pytest.fixture(scope="module")
+def pty() -> Iterator[Pty]:
+    """A :class:`Pty` for the module's tests (its driver reaped after them)."""
+    made = Pty()
+    try:
+        yield made
+    finally:
+        made.runner.close()
+
+
 def json_items(doc: Any) -> list[Any]:
     """The items of a command's json form: a list, or the list inside an envelope."""
     if isinstance(doc, list):

@@ -35,12 +35,12 @@ from tests.conventions_world import (
     json_items,
     leaves,
     output_choices,
-    run_in_pty,
 )
 
 # the fixtures, by name
 realistic = conventions_world.realistic
 world = conventions_world.world
+pty = conventions_world.pty
 
 WIDTHS = (60, 80, 120)
 
@@ -157,7 +157,7 @@ def _json(invoke, argv: list[str], env: dict[str, str]) -> Any:
 
 
 @pytest.mark.parametrize("path", sorted(READS), ids=str)
-def test_list_and_show_fit_the_terminal(realistic, invoke, path, tmp_path):
+def test_list_and_show_fit_the_terminal(realistic, invoke, pty, path, tmp_path):
     for args in READS[path]:
         argv = _argv(path, args, realistic)
         env = _env(path, realistic)
@@ -165,7 +165,7 @@ def test_list_and_show_fit_the_terminal(realistic, invoke, path, tmp_path):
         is_table = isinstance(doc, list) or path in ENVELOPES
         items = json_items(doc) if is_table else [doc]
         for columns, color in [(60, True), (80, True), (80, False), (120, True)]:
-            code, text, err = run_in_pty(argv, env, columns, tmp_path, color=color)
+            code, text, err = pty.run(argv, env, columns, tmp_path, color=color)
             where = f"{' '.join(argv)} at {columns} columns{'' if color else ' NO_COLOR'}"
             assert code == 0, (where, text, err)
             lines = text.rstrip("\n").split("\n") if text.strip() else []
@@ -188,13 +188,14 @@ WIDE = [p for p in sorted(READS) if p in TABLE_COMMANDS and "wide" in output_cho
 
 
 @pytest.mark.parametrize("path", WIDE, ids=str)
-def test_wide_keeps_every_cell_whole_on_one_line_per_row(realistic, invoke, path, tmp_path):
+def test_wide_keeps_every_cell_whole_on_one_line_per_row(realistic, invoke, pty, path,
+                                                         tmp_path):
     argv = _argv(path, READS[path][0], realistic)
     env = _env(path, realistic)
     doc = _json(invoke, argv, env)
     items = json_items(doc) if isinstance(doc, list) or path in ENVELOPES else []
     for color in (True, False):
-        code, text, err = run_in_pty([*argv, "-o", "wide"], env, 80, tmp_path, color=color)
+        code, text, err = pty.run([*argv, "-o", "wide"], env, 80, tmp_path, color=color)
         assert code == 0, (text, err)
         lines = text.rstrip("\n").split("\n") if text.strip() else []
         assert "…" not in text, text
@@ -222,10 +223,10 @@ def test_every_help_page_is_checked():
 
 
 @pytest.mark.parametrize("path", HELP_PATHS, ids=lambda p: " ".join(p) or "nodecli")
-def test_help_pages_fit_the_terminal_and_break_no_word(path, tmp_path):
+def test_help_pages_fit_the_terminal_and_break_no_word(pty, path, tmp_path):
     pages = {}
     for columns in WIDTHS:
-        code, text, err = run_in_pty([*path, "--help"], {}, columns, tmp_path)
+        code, text, err = pty.run([*path, "--help"], {}, columns, tmp_path)
         where = f"nodecli {' '.join(path)} --help at {columns} columns"
         assert code == 0 and err == "", (where, err)
         for line in text.splitlines():

@@ -25,14 +25,16 @@ REQUEST = b"GET /metrics HTTP/1.1\r\nHost: exporter\r\n\r\n"
 
 
 class Exporter:
-    """``nodecli exporter`` on a free port; the port read from its start-up line."""
+    """``nodecli [BEFORE] exporter`` on a free port; the port read from its start-up line."""
 
-    def __init__(self, home: Path, *args: str, note: Path | None = None) -> None:
+    def __init__(self, home: Path, *args: str, note: Path | None = None,
+                 before: tuple[str, ...] = ()) -> None:
         self.stopped: tuple[int, str] | None = None
         extra = {"NODECLI_HOME": str(home)}
         if note is not None:
             extra["NODECLI_TEST_SCRAPE_NOTE"] = str(note)
-        self.proc = subprocess.Popen(nodecli_cmd("exporter", "--listen", "127.0.0.1:0", *args),
+        self.proc = subprocess.Popen(nodecli_cmd(*before, "exporter", "--listen",
+                                                 "127.0.0.1:0", *args),
                                      env=subprocess_env(extra), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
         try:

@@ -34,6 +34,9 @@ def generate_with_progress(app: App, path: Path, bits: int, *, force: bool = Fal
     started = time.monotonic()
     app.term.status.show(f"generating a {bits}-bit RSA key")
     try:
+        from nodecli.node.events.checkpoint import pause_for_tests
+
+        pause_for_tests("key-generate")  # the spinner runs; no key is being made yet
         info = generate_key_pair(path, bits, force=force, state_dir=app.paths.state_dir)
     finally:
         app.term.status.clear()
