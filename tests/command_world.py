@@ -159,7 +159,10 @@ RUNS: dict[str, Run] = {
 
 
 @functools.cache
+@functools.cache
 def _rsa_key() -> Any:
+    """ak1's signing key: one for the session (a world is built for every test, and a
+    2048-bit key costs more than the rest of it; no test depends on its value)."""
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)

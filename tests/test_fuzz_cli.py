@@ -83,12 +83,22 @@ def no_waits(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(scope="module")
+def offline_ca(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from tests.scripted_server import certificates
+
+    return certificates(tmp_path_factory.mktemp("offline-ca"))[0]
+
+
 @pytest.fixture
-def offline_env(tmp_path) -> dict[str, str]:
-    """Network commands aim at a closed port: they must fail cleanly, fast."""
+def offline_env(tmp_path, offline_ca) -> dict[str, str]:
+    """Network commands aim at a closed port: they must fail cleanly, fast. (Plain HTTP:
+    no TLS is ever made; a CA of one certificate spares each client the loading of the
+    system's hundreds, most of the cost of a command that fails to connect.)"""
     return {"NODECLI_URL": "http://127.0.0.1:9", "NODECLI_USER": "admin",
             "NODECLI_PASSWORD": "pw", "NODECLI_SERVICE_URL": "http://127.0.0.1:9",
-            "NODECLI_TOKEN": "opaque-token"}
+            "NODECLI_TOKEN": "opaque-token", "NODECLI_CACERT": offline_ca,
+            "NODECLI_SERVICE_CACERT": offline_ca}
 
 
 @pytest.fixture
