@@ -153,12 +153,14 @@ def test_classic_add_prompts_twice_in_a_pty(home):
                           timeout=30)
     seen = io.StringIO()
     child.logfile_read = seen
-    child.expect("Password for usr1: ")
-    child.sendline("pass1")
-    child.expect("Repeat for confirmation: ")
-    child.sendline("pass1")
-    child.expect(pexpect.EOF)
-    child.close()
+    try:
+        child.expect("Password for usr1: ")
+        child.sendline("pass1")
+        child.expect("Repeat for confirmation: ")
+        child.sendline("pass1")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
     assert child.exitstatus == 0, seen.getvalue()
     assert "pass1" not in seen.getvalue()
     assert verify_password("pass1", _store(home).load().users["usr1"].password_hash)
@@ -170,11 +172,13 @@ def test_classic_modify_prompts_when_p_omitted_in_a_pty(home, invoke):
     child = pexpect.spawn(sys.executable, ["-m", "nodecli", "-mu", "usr1"],
                           env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",
                           timeout=30)
-    child.expect("Password for usr1: ")
-    child.sendline("new")
-    child.expect("Repeat for confirmation: ")
-    child.sendline("new")
-    child.expect(pexpect.EOF)
-    child.close()
+    try:
+        child.expect("Password for usr1: ")
+        child.sendline("new")
+        child.expect("Repeat for confirmation: ")
+        child.sendline("new")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
     assert child.exitstatus == 0
     assert verify_password("new", _store(home).load().users["usr1"].password_hash)

@@ -8,13 +8,25 @@ import sys
 import pexpect
 import pytest
 
-from tests.conftest import REPO_ROOT, subprocess_env
+from tests.conftest import REPO_ROOT, reap, subprocess_env
 
 
-def _spawn(home, *args: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "nodecli", *args],
-                         env=subprocess_env({"NODECLI_HOME": str(home), "TERM": "xterm"}),
-                         cwd=str(REPO_ROOT), encoding="utf-8", timeout=20)
+@pytest.fixture
+def spawn():
+    """``spawn(home, *args)``: nodecli in a real pty; closed after the test, whatever it
+    did."""
+    children: list[pexpect.spawn] = []
+
+    def _spawn(home, *args: str) -> pexpect.spawn:
+        children.append(pexpect.spawn(
+            sys.executable, ["-m", "nodecli", *args],
+            env=subprocess_env({"NODECLI_HOME": str(home), "TERM": "xterm"}),
+            cwd=str(REPO_ROOT), encoding="utf-8", timeout=20))
+        return children[-1]
+
+    yield _spawn
+    for child in children:
+        reap(child)
 
 
 def _finish(child: pexpect.spawn) -> int:
@@ -37,27 +49,27 @@ def two_users(invoke, home):
 
 
 @pytest.mark.parametrize("answer,code,left", [("n", 1, ["u1", "u2"]), ("y", 0, ["u2"])])
-def test_user_delete_asks(two_users, invoke, answer, code, left):
-    child = _spawn(two_users, "user", "delete", "u1")
+def test_user_delete_asks(two_users, invoke, spawn, answer, code, left):
+    child = spawn(two_users, "user", "delete", "u1")
     child.expect(r"Delete node user 'u1'\? \[y/N\]: ")
     child.sendline(answer)
     assert _finish(child) == code
     assert _users(invoke) == left
 
 
-def test_xuser_delete_force_names_the_node_users_it_deletes(two_users, invoke):
-    child = _spawn(two_users, "xuser", "delete", "x", "--force")
+def test_xuser_delete_force_names_the_node_users_it_deletes(two_users, invoke, spawn):
+    child = spawn(two_users, "xuser", "delete", "x", "--force")
     child.expect(r"Delete transfer user 'x' and its 2 node user\(s\): u1, u2\? \[y/N\]: ")
     child.sendline("")  # the default is no
     assert _finish(child) == 1
     assert _users(invoke) == ["u1", "u2"]
 
 
-def test_config_import_asks_before_replacing(two_users, invoke, tmp_path):
+def test_config_import_asks_before_replacing(two_users, invoke, spawn, tmp_path):
     backup = tmp_path / "b.json"
     assert invoke("config", "export", str(backup)).exit_code == 0
     assert invoke("user", "delete", "u2", "--yes").exit_code == 0
-    child = _spawn(two_users, "config", "import", str(backup))
+    child = spawn(two_users, "config", "import", str(backup))
     child.expect(r"Replace all 1 node user\(s\) and 1 transfer user\(s\) with the 2 and 1 "
                  r"of .*b\.json\? \[y/N\]: ")
     child.sendline("y")
