@@ -107,3 +107,18 @@ def test_a_command_loads_only_what_it_uses(family, emulator, home, tmp_path):
     unwanted = sorted(m for m in loaded if m.split(".")[0] in forbidden or any(
         m == f or m.startswith(f + ".") for f in forbidden))
     assert unwanted == [], f"{family} loaded {unwanted}"
+
+
+def test_a_cached_config_is_not_parsed_again_for_its_restrictions(home):
+    """The parse cache holds only what validated: a command reading it does not load the
+    restriction parser (as it does not check each password hash again)."""
+    from nodecli.users.passwords import hash_password
+
+    with ConfigStore(resolve_paths(home)).edit() as cfg:
+        cfg.transfer_users["xfer"] = TransferUser("xfer", ["file:////data/*"])
+        cfg.users["alice"] = NodeUser("alice", "xfer", hash_password(PASSWORD, log_n=4), [])
+    (home / "state" / "config.cache").unlink()  # (the save cached what it wrote)
+    env = subprocess_env()
+    first = _modules(["user", "list"], None, env)  # parses config.toml, fills the cache
+    assert "nodecli.users.restrictions" in first
+    assert "nodecli.users.restrictions" not in _modules(["user", "list"], None, env)
