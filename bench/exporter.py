@@ -24,8 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import child_env
-from fleet import add_profiles, nodecli, serve
+from _common import add_profiles, fleet_home, nodecli_argv, serve_nodes
 
 REQUEST = b"GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n"
 
@@ -50,28 +49,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nodecli-exporter-") as tmp:
-        home = Path(tmp) / "home"
-        from nodecli.users.passwords import hash_password
-
-        home.mkdir(mode=0o700)
-        (home / "config.toml").write_text(
-            'version = 1\n\n[transfer_users.xfer]\nrestrictions = ["file:////data/*"]\n\n'
-            '[users.admin]\ntransfer_user = "xfer"\n'
-            f'password = "{hash_password("admin-pass", log_n=4)}"\nacls = ["admin"]\n')
-        env = child_env(home)
+        home, env = fleet_home(Path(tmp))
         hung = socket.create_server(("127.0.0.1", 0), backlog=512)
-        node, ports, ca = serve(home, env, 1, 100)
+        node, ports, ca = serve_nodes(home, 1, 100)
         exporter = None
         half: list[socket.socket] = []
         try:
             add_profiles(env, ports, ca, "emu")
-            subprocess.run(nodecli("node", "add", "hung", "--url",
+            subprocess.run(nodecli_argv("node", "add", "hung", "--url",
                                    f"https://localhost:{hung.getsockname()[1]}", "--user",
-                                   "admin", "--cacert", ca, "--password-stdin"),
+                                   "admin", "--cacert", ca, "--password-stdin", "--no-check"),
                            input="admin-pass\n", env=env, check=True, text=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             exporter = subprocess.Popen(
-                nodecli("exporter", "--all-nodes", "--listen", "127.0.0.1:0",
+                nodecli_argv("exporter", "--all-nodes", "--listen", "127.0.0.1:0",
                         "--node-timeout", f"{args.node_timeout:g}"),
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             assert exporter.stderr is not None

@@ -26,52 +26,11 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import child_env
-
-PY = sys.executable
-
-
-def nodecli(*args: str) -> list[str]:
-    return [PY, "-m", "nodecli", *args]
-
-
-def serve(home: Path, env: dict[str, str], count: int, events: int) -> tuple[
-        subprocess.Popen[str], list[int], str]:
-    """One emulator process with ``count`` nodes, each holding ``events`` events."""
-    port_file = home.parent / f"ports-{count}"
-    code = (
-        "import sys, threading\n"
-        "from nodecli.config.paths import resolve_paths\n"
-        "from nodecli.emulator.app import build_server, ca_file\n"
-        "from nodecli.emulator.events import log_for\n"
-        f"paths = resolve_paths({str(home)!r})\n"
-        f"servers = [build_server(paths, persist=False).start() for _ in range({count})]\n"
-        f"for s in servers: log_for(s.state).generate({events})\n"
-        f"open({str(port_file)!r}, 'w').write(''.join(f'{{s.port}}\\n' for s in servers))\n"
-        "print(ca_file(paths), flush=True)\n"
-        "threading.Event().wait()\n")
-    proc = subprocess.Popen([PY, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    ca = proc.stdout.readline().strip()
-    ports = [int(p) for p in port_file.read_text().split()]
-    return proc, ports, ca
-
-
-def add_profiles(env: dict[str, str], ports: list[int], ca: str, prefix: str) -> list[str]:
-    names = []
-    for i, port in enumerate(ports):
-        name = f"{prefix}{i:02d}"
-        subprocess.run(nodecli("node", "add", name, "--url", f"https://localhost:{port}",
-                               "--user", "admin", "--cacert", ca, "--password-stdin"),
-                       input="admin-pass\n", env=env, check=True, text=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        names.append(name)
-    return names
+from _common import add_profiles, fleet_home, nodecli_argv, serve_nodes
 
 
 def run_all(cmds: list[list[str]], env: dict[str, str]) -> tuple[float, float]:
@@ -96,25 +55,17 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nodecli-fleet-") as tmp:
-        home = Path(tmp) / "home"
-        from nodecli.users.passwords import hash_password
-
-        home.mkdir(mode=0o700)
-        (home / "config.toml").write_text(
-            'version = 1\n\n[transfer_users.xfer]\nrestrictions = ["file:////data/*"]\n\n'
-            '[users.admin]\ntransfer_user = "xfer"\n'
-            f'password = "{hash_password("admin-pass", log_n=4)}"\nacls = ["admin"]\n')
-        env = child_env(home)
+        home, env = fleet_home(Path(tmp))
         procs = []
         try:
-            health_proc, health_ports, ca = serve(home, env, args.nodes, 20)
+            health_proc, health_ports, ca = serve_nodes(home, args.nodes, 20)
             procs.append(health_proc)
-            tail_proc, tail_ports, _ = serve(home, env, args.tail_nodes, args.events)
+            tail_proc, tail_ports, _ = serve_nodes(home, args.tail_nodes, args.events)
             procs.append(tail_proc)
             health = add_profiles(env, health_ports, ca, "h")
             tails = add_profiles(env, tail_ports, ca, "t")
-            one = nodecli("node", "health", "--node", health[0], "-o", "json")
-            many = nodecli("node", "health", "--nodes", "h*", "-o", "json")
+            one = nodecli_argv("node", "health", "--node", health[0], "-o", "json")
+            many = nodecli_argv("node", "health", "--nodes", "h*", "-o", "json")
             walls: dict[str, list[float]] = {"one": [], "many": []}
             for _ in range(args.runs):
                 walls["one"].append(run_all([one], env)[0])
@@ -129,9 +80,9 @@ def main() -> None:
             for r in range(args.runs):
                 files = Path(tmp) / f"round{r}"
                 files.mkdir()
-                merged = nodecli("events", "tail", "--nodes", "t*", "--since", "1d",
+                merged = nodecli_argv("events", "tail", "--nodes", "t*", "--since", "1d",
                                  "--to", str(files / "merged.jsonl"))
-                separate = [nodecli("events", "tail", "--node", name, "--since", "1d",
+                separate = [nodecli_argv("events", "tail", "--node", name, "--since", "1d",
                                     "--to", str(files / f"{name}.jsonl")) for name in tails]
                 w, c = run_all([merged], env)
                 merged_w.append(w)

@@ -7,10 +7,17 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import InputFile, confirm, output_option, pass_app, read_secret_stdin
-from nodecli.cli.fleet import fleet_options
+from nodecli.cli.common import (
+    CONTEXT,
+    InputFile,
+    confirm,
+    fleet_names,
+    fleet_options,
+    output_option,
+    pass_app,
+    read_secret_stdin,
+)
 from nodecli.cli.lazy import HelpGroup, lazy_completer
-from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Aborted, UsageError
 from nodecli.render import Column, sanitize
@@ -130,12 +137,13 @@ def access_key_list(app: App, output_format: str, **kwargs: Any) -> None:
       nodecli access-key list
       nodecli access-key list -o json     # the node's objects as they came
     """
-    from nodecli.cli import fleet
     from nodecli.node.access_keys import list_access_keys
 
     conn = pop_node_options(kwargs)
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:
+        from nodecli.cli import fleet
+
         keys, status = fleet.run(app, conn, names, list_access_keys)
         rows = keys if output_format in ("json", "jsonl", "csv") else \
             [{"node": k["node"], **_row(k)} for k in keys]

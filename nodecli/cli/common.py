@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import click
@@ -15,6 +15,9 @@ from nodecli.errors import UsageError
 F = TypeVar("F", bound=Callable[..., Any])
 
 pass_app = click.make_pass_decorator(App)
+
+#: the context settings of every group
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class UserPath(click.Path):
@@ -311,3 +314,38 @@ def profile_proxy_options(what: str) -> Callable[[F], F]:
                                  "password: see --proxy-password-stdin).")(f)
 
     return decorate
+
+
+def fleet_options(f: F) -> F:
+    """``--nodes GLOB`` / ``--all-nodes``: a read command over many nodes
+    (:mod:`nodecli.cli.fleet`)."""
+    f = click.option("--all-nodes", "fleet_all", is_flag=True,
+                     help="Every node profile (rows get a node column).")(f)
+    return click.option("--nodes", "fleet_glob", metavar="GLOB[,GLOB]",
+                        help="Every node profile whose name matches (e.g. 'edge-*' or "
+                             "'edge-*,core').")(f)
+
+
+def fleet_names(app: App, conn: dict[str, Any], kwargs: dict[str, Any]) -> list[str] | None:
+    """The profile names of a fleet run (None: the usual one node, which then never
+    imports the fleet code)."""
+    glob, every = kwargs.pop("fleet_glob", None), kwargs.pop("fleet_all", False)
+    if glob is None and not every:
+        return None
+    if conn.get("node") or conn.get("url"):
+        raise UsageError("give --node/--url or --nodes/--all-nodes, not both")
+    return select(app.store.load().nodes, glob, every)
+
+
+def select(profiles: Iterable[str], glob: str | None, every: bool) -> list[str]:
+    """The profile names ``--nodes GLOB[,GLOB...]`` / ``--all-nodes`` name, sorted (shell
+    globs: * ? [...], matched case-sensitively against the whole name; a profile name
+    never holds a comma)."""
+    import fnmatch
+
+    globs = [g for g in (glob or "").split(",") if g]
+    names = sorted(n for n in profiles
+                   if every or any(fnmatch.fnmatchcase(n, g) for g in globs))
+    if not names:
+        raise UsageError("no node profile matches" if glob else "no node profiles")
+    return names

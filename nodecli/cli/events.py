@@ -7,10 +7,8 @@ from typing import Any
 
 import click
 
-from nodecli.cli import fleet
 from nodecli.cli.app import App
-from nodecli.cli.common import Count, UserPath, output_option, pass_app
-from nodecli.cli.fleet import fleet_options
+from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, UsageError
@@ -91,8 +89,9 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
     flt = _filter(type_, type_glob)
     after = _since(since)
     token = pages.validate_token(iteration_token) if iteration_token is not None else None
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:  # one page of each node; json: a page document per node
+        from nodecli.cli import fleet
         if token is not None:
             raise UsageError("an iteration token belongs to one node: not with --nodes")
 
@@ -322,7 +321,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     ck_file = Path(checkpoint_file) if checkpoint_file else None
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:
         _fleet_tail(app, conn, names, opts, resume_name=resume_name, checkpoint=ck_file,
                     output_file=out_file)
@@ -356,6 +355,7 @@ def _events(n: int) -> str:
 def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
                 resume_name: str | None, checkpoint: Any, output_file: Any) -> None:
     """``events tail --nodes/--all-nodes``: one merged stream (see node.events.merged)."""
+    from nodecli.cli import fleet
     from nodecli.node.events import merged
 
     if opts.token is not None:

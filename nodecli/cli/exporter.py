@@ -21,8 +21,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import pass_app
-from nodecli.cli.fleet import fleet_options, select
+from nodecli.cli.common import fleet_options, pass_app, select
 from nodecli.errors import NodecliError, UsageError
 
 MAX_EVENT_PAGES = 10  # per node and refresh: a node with a huge backlog is read over time

@@ -1,52 +1,22 @@
 """Read commands over many nodes: ``--nodes GLOB`` / ``--all-nodes``. The nodes are
 opened here (a prompt stays on this thread), asked side by side (at most 8 at once),
 and their rows carry a ``node`` column (json: a ``node`` field). A node that fails is
-one error line and hides nothing of the others; the exit status is the worst of them."""
+one error line and hides nothing of the others; the exit status is the worst of them.
+
+The options themselves and the choice between one node and many are in
+:mod:`nodecli.cli.common` (``fleet_options``, ``fleet_names``, ``select``): a one-node run never
+imports this module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from nodecli.cli.app import App
-from nodecli.errors import NodecliError, UsageError
+from nodecli.errors import NodecliError
 from nodecli.render import Column
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def fleet_options(f: F) -> F:
-    f = click.option("--all-nodes", "fleet_all", is_flag=True,
-                     help="Every node profile (rows get a node column).")(f)
-    return click.option("--nodes", "fleet_glob", metavar="GLOB[,GLOB]",
-                        help="Every node profile whose name matches (e.g. 'edge-*' or "
-                             "'edge-*,core').")(f)
-
-
-def select(profiles: Iterable[str], glob: str | None, every: bool) -> list[str]:
-    """The profile names ``--nodes GLOB[,GLOB...]`` / ``--all-nodes`` name, sorted (shell
-    globs: * ? [...], matched case-sensitively against the whole name; a profile name
-    never holds a comma)."""
-    import fnmatch
-
-    globs = [g for g in (glob or "").split(",") if g]
-    names = sorted(n for n in profiles
-                   if every or any(fnmatch.fnmatchcase(n, g) for g in globs))
-    if not names:
-        raise UsageError("no node profile matches" if glob else "no node profiles")
-    return names
-
-
-def targets(app: App, conn: dict[str, Any], kwargs: dict[str, Any]) -> list[str] | None:
-    """The profile names of a fleet run (None: the usual one node)."""
-    glob, every = kwargs.pop("fleet_glob", None), kwargs.pop("fleet_all", False)
-    if glob is None and not every:
-        return None
-    if conn.get("node") or conn.get("url"):
-        raise UsageError("give --node/--url or --nodes/--all-nodes, not both")
-    return select(app.store.load().nodes, glob, every)
 
 
 def open_all(app: App, conn: dict[str, Any], names: list[str]) -> tuple[

@@ -7,10 +7,8 @@ from typing import Any
 
 import click
 
-from nodecli.cli import fleet
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app
-from nodecli.cli.fleet import fleet_options
+from nodecli.cli.common import fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.remote import (
     complete_node_profiles,
     node_options,
@@ -69,7 +67,7 @@ def health_cmd(app: App, warn: str | None, crit: str | None, output_format: str,
 
     conn = pop_node_options(kwargs)
     cfg = app.store.load()
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:
         targets = [(n, dict(conn, node=n)) for n in names]
     else:

@@ -6,18 +6,19 @@ from typing import Any
 
 import click
 
-from nodecli.cli import fleet
 from nodecli.cli.app import App
 from nodecli.cli.common import (
+    CONTEXT,
     InputFile,
     default_profile,
+    fleet_names,
+    fleet_options,
     output_option,
     pass_app,
     profile_proxy_options,
     proxy_password_for,
     read_secret_stdin,
 )
-from nodecli.cli.fleet import fleet_options
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import (
     complete_node_profiles,
@@ -29,9 +30,6 @@ from nodecli.render import Column
 
 complete_access_keys = lazy_completer("complete_access_keys")
 complete_users = lazy_completer("complete_users")
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
 
 # -- node ---------------------------------------------------------------------------------
 
@@ -322,8 +320,10 @@ def node_info_cmd(app: App, output_format: str, **kwargs: Any) -> None:
     from nodecli.node.info import info_document
 
     conn = pop_node_options(kwargs)
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:  # one row a node: json keeps every document whole
+        from nodecli.cli import fleet
+
         docs, status = fleet.run(app, conn, names, lambda client: [info_document(client)])
         if output_format == "json":
             app.term.json(docs)

@@ -7,9 +7,8 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import confirm, output_option, pass_app
+from nodecli.cli.common import CONTEXT, confirm, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
-from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
 from nodecli.errors import Aborted, UsageError
 from nodecli.render import Column, sanitize

@@ -7,10 +7,16 @@ from typing import Any
 
 import click
 
-from nodecli.cli import fleet
 from nodecli.cli.app import App
-from nodecli.cli.common import InputFile, UserPath, confirm, output_option, pass_app
-from nodecli.cli.fleet import fleet_options
+from nodecli.cli.common import (
+    InputFile,
+    UserPath,
+    confirm,
+    fleet_names,
+    fleet_options,
+    output_option,
+    pass_app,
+)
 from nodecli.cli.lazy import HelpGroup
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Aborted, Cancelled, Interrupted, NodecliError, TimedOut, UsageError
@@ -223,8 +229,10 @@ def transfer_list(app: App, active: bool, statuses: tuple[str, ...], since: str 
                               and t["start_time_usec"] >= after * 1e6))]
 
     conn = pop_node_options(kwargs)
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:
+        from nodecli.cli import fleet
+
         if resume_name is not None or checkpoint_file is not None:
             raise UsageError("--resume/--checkpoint follow one node: not with --nodes")
         found, status = fleet.run(app, conn, names,

@@ -221,7 +221,8 @@ class Config:
         ``validated``: ``data`` passed this validation before, by this version of nodecli
         (the parse cache holds only such tables, for the exact bytes they came from):
         the format of each password hash, most of the cost of checking tens of
-        thousands of node users, is not checked again. Everything else is."""
+        thousands of node users, and each restriction (its parser is not even loaded)
+        are not checked again. Everything else is."""
         v = _Reader(data, [])
         version = v.opt("version", int, CONFIG_VERSION)
         if version > CONFIG_VERSION or version < 1:
@@ -238,7 +239,7 @@ class Config:
             docroot = r.opt("docroot", str, None)
             if restrictions and docroot is not None:
                 raise ModelError(r.where, "has both restrictions and a docroot; keep one")
-            for i, item in enumerate(restrictions):
+            for i, item in enumerate([] if validated else restrictions):
                 err = _restriction_problem(item)
                 if err:
                     raise ModelError([*r.where, "restrictions", str(i)], err)

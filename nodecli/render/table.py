@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from nodecli.render.text import sanitize
+from nodecli.render.text import display_width, sanitize
 
 FORMATS = ("table", "json", "csv")
 STREAM_FORMATS = ("table", "json", "jsonl", "csv")
@@ -32,8 +32,6 @@ def fit_columns(rows: Sequence[dict[str, Any]], columns: Sequence[Column],
     gives way first, down to 16 columns, then the widest columns that need not stay
     whole, down to their floors. Only when every column left is whole or at its floor
     is the table wider than ``width``."""
-    from nodecli.render.text import display_width
-
     kept = list(columns)
     need = {c.key: max([display_width(c.heading),
                         *(display_width(_cell(r.get(c.key))) for r in rows)])
@@ -196,8 +194,6 @@ def render_plain_table(
 
         cells = [[clip(v, caps[c.key]) for v in column] if c.key in caps else column
                  for c, column in zip(columns, cells, strict=True)]
-    from nodecli.render.text import display_width
-
     widths = [max(map(display_width, column)) for column in cells]
     padded = [[_pad(v, w, c.justify) for v in column]
               for c, column, w in zip(columns, cells, widths, strict=True)]
@@ -205,8 +201,6 @@ def render_plain_table(
 
 
 def _pad(text: str, width: int, justify: str) -> str:
-    from nodecli.render.text import display_width
-
     fill = " " * max(width - display_width(text), 0)
     return fill + text if justify == "right" else text + fill
 
@@ -245,8 +239,6 @@ def render_rich_table(
 
 def natural_width(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> int:
     """Terminal columns of the table with every cell whole."""
-    from nodecli.render.text import display_width
-
     return sum(max([display_width(c.heading), *(display_width(_cell(r.get(c.key)))
                                                 for r in rows)]) for c in columns) + \
         GAP * max(len(columns) - 1, 0)
@@ -259,7 +251,7 @@ def render_fields(pairs: Sequence[tuple[str, Any]], out: IO[str],
     '…': one line per field, never wrapped (``-o json`` has it whole)."""
     if not pairs:
         return
-    from nodecli.render.text import clip, display_width
+    from nodecli.render.text import clip
 
     labels = [sanitize(k) for k, _ in pairs]
     label_width = max(map(display_width, labels))

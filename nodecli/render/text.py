@@ -8,6 +8,7 @@ may span lines), so a hostile server cannot drive the user's terminal. The write
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from typing import IO, Any
@@ -24,16 +25,21 @@ _FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
            "\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
            "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
 _CONTROL = "[\x00-\x08\x0a-\x1f\x7f-\x9f" + _FORMAT + "]"
-# Anything sanitize would change: without one of these, text is already safe as it is.
-_FORMAT_RE = re.compile("[" + _FORMAT + "]")
-UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f" + _FORMAT + "]")
+
+
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    """Anything sanitize would change: without one of these, text is already safe as it
+    is. Compiled on first use, as every pattern here: a command that prints no text from
+    outside never needs them."""
+    return re.compile("[\x00-\x1f\x7f-\x9f" + _FORMAT + "]")
 
 
 def sanitize(value: Any) -> str:
     """Printable text for a terminal: escape sequences removed, controls and format
     characters shown as '?'."""
     text = value if isinstance(value, str) else str(value)
-    if UNSAFE.search(text) is None:
+    if _unsafe().search(text) is None:
         return text
     text = re.sub(_ANSI, "", text)
     return re.sub(_CONTROL, "?", text.replace("\t", " "))
@@ -55,6 +61,8 @@ def is_tty(stream: IO[str] | None = None) -> bool:
 
 def display_width(text: str) -> int:
     """Terminal columns of ``text`` (wide East Asian characters count 2, combining 0)."""
+    if text.isascii():  # no ASCII character is wide or combining
+        return len(text)
     import unicodedata
 
     width = 0
@@ -73,7 +81,7 @@ def fit_line(text: str, columns: int) -> str:
     line ends with '…'. The last column stays free (some terminals wrap on it).
     """
     line = "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in text)
-    return clip(_FORMAT_RE.sub("?", line), max(columns - 1, 1))
+    return clip(re.sub("[" + _FORMAT + "]", "?", line), max(columns - 1, 1))
 
 
 def clip(text: str, width: int) -> str:
