@@ -122,6 +122,8 @@ RUNS: dict[str, Run] = {
     "permission grant": Run(("/projects", "--user", "alice", "--levels", "list,read"),
                             "bearer", changes="node"),
     "permission list": Run(("/projects",), "ak"),
+    "permission modify": Run(("/projects", "--user", "bob", "--levels", "list,read"), "ak",
+                             changes="node"),
     "permission revoke": Run(("{perm}", "--yes"), "ak", changes="node"),
     "permission show": Run(("{perm}",), "ak"),
     "service add": Run(("s{n}", "--url", "https://svc.example", "--token-stdin"),

@@ -78,7 +78,7 @@ READS: dict[str, list[list[str]]] = {
 # what they did, the same renderer as the show commands checked above.
 WRITES = {
     "access-key create", "operations resolve", "operations update", "operations watch",
-    "permission grant", "transfer modify", "transfer start", "transfer watch",
+    "permission grant", "permission modify", "transfer modify", "transfer start", "transfer watch",
     "workspaces create",
 }
 
