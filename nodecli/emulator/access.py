@@ -6,7 +6,8 @@ only POST /access_keys and says permissions endpoints exist):
 * ``GET /access_keys`` (paged: ``page``, ``per_page``, ``Link: rel="next"``),
   ``GET|PUT|DELETE /access_keys/{id}``, ``GET /access_keys/self``;
 * ``GET /files/{id}``, ``GET /files/{id}/files``;
-* ``POST|GET /permissions`` (``?file_id=ID[&inherited=false]``),
+* ``POST|GET /permissions`` (``?file_id=ID[&inherited=false]``; without ``file_id``,
+  every permission inside the caller's access key),
   ``GET|PUT|DELETE /permissions/{id}``.
 
 Who may see what is :mod:`nodecli.emulator.storage`.
@@ -273,12 +274,16 @@ def register(router: Router, state: NodeState) -> None:
     def list_permissions(req: Request) -> Reply:
         principal = _principal(req)
         file_id = req.arg("file_id")
-        if not file_id:
-            raise HttpError(400, "file_id is required")
         inherited = (req.arg("inherited") or "true").lower() != "false"
         with state.lock:
             if principal.kind == "node_user":
                 raise HttpError(403, "permissions are read with an access key or a bearer token")
+            if not file_id:  # every permission of the key's storage
+                root = key_path(state, principal)
+                perms = [p.public() for p in st.permissions.values()
+                         if root is not None and p.file_id in st.by_id
+                         and within(st.by_id[p.file_id].path, root)]
+                return Reply(200, sorted(perms, key=lambda p: int(p["id"])))
             node = _check_file(req, principal, file_id)
             ids = set(st.lineage(node.id)) if inherited else {node.id}
             perms = [p.public() for p in st.permissions.values() if p.file_id in ids]
