@@ -168,7 +168,7 @@ def _render(app: App, changes: list[Any], output_format: str, empty: str) -> Non
                    "adopted, no longer in the document) and what is there unmanaged.")
 @fleet_options
 @node_options
-@output_option(("table", "json"))
+@output_option(("table", "json"), shaping=False)
 @pass_app
 def diff_cmd(app: App, file: str, prune: bool, output_format: str, **kwargs: Any) -> None:
     """What apply would change, object by object. Exit 0: nothing; 1: something would
