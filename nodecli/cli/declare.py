@@ -48,10 +48,15 @@ def _stdin_line(what: str) -> str:
     return read_secret_stdin(what)
 
 
-def _secrets(app: App, label: str, base_dir: str) -> Any:
+def _label(client: Any) -> str:
+    return str(client.endpoint.label or client.endpoint.base_url)
+
+
+def _secrets(app: App, client: Any, base_dir: str) -> Any:
     from nodecli.declare.plan import KeySecrets
 
-    return KeySecrets(app.paths, label, os.environ, base_dir, _stdin_line)
+    return KeySecrets(app.paths, _label(client), os.environ, base_dir, _stdin_line,
+                      client.endpoint.base_url)
 
 
 def _read_document(path: str) -> Any:
@@ -113,7 +118,7 @@ def export_cmd(app: App, local: bool, from_csv: str | None, output_format: str,
         from nodecli.cli.remote import open_node_client
 
         with open_node_client(app, conn) as client:
-            secrets = _secrets(app, client.endpoint.label or client.endpoint.base_url, ".")
+            secrets = _secrets(app, client, ".")
             keys = ex.node_section(client, secrets, _opener(app), app.term.warn)
     app.term.data(doc_mod.dump(ex.document(local_part, keys), output_format), end="")
 
@@ -143,10 +148,12 @@ def _plan_for(app: App, doc: Any, conn: dict[str, Any] | None, prune: bool,
     state = None
     label = None
     if client is not None:
-        label = client.endpoint.label or client.endpoint.base_url
-        secrets = _secrets(app, label, doc.base_dir)
+        label = _label(client)
+        secrets = _secrets(app, client, doc.base_dir)
         state = plan.read_node(client, doc, secrets, _opener(app))
-        changes += plan.node_changes(doc, state, load_record(app.paths.state_dir, label),
+        # the record of a node is filed by its URL, as its keys' secrets are
+        changes += plan.node_changes(doc, state, load_record(app.paths.state_dir,
+                                                             client.endpoint.base_url),
                                      prune)
     digest = plan.digest(doc, plan.local_digest_data(doc, cfg), state, prune)
     return changes, digest, label
@@ -371,7 +378,9 @@ def _carry_out(app: App, doc: Any, changes: list[Any], client: Any,
     from nodecli.declare import execute, plan
 
     state_dir = app.paths.state_dir
-    labels = [plan.LOCAL] + ([label] if label else [])
+    # (the scope of its changes, where its record is filed)
+    labels = [(plan.LOCAL, plan.LOCAL)] + ([(label, client.endpoint.base_url)]
+                                           if label else [])
     steps: list[Any] = []
     names: list[str] = []
     local = [c for c in changes if c.scope == plan.LOCAL and c.acts]
@@ -391,7 +400,7 @@ def _carry_out(app: App, doc: Any, changes: list[Any], client: Any,
     runner = None
     node_steps = execute.node_steps(changes)
     if node_steps:
-        runner = execute.NodeRunner(client, _secrets(app, label or "", doc.base_dir),
+        runner = execute.NodeRunner(client, _secrets(app, client, doc.base_dir),
                                     _opener(app), lambda ak, secret: app.term.data(
                                         f"access key {ak}: new secret {secret} (stored; "
                                         "shown this once)"))
@@ -410,20 +419,20 @@ def _carry_out(app: App, doc: Any, changes: list[Any], client: Any,
         for n in left:
             app.term.info(f"  not done: {n}")
 
-    with execute.record_lock(state_dir, labels):
-        records = {lb: execute.load_record(state_dir, lb) for lb in labels}
-        for lb in labels:
-            records[lb] |= execute.document_objects(doc, lb) if (
-                lb == plan.LOCAL or doc.access_keys is not None) else set()
-            execute.save_record(state_dir, lb, records[lb])
+    with execute.record_lock(state_dir, [where for _, where in labels]):
+        records = {where: execute.load_record(state_dir, where) for _, where in labels}
+        for scope, where in labels:
+            records[where] |= execute.document_objects(doc, scope)
+            execute.save_record(state_dir, where, records[where])
         try:
             execute.run_steps(steps, names, report)
         finally:
             if runner is not None:
                 runner.close()
-        for lb in labels:
-            removed = execute.removed_objects([c for c in changes if c.scope == lb])
+        for scope, where in labels:
+            removed = execute.removed_objects([c for c in changes if c.scope == scope])
             if removed:
-                execute.save_record(state_dir, lb, execute.forget(records[lb], removed))
+                execute.save_record(state_dir, where, execute.forget(records[where],
+                                                                     removed))
     _render(app, [c for c in changes if c.acts], "table", empty="nothing to change")
     app.term.success(f"applied {sum(c.acts for c in changes)} change(s)")

@@ -140,18 +140,21 @@ def apply_local(doc: Document, cfg: Any, changes: list[Change], removals: bool) 
 class KeySecrets:
     """Where each access key's secret comes from: the document's reference
     (``env:NAME``, ``file:PATH``, ``stdin``: one line per key, in the document's order),
-    else the secret store (``access_key:NODE/AK``, where apply files the ones it makes)."""
+    else the secret store (``access_key:NODE_URL/AK``, where apply files the ones it
+    makes)."""
 
     def __init__(self, paths: Any, label: str, env: Any, base_dir: str,
-                 stdin_line: Callable[[str], str]) -> None:
+                 stdin_line: Callable[[str], str], node_url: str | None = None) -> None:
         self.paths, self.label, self.env, self.base_dir = paths, label, env, base_dir
         self.stdin_line = stdin_line
+        # filed by the node's URL: two profiles of one node share its keys' secrets
+        self.node_url = node_url or label
         self._cache: dict[str, str | None] = {}
 
     def store_key(self, ak: str) -> str:
         from nodecli.config.secrets import secret_key
 
-        return secret_key("access_key", f"{self.label}/{ak}")
+        return secret_key("access_key", f"{self.node_url}/{ak}")
 
     def referenced(self, ak: str, ref: str) -> str:
         if self._cache.get(ak):
