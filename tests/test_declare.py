@@ -182,6 +182,7 @@ def test_export_local_round_trips_with_hashes_only(invoke, tmp_path):
         r = invoke("export", "-o", fmt)
         assert r.exit_code == 0, r
         assert "pw-secret" not in r.stdout and "$scrypt$" in r.stdout
+        assert r.stdout.startswith("version: 1\n" if fmt == "yaml" else '{\n  "version": 1,')
         f = write(tmp_path, r.stdout, f"e.{fmt}")
         assert invoke("diff", "-f", f).exit_code == 0
     data = json.loads(invoke("export", "--local", "-o", "json").stdout)
@@ -479,3 +480,37 @@ def test_backup_of_a_restored_on_b_then_diff_b_is_clean(node, node_b, invoke, tm
     b_key = node_b.state.access_keys["ak1"]
     assert b_key.token_verification_key == node.state.access_keys["ak1"].token_verification_key
     assert b_key.configuration == {"activity_event_logging": True}
+
+
+def test_diff_table_fits_a_narrow_terminal_one_line_per_row(node, invoke, home, tmp_path):
+    from nodecli.render.text import display_width
+    from tests.conventions_world import run_in_pty
+
+    f = write(tmp_path, DOC)
+    assert invoke("apply", "-f", f).exit_code == 0
+    g = write(tmp_path, DOC.replace("[list, read]", "[list, read, write, delete, mkdir]")
+              .replace("acls: [admin]", "acls: [admin, impersonation, internal]"), "g.yaml")
+    env = {"NODECLI_HOME": str(home), "NODECLI_CACERT": node.ca_file}
+    for columns in (60, 80):
+        code, text, err = run_in_pty(["diff", "-f", g], env, columns, tmp_path)
+        assert code == 1, (text, err)
+        lines = text.rstrip("\n").split("\n")
+        assert len(lines) == 1 + 2, text  # the heading, the user and the permission
+        assert all(display_width(line) <= columns for line in lines), text
+        assert "usr1" in text and "permission" in text
+
+
+def test_a_keys_permissions_are_its_own_not_those_of_a_key_on_the_same_storage(
+        node, invoke, tmp_path):
+    node.add_access_key("theirs", "theirs-secret")
+    node.state.access_keys["theirs"].storage = {"type": "local", "path": "/data"}
+    r = invoke("permission", "grant", "/projects/alpha", "--user", "alice", "--levels", "list",
+               env={"NODECLI_URL": node.url, "NODECLI_ACCESS_KEY": "theirs",
+                    "NODECLI_PASSWORD": "theirs-secret"})
+    assert r.exit_code == 0, r
+    f = write(tmp_path, DOC)
+    assert invoke("apply", "-f", f).exit_code == 0
+    r = invoke("diff", "-f", f, "--prune", "-o", "json")
+    assert rows(r) == [("access_key", "theirs", "unmanaged")], r.stdout
+    data = json.loads(invoke("export", "--node", "emu", "-o", "json").stdout)
+    assert len(data["access_keys"]["ak1"]["permissions"]) == 2

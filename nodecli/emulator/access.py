@@ -7,7 +7,7 @@ only POST /access_keys and says permissions endpoints exist):
   ``GET|PUT|DELETE /access_keys/{id}``, ``GET /access_keys/self``;
 * ``GET /files/{id}``, ``GET /files/{id}/files``;
 * ``POST|GET /permissions`` (``?file_id=ID[&inherited=false]``; without ``file_id``,
-  every permission inside the caller's access key),
+  every permission the caller's access key set, inside its storage),
   ``GET|PUT|DELETE /permissions/{id}``.
 
 Who may see what is :mod:`nodecli.emulator.storage`.
@@ -266,7 +266,8 @@ def register(router: Router, state: NodeState) -> None:
         with state.lock:
             node = _check_file(req, principal, body["file_id"])
             perm = Permission(str(next(st.perm_ids)), node.id, body["access_type"],
-                              body["access_id"], list(body["access_levels"]), body.get("tags"))
+                              body["access_id"], list(body["access_levels"]), body.get("tags"),
+                              principal.access_key)
             st.permissions[perm.id] = perm
         _log(state, principal, ["permission.created"], perm.public(), node.path)
         return Reply(201, perm.public())
@@ -278,10 +279,11 @@ def register(router: Router, state: NodeState) -> None:
         with state.lock:
             if principal.kind == "node_user":
                 raise HttpError(403, "permissions are read with an access key or a bearer token")
-            if not file_id:  # every permission of the key's storage
+            if not file_id:  # every permission the key set, in its storage
                 root = key_path(state, principal)
                 perms = [p.public() for p in st.permissions.values()
                          if root is not None and p.file_id in st.by_id
+                         and p.access_key in (None, principal.access_key)
                          and within(st.by_id[p.file_id].path, root)]
                 return Reply(200, sorted(perms, key=lambda p: int(p["id"])))
             node = _check_file(req, principal, file_id)
