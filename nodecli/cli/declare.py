@@ -82,7 +82,10 @@ def _read_document(path: str) -> Any:
               help="Turn a csv of node users (columns name, transfer_user, "
                    "password_hash, acls) into a document instead.")
 @node_options
-@output_option(("yaml", "json"), default="yaml", shaping=False)
+@click.option("-o", "--output", "output_format", type=click.Choice(["yaml", "json"]),
+              default="yaml", show_default=True,
+              help="The document as YAML or JSON (the default -o of other commands does "
+                   "not apply: a document is always one of these).")
 @pass_app
 def export_cmd(app: App, local: bool, from_csv: str | None, output_format: str,
                **kwargs: Any) -> None:
