@@ -83,9 +83,9 @@ def _read_document(path: str) -> Any:
                    "password_hash, acls) into a document instead.")
 @node_options
 @click.option("-o", "--output", "output_format", type=click.Choice(["yaml", "json"]),
-              default="yaml", show_default=True,
-              help="The document as YAML or JSON (the default -o of other commands does "
-                   "not apply: a document is always one of these).")
+              default="yaml",
+              help="Output format: yaml, json [default: yaml; NODECLI_OUTPUT does not "
+                   "apply: a document is always one of these].")
 @pass_app
 def export_cmd(app: App, local: bool, from_csv: str | None, output_format: str,
                **kwargs: Any) -> None:
