@@ -295,3 +295,13 @@ def test_run_steps_reports_what_was_done_and_not():
     with pytest.raises(RemoteError):
         execute.run_steps(steps, ["a", "b", "c"], lambda d, n: said.append((d, n)))
     assert ran == [1] and said == [(["a"], ["b", "c"])]
+
+
+def test_json_documents_take_the_fast_path_and_still_name_the_line():
+    text = '{\n  "version": 1,\n  "node_users": {\n    "u": {"transfer_user": "x"}\n  }\n}\n'
+    assert parse(text).node_users == {"u": {"transfer_user": "x"}}
+    bad = text.replace('"transfer_user": "x"', '"transfer_user": "x", "mail": 1')
+    assert refused(bad).startswith("d.yaml:4: node_users.u.mail: unknown field")
+    twice = text.replace('"version": 1,', '"version": 1, "version": 1,')
+    assert refused(twice).startswith("d.yaml:2: version: given twice")
+    assert refused('{\n  "version": 1,\n}\n').startswith("d.yaml:3: not JSON")
