@@ -305,3 +305,79 @@ def test_json_documents_take_the_fast_path_and_still_name_the_line():
     twice = text.replace('"version": 1,', '"version": 1, "version": 1,')
     assert refused(twice).startswith("d.yaml:2: version: given twice")
     assert refused('{\n  "version": 1,\n}\n').startswith("d.yaml:3: not JSON")
+
+
+AK = "version: 1\naccess_keys:\n  ak:\n    storage: {path: /d}\n"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("version: 1\naccess_keys: [a]\n", "d.yaml:2: access_keys: must be a mapping (name: "
+                                        "value), not a list"),
+    ("version: 1\naccess_keys:\n  ak: [1]\n", "d.yaml:3: access_keys.ak: must be a mapping"),
+    ("version: 1\naccess_keys:\n  ak: {storage: x}\n",
+     "d.yaml:3: access_keys.ak.storage: must be a mapping (name: value), not text"),
+    ("version: 1\naccess_keys:\n  ak: {storage: {type: local}}\n",
+     "d.yaml:3: access_keys.ak.storage.path: must be an absolute path, not nothing"),
+    ("version: 1\naccess_keys:\n  ak: {storage: {path: /d}, key: 1}\n",
+     "d.yaml:3: access_keys.ak.key: unknown field (known: storage, configuration, "
+     "verification_key, secret, permissions)"),
+    ("version: 1\ntransfer_users: [x]\n", "d.yaml:2: transfer_users: must be a mapping"),
+    ("version: 1\ntransfer_users:\n  x: [1]\n", "d.yaml:3: transfer_users.x: must be a mapping"),
+    ("version: 1\ntransfer_users:\n  x: {dir: /}\n",
+     "d.yaml:3: transfer_users.x.dir: unknown field (known: restrictions, docroot)"),
+    ("version: 1\ntransfer_users:\n  'a b': {}\n", "d.yaml:3: transfer_users.a b: invalid "
+                                                   "transfer user name"),
+    ("version: 1\ntransfer_users:\n  x:\n    restrictions: ['nope://*']\n",
+     "d.yaml:4: transfer_users.x.restrictions[0]: "),
+    ("version: 1\nnode_users:\n  u: {transfer_user: x, mail: 1}\n",
+     "d.yaml:3: node_users.u.mail: unknown field (known: transfer_user, password, acls)"),
+    ("version: 1\nnode_users:\n  u: {transfer_user: x, password: 5}\n",
+     "d.yaml:3: node_users.u.password: must be a password hash"),
+    (AK + "    verification_key: x\n", "d.yaml:5: access_keys.ak.verification_key: must be a "
+                                        "mapping"),
+    (AK + "    verification_key: {key: x}\n",
+     "d.yaml:5: access_keys.ak.verification_key.key: unknown field (known: file, "
+     "fingerprint, pem)"),
+    (AK + "    verification_key: {file: ''}\n",
+     "d.yaml:5: access_keys.ak.verification_key.file: must be text, not empty"),
+    (AK + "    verification_key: {pem: 5}\n",
+     "d.yaml:5: access_keys.ak.verification_key.pem: must be a PEM public key"),
+    (AK + "    verification_key: {pem: '-----begin public key-----'}\n",
+     "d.yaml:5: access_keys.ak.verification_key.pem: must be a PEM public key"),
+    (AK + "    permissions:\n      - 5\n",
+     "d.yaml:6: access_keys.ak.permissions[0]: must be a mapping"),
+    (AK + "    permissions:\n      - {path: /, user: u, levels: [read], who: x}\n",
+     "d.yaml:6: access_keys.ak.permissions[0].who: unknown field (known: path, user, group, "
+     "levels)"),
+    (AK + "    permissions:\n      - {user: u, levels: [read]}\n",
+     "d.yaml:6: access_keys.ak.permissions[0].path: must be a path, not nothing"),
+    (AK + "    permissions:\n      - {path: /, user: u, levels: [read, writ]}\n",
+     "d.yaml:6: access_keys.ak.permissions[0].levels[1]: unknown level 'writ' (levels: "
+     "list, read, write, delete, mkdir, rename, preview)"),
+    (AK + "    secret: 5\n", "d.yaml:5: access_keys.ak.secret: must be a reference "
+                              "(env:NAME, file:PATH or stdin), not a number"),
+    (AK + "    secret: STDIN\n", "d.yaml:5: access_keys.ak.secret: a secret is never written "
+                                  "here: give env:NAME, file:PATH or stdin (or leave it out: "
+                                  "a new one is made and stored)"),
+    (AK + "    secret: 'env:'\n", "d.yaml:5: access_keys.ak.secret: a secret is never"),
+    (AK + "    secret: 'env:a-b'\n", "d.yaml:5: access_keys.ak.secret: not a variable name: "
+                                      "'a-b'"),
+    (AK + "    secret: 'FILE:x'\n", "d.yaml:5: access_keys.ak.secret: a secret is never"),
+])
+def test_more_refusals_name_their_place(text, message):
+    assert refused(text).startswith(message), refused(text)
+
+
+@pytest.mark.parametrize("ref", ["stdin", "env:A", "env:lower_1", "env:_X9", "file:x",
+                                 "file:/abs/path"])
+def test_secret_references_that_are_taken(ref):
+    assert parse(AK + f"    secret: '{ref}'\n").access_keys["ak"].secret == ref
+
+
+def test_verification_keys_by_each_form():
+    pem = "-----BEGIN PUBLIC KEY-----\nMII\n-----END PUBLIC KEY-----\n"
+    for form, value in (("file", "k.pem"), ("fingerprint", "SHA256:x"), ("pem", pem)):
+        quoted = value.replace("\n", "\\n")  # a YAML double-quoted string
+        doc = parse(AK + f'    verification_key: {{{form}: "{quoted}"}}\n')
+        assert doc.access_keys["ak"].verification_key == (form, value)
+        assert document.key_dict(doc.access_keys["ak"])["verification_key"] == {form: value}
