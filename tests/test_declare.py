@@ -422,14 +422,14 @@ def test_scale_users_and_permissions_in_one_process(node, invoke, tmp_path, seen
     users = "".join(f"  u{i}: {{transfer_user: aspera, password: '{h}'}}\n"
                     for i in range(1000))
     perms = "".join(f"      - {{path: /p{i % 50}, user: user{i}, levels: [read]}}\n"
-                    for i in range(200))
+                    for i in range(100))
     text = ("version: 1\ntransfer_users:\n  aspera: {docroot: /data}\nnode_users:\n" + users +
             "access_keys:\n  ak1:\n    storage: {path: /data}\n    permissions:\n" + perms)
     f = write(tmp_path, text)
     r = invoke("apply", "-f", f)
     assert r.exit_code == 0, r
-    assert requests(seen) == ["POST /access_keys"] + ["POST /permissions"] * 200
-    assert len(perms_of(node)) == 200
+    assert requests(seen) == ["POST /access_keys"] + ["POST /permissions"] * 100
+    assert len(perms_of(node)) == 100
     seen.clear()
     assert invoke("diff", "-f", f).exit_code == 0
     # one permission changed: exactly one request
