@@ -328,7 +328,8 @@ AK = "version: 1\naccess_keys:\n  ak:\n    storage: {path: /d}\n"
     ("version: 1\ntransfer_users:\n  'a b': {}\n", "d.yaml:3: transfer_users.a b: invalid "
                                                    "transfer user name"),
     ("version: 1\ntransfer_users:\n  x:\n    restrictions: ['nope://*']\n",
-     "d.yaml:4: transfer_users.x.restrictions[0]: "),
+     "d.yaml:4: transfer_users.x.restrictions[0]: invalid restriction 'nope://*': unknown "
+     "storage scheme 'nope'"),
     ("version: 1\nnode_users:\n  u: {transfer_user: x, mail: 1}\n",
      "d.yaml:3: node_users.u.mail: unknown field (known: transfer_user, password, acls)"),
     ("version: 1\nnode_users:\n  u: {transfer_user: x, password: 5}\n",
@@ -354,6 +355,17 @@ AK = "version: 1\naccess_keys:\n  ak:\n    storage: {path: /d}\n"
     (AK + "    permissions:\n      - {path: /, user: u, levels: [read, writ]}\n",
      "d.yaml:6: access_keys.ak.permissions[0].levels[1]: unknown level 'writ' (levels: "
      "list, read, write, delete, mkdir, rename, preview)"),
+    ("version: 1\ntransfer_users:\n  x: {restrictions: ['s3://*'], docroot: /d}\n",
+     "d.yaml:3: transfer_users.x: restrictions or a docroot, not both"),
+    ("version: 1\ntransfer_users:\n  x: {docroot: 5}\n",
+     "d.yaml:3: transfer_users.x.docroot: must be text, not a number"),
+    (AK + "    permissions:\n      - {path: /, user: true, levels: [read]}\n",
+     "d.yaml:6: access_keys.ak.permissions[0].user: must be text, not true/false"),
+    (AK + "    permissions:\n      - {path: /, group: \"g\\x01\", levels: [read]}\n",
+     "d.yaml:6: access_keys.ak.permissions[0].group: control characters are not allowed"),
+    (AK + "    permissions:\n      - {path: /a, user: u, levels: [read]}\n"
+          "      - {path: /a, user: u, levels: [list]}\n",
+     "d.yaml:7: access_keys.ak.permissions[1]: a second permission for user u on /a"),
     (AK + "    secret: 5\n", "d.yaml:5: access_keys.ak.secret: must be a reference "
                               "(env:NAME, file:PATH or stdin), not a number"),
     (AK + "    secret: STDIN\n", "d.yaml:5: access_keys.ak.secret: a secret is never written "
