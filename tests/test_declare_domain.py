@@ -366,6 +366,8 @@ AK = "version: 1\naccess_keys:\n  ak:\n    storage: {path: /d}\n"
     (AK + "    permissions:\n      - {path: /a, user: u, levels: [read]}\n"
           "      - {path: /a, user: u, levels: [list]}\n",
      "d.yaml:7: access_keys.ak.permissions[1]: a second permission for user u on /a"),
+    (AK + "    configuration: [1]\n",
+     "d.yaml:5: access_keys.ak.configuration: must be a mapping (name: value), not a list"),
     (AK + "    secret: 5\n", "d.yaml:5: access_keys.ak.secret: must be a reference "
                               "(env:NAME, file:PATH or stdin), not a number"),
     (AK + "    secret: STDIN\n", "d.yaml:5: access_keys.ak.secret: a secret is never written "
