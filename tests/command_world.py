@@ -83,6 +83,9 @@ RUNS: dict[str, Run] = {
                                            changes="node"),
     "access-key show": Run(("ak1",), "node"),
     "api": Run(("/info",), "node"),
+    "apply": Run(("-f", "{tmp}/declare.yaml", "--yes"), "node", changes="node"),
+    "diff": Run(("-f", "{tmp}/declare-same.yaml"), "node"),
+    "export": Run((), "node"),
     "completion": Run(("bash",)),
     "config check": Run(()),
     "config export": Run(("{tmp}/export-{n}.json",), changes="files"),
@@ -122,6 +125,8 @@ RUNS: dict[str, Run] = {
     "permission grant": Run(("/projects", "--user", "alice", "--levels", "list,read"),
                             "bearer", changes="node"),
     "permission list": Run(("/projects",), "ak"),
+    "permission modify": Run(("/projects", "--user", "bob", "--levels", "list,read"), "ak",
+                             changes="node"),
     "permission revoke": Run(("{perm}", "--yes"), "ak", changes="node"),
     "permission show": Run(("{perm}",), "ak"),
     "service add": Run(("s{n}", "--url", "https://svc.example", "--token-stdin"),
@@ -235,6 +240,16 @@ class World:
                "-o", "json", env=self.env("bearer"))
         self.perm = json.loads(r.stdout)["id"]
         ok("config", "export", str(tmp / "import.json"))
+        # documents of export/diff/apply: one that changes the world, one it matches
+        (tmp / "ak1.secret").write_text("ak1-secret\n")
+        (tmp / "declare.yaml").write_text(
+            "version: 1\ntransfer_users:\n  declared: {docroot: /srv/declared}\n"
+            "access_keys:\n  ak1:\n    storage: {type: local, path: /data}\n"
+            "    secret: file:ak1.secret\n    permissions:\n"
+            "      - {path: /projects, user: bob, levels: [list, read]}\n"
+            "  AKdeclared:\n    storage: {type: local, path: /data/projects}\n")
+        (tmp / "declare-same.yaml").write_text(
+            "version: 1\ntransfer_users:\n  aspera: {restrictions: ['file:////data/*']}\n")
         # a .bak for config restore
         ok("xuser", "set", "spare", "--docroot", "/srv2")
 

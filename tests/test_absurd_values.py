@@ -208,6 +208,7 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
     ("operations", "watch"): [["1", "--workspace", "1", "--interval", "0.01"]],
     ("permission", "grant"): [["--file-id", "1", "--user", "u", "--levels", "read"]],
     ("permission", "list"): [["--file-id", "1"], ["--file-id", "1", "-o", "csv"]],
+    ("permission", "modify"): [["1", "--levels", "read"]],
     ("permission", "revoke"): [["1", "--yes"]],
     ("permission", "show"): [["1"], ["1", "-o", "json"]],
     ("transfer", "cancel"): [["1", "--yes"]],

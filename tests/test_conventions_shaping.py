@@ -25,6 +25,9 @@ from tests.command_world import LEAVES, RUNS, World, formats_of, options_of
 
 # the commands with -o json that do not shape, and why (anything else must)
 NOT_SHAPED = {
+    "diff": "exits 1 whenever it lists something (as kubectl diff): its json rows as they "
+            "are",
+    "export": "its output is the document itself (yaml or json), read back by diff/apply",
     "events tail": "a stream that never ends: -o jsonl lines go to jq as they come",
     "node health": "-o nagios and -o prometheus are its contract; -o json is the checks",
     "workspaces create": "its --field KEY=VALUE is a property of the body it sends",

@@ -29,6 +29,7 @@ group ids holds a permission. Log in with an access key
   nodecli permission grant /projects/alpha --user alice --levels list,read
   nodecli permission grant /projects --group eng --levels list
   nodecli permission list /projects/alpha
+  nodecli permission modify /projects/alpha --user alice --levels list,read,write
   nodecli permission revoke /projects/alpha --user alice
   nodecli permission show 3
 """)
@@ -120,6 +121,59 @@ def permission_grant(app: App, path: str | None, file_id: str | None, user: str 
         return
     app.term.success(f"granted {','.join(level_list)} to {access_type} {sanitize(access_id)} "
                      f"on file {sanitize(fid)} (permission {sanitize(perm.get('id'))})")
+
+
+@permission.command("modify", context_settings=CONTEXT)
+@click.argument("target", metavar="PERMISSION_ID|PATH")
+@click.option("--user", metavar="ID", help="With PATH: this user's permission.")
+@click.option("--group", metavar="ID", help="With PATH: this group's permission.")
+@click.option("--levels", required=True, metavar="LIST",
+              help="The new levels, comma-separated: list, read, write, delete, mkdir, "
+                   "rename, preview.")
+@access_options
+@output_option(("table", "json"))
+@pass_app
+def permission_modify(app: App, target: str, user: str | None, group: str | None,
+                      levels: str, output_format: str, **kwargs: Any) -> None:
+    """Change the levels of a permission in place (PUT /permissions/ID): by id, or by
+    PATH and the user or group that holds it (the file's own permission, not one
+    inherited from a folder above).
+
+    \b
+      nodecli permission modify /projects/alpha --user alice --levels list,read,write
+      nodecli permission modify 3 --levels list
+    """
+    from nodecli.node.permissions import (
+        check_id,
+        file_id_for,
+        modify,
+        own_permission,
+        parse_levels,
+        split_path,
+    )
+
+    level_list = parse_levels(levels)
+    by_path = target.startswith("/")
+    if by_path:
+        split_path(target)
+        access_type, access_id = _who(user, group)
+        check_id(access_id, f"--{access_type}")
+    else:
+        if user is not None or group is not None:
+            raise UsageError("--user/--group go with a PATH, not a permission id")
+        check_id(target, "permission id")
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        if by_path:
+            fid = file_id_for(client, target, None)
+            perm_id = str(own_permission(client, fid, access_type, access_id).get("id"))
+        else:
+            perm_id = target
+        perm = modify(client, perm_id, level_list)
+    if output_format == "json":
+        app.term.json(perm)
+        return
+    app.term.success(f"permission {sanitize(perm_id)} now grants {','.join(level_list)}")
 
 
 @permission.command("revoke", context_settings=CONTEXT)

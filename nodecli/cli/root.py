@@ -32,6 +32,12 @@ SUBCOMMANDS = {
                    "List, watch and resolve long-running operations."),
     "workspaces": ("nodecli.cli.workspaces:workspaces", "Create workspaces (202 + operation)."),
     "api": ("nodecli.cli.api:api", "Any request to a node or service, with its credentials."),
+    "export": ("nodecli.cli.declare:export_cmd",
+               "Write the document of what is: local users, a node's keys and permissions."),
+    "diff": ("nodecli.cli.declare:diff_cmd",
+             "What apply -f FILE would change (exit 0 none, 1 some, 2+ error)."),
+    "apply": ("nodecli.cli.declare:apply_cmd",
+              "Make the local users and a node hold what a document says."),
     "exporter": ("nodecli.cli.exporter:exporter",
                  "Serve Prometheus metrics about node profiles."),
 }

@@ -6,7 +6,8 @@ only POST /access_keys and says permissions endpoints exist):
 * ``GET /access_keys`` (paged: ``page``, ``per_page``, ``Link: rel="next"``),
   ``GET|PUT|DELETE /access_keys/{id}``, ``GET /access_keys/self``;
 * ``GET /files/{id}``, ``GET /files/{id}/files``;
-* ``POST|GET /permissions`` (``?file_id=ID[&inherited=false]``),
+* ``POST|GET /permissions`` (``?file_id=ID[&inherited=false]``; without ``file_id``,
+  every permission the caller's access key set, inside its storage),
   ``GET|PUT|DELETE /permissions/{id}``.
 
 Who may see what is :mod:`nodecli.emulator.storage`.
@@ -265,7 +266,8 @@ def register(router: Router, state: NodeState) -> None:
         with state.lock:
             node = _check_file(req, principal, body["file_id"])
             perm = Permission(str(next(st.perm_ids)), node.id, body["access_type"],
-                              body["access_id"], list(body["access_levels"]), body.get("tags"))
+                              body["access_id"], list(body["access_levels"]), body.get("tags"),
+                              principal.access_key)
             st.permissions[perm.id] = perm
         _log(state, principal, ["permission.created"], perm.public(), node.path)
         return Reply(201, perm.public())
@@ -273,12 +275,17 @@ def register(router: Router, state: NodeState) -> None:
     def list_permissions(req: Request) -> Reply:
         principal = _principal(req)
         file_id = req.arg("file_id")
-        if not file_id:
-            raise HttpError(400, "file_id is required")
         inherited = (req.arg("inherited") or "true").lower() != "false"
         with state.lock:
             if principal.kind == "node_user":
                 raise HttpError(403, "permissions are read with an access key or a bearer token")
+            if not file_id:  # every permission the key set, in its storage
+                root = key_path(state, principal)
+                perms = [p.public() for p in st.permissions.values()
+                         if root is not None and p.file_id in st.by_id
+                         and p.access_key in (None, principal.access_key)
+                         and within(st.by_id[p.file_id].path, root)]
+                return Reply(200, sorted(perms, key=lambda p: int(p["id"])))
             node = _check_file(req, principal, file_id)
             ids = set(st.lineage(node.id)) if inherited else {node.id}
             perms = [p.public() for p in st.permissions.values() if p.file_id in ids]

@@ -124,6 +124,11 @@ def register(router: Router, state: NodeState) -> None:
         for key in ("id", "secret"):
             if key in body and not (isinstance(body[key], str) and body[key]):
                 raise HttpError(400, f"{key} must be a non-empty string")
+        if not isinstance(body.get("configuration", {}), dict):
+            raise HttpError(400, "configuration must be an object")
+        pem = body.get("token_verification_key")
+        if pem is not None and not (isinstance(pem, str) and "BEGIN PUBLIC KEY" in pem):
+            raise HttpError(400, "token_verification_key must be a PEM public key")
         xuser = state.transfer_user_of(principal.name)
         if xuser is None or not xuser.restrictions:
             raise HttpError(

@@ -208,7 +208,10 @@ class NodeState:
                 raise HttpError(409, f"access key {ak_id!r} already exists")
             secret = body.get("secret")
             ak = AccessKey(ak_id, secret_digest(secret) if secret else None,
-                           body["storage"], owner)
+                           body["storage"], owner,
+                           configuration=dict(body.get("configuration") or {}))
+            if body.get("token_verification_key"):
+                ak.token_verification_key = body["token_verification_key"]
             self.access_keys[ak_id] = ak
             self.save_access_keys()
             return ak

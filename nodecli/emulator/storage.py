@@ -52,6 +52,8 @@ class Permission:
     access_id: str
     access_levels: list[str]
     tags: Any = None
+    # the access key that set it: a key lists its own (GET /permissions without file_id)
+    access_key: str | None = None
 
     def public(self) -> dict[str, Any]:
         return {"id": self.id, "file_id": self.file_id, "access_type": self.access_type,

@@ -223,8 +223,10 @@ STORAGE_TYPES = ("local",)
 
 
 def create_access_key(client: Any, storage_type: str, path: str, id: str | None = None,
-                      secret: str | None = None) -> dict[str, Any]:
-    """POST /access_keys; return the node's answer (without the secret).
+                      secret: str | None = None,
+                      extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """POST /access_keys; return the node's answer (without the secret). ``extra``:
+    more properties of the new key (``configuration``, ``token_verification_key``).
 
     409 (the id exists) becomes a ConflictError that says so and how to proceed.
     """
@@ -235,7 +237,7 @@ def create_access_key(client: Any, storage_type: str, path: str, id: str | None 
         raise UsageError(f"--path must be absolute (start with /), not {path!r}")
     if id is not None and not AK_ID_RE.match(id):
         raise UsageError(f"invalid access key id {id!r}: use letters, digits and . _ @ + -")
-    body: dict[str, Any] = {"storage": {"type": storage_type, "path": path}}
+    body: dict[str, Any] = {**(extra or {}), "storage": {"type": storage_type, "path": path}}
     if id:
         body["id"] = id
     if secret:

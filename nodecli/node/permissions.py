@@ -161,6 +161,26 @@ def revoke(client: Client, perm_id: str) -> None:
                    expect=(200, 204))
 
 
+def modify(client: Client, perm_id: str, levels: list[str]) -> dict[str, Any]:
+    """PUT /permissions/{id} with the new access levels (the rest of it stays)."""
+    path = f"/permissions/{quote(check_id(perm_id, 'permission id'), safe='')}"
+    data = client.json("PUT", path, json_body={"access_levels": list(levels)},
+                       expect=(200, 204))
+    return data if isinstance(data, dict) else {"id": perm_id, "access_levels": list(levels)}
+
+
+def own_permission(client: Client, file_id: str, access_type: str,
+                   access_id: str) -> dict[str, Any]:
+    """The file's own permission for that user or group (exit 5 when it has none)."""
+    mine = [p for p in list_permissions(client, file_id, inherited=False)
+            if p.get("access_type") == access_type and str(p.get("access_id")) == access_id
+            and str(p.get("file_id", file_id)) == file_id]
+    if not mine:
+        raise NotFoundError(f"no permission for {access_type} {access_id!r} on that file",
+                            hint="grant one with 'nodecli permission grant'")
+    return mine[0]
+
+
 def revoke_for(client: Client, file_id: str, access_type: str, access_id: str) -> list[str]:
     """Delete the file's own permissions for that user or group; their ids."""
     mine = [p for p in list_permissions(client, file_id, inherited=False)

@@ -1,0 +1,1 @@
+"""Declare it once: the desired-state document, diff, plan and apply (export/diff/apply)."""
