@@ -228,11 +228,11 @@ def _render_decision(app: App, decision: Any, path: str, explain: bool, output_f
         app.term.json(body)
     else:
         app.term.data(answer)
-        app.term.data(f"  {sanitize(decision.summary)}")
+        app.term.fields([("why", decision.summary)])
         if explain:
             for i, step in enumerate(decision.steps, 1):
-                app.term.data(f"  {i:>3}. {step.rule:<10} {step.verdict:<7} "
-                              f"{sanitize(step.detail)}")
+                _line(app, f"  {i:>3}. {step.rule:<10} {step.verdict:<7} "
+                           f"{sanitize(step.detail)}")
         if report is not None:
             _render_report(app, report)
     if report is not None and report[1]:
@@ -475,4 +475,12 @@ def _tree(app: App, rows: list[dict[str, Any]]) -> None:
         depth = 0 if path == "/" else path.count("/")
         name = "/" if path == "/" else path.rsplit("/", 1)[-1]
         levels = ",".join(row["levels"]) or "(on the way)"
-        app.term.data(f"{'  ' * depth}{sanitize(name)}  {levels}")
+        _line(app, f"{'  ' * depth}{sanitize(name)}  {levels}")
+
+
+def _line(app: App, text: str) -> None:
+    """One line of a tree or an explanation: cut with '…' to a terminal's width."""
+    from nodecli.render.text import clip
+
+    width = app.term.width
+    app.term.data(clip(text, width) if width else text)

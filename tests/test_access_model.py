@@ -1,0 +1,242 @@
+"""The access model on its own (nodecli.node.access_model): its invariants under
+hypothesis, and its boundaries one by one."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodecli.node.access_model import (
+    BYPASS,
+    GRANTED,
+    LEVEL_NOT_HELD,
+    LEVELS,
+    NO_PERMISSION,
+    OUTSIDE,
+    SCOPE,
+    Model,
+    Perm,
+    Rules,
+    Subject,
+    ancestors,
+    join,
+    node_user_decision,
+    norm,
+    relative,
+    user_scope,
+    within,
+)
+
+NAMES = ["a", "b", "fin", "finance", "x y"]
+USERS = ["u1", "u2", "u3"]
+GROUPS = ["g1", "g2"]
+
+paths = st.lists(st.sampled_from(NAMES), max_size=4).map(lambda p: norm("/".join(p)))
+levels = st.lists(st.sampled_from(LEVELS), max_size=4, unique=True).map(tuple)
+
+
+@st.composite
+def perms(draw):
+    out = []
+    for i in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["user", "group"]))
+        who = draw(st.sampled_from(USERS if kind == "user" else GROUPS))
+        path = draw(st.one_of(paths, st.none()))
+        out.append(Perm(str(i + 1), path, kind, who, draw(levels), str(100 + i)))
+    return out
+
+
+@st.composite
+def worlds(draw):
+    rules = Rules(draw(st.booleans()), draw(st.booleans()), draw(st.booleans()))
+    model = Model("ak", draw(paths), draw(perms()), rules)
+    subject = Subject(draw(st.sampled_from(USERS)),
+                      tuple(draw(st.lists(st.sampled_from(GROUPS), unique=True))),
+                      user_scope("ak", draw(st.sampled_from(["user", "user", "admin"]))))
+    return model, subject
+
+
+def _user(name="u1", groups=(), role="user") -> Subject:
+    return Subject(name, tuple(groups), user_scope("ak", role))
+
+
+# -- invariants -----------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(worlds(), paths, st.sampled_from(NAMES), st.sampled_from(LEVELS))
+def test_inheritance_is_monotone_down_the_tree(world, path, child, level):
+    model, subject = world
+    below = join(path, child)
+    up, down = model.decide(subject, level, path), model.decide(subject, level, below)
+    if up.allowed and up.reason != OUTSIDE:
+        assert down.allowed, (up, down)
+    if within(path, model.root):
+        assert model.levels_at(subject, below) >= model.levels_at(subject, path)
+        if model.listable(subject, path):
+            assert model.visible(subject, below)
+
+
+@settings(max_examples=60, deadline=None)
+@given(worlds(), paths, st.sampled_from(LEVELS))
+def test_who_can_and_can_i_agree(world, path, level):
+    model, subject = world
+    decision = model.decide(subject, level, path)
+    holders = model.who_can(path, level)
+    mine = [h for h in holders if subject.holds(h.perm)]
+    if decision.reason in (OUTSIDE, SCOPE, BYPASS):
+        return
+    assert decision.allowed == bool(mine), (decision, holders)
+    assert set(decision.because) == {h.perm for h in mine}
+    # and every holder who-can names is a yes for that holder
+    for h in holders:
+        who = Subject(h.holder_id, (), subject.scope) if h.holder_type == "user" else \
+            Subject("nobody-else", (h.holder_id,), subject.scope)
+        assert model.decide(who, level, path).allowed
+
+
+@settings(max_examples=60, deadline=None)
+@given(worlds(), paths)
+def test_what_can_agrees_with_can_i_and_visibility(world, path):
+    model, subject = world
+    known = [p for a in ancestors(path) for p in (a, join(a, "a"))]
+    sights = {s.path: s for s in model.what_can(subject, known)}
+    for p in {norm(k) for k in known}:
+        assert (p in sights) == model.visible(subject, p)
+        if p in sights:
+            for level in LEVELS:
+                assert (level in sights[p].levels) == model.decide(subject, level, p).allowed
+            assert sights[p].traverse_only == (not model.bypass(subject)
+                                               and not model.applicable(subject, p))
+
+
+@settings(max_examples=60, deadline=None)
+@given(worlds(), paths, st.sampled_from(LEVELS))
+def test_explain_considers_every_permission_once_after_storage_and_scope(world, path, level):
+    model, subject = world
+    d = model.decide(subject, level, path)
+    assert d.steps[0].rule == "storage"
+    if d.reason == OUTSIDE:
+        assert len(d.steps) == 1 and not d.allowed
+        return
+    assert d.steps[1].rule == "scope"
+    considered = [s.perm for s in d.steps if s.rule == "permission"]
+    if d.reason in (SCOPE, BYPASS):
+        assert considered == []
+    else:
+        assert sorted(p.id for p in considered) == sorted(p.id for p in model.perms)
+
+
+@settings(max_examples=60, deadline=None)
+@given(worlds(), paths, st.sampled_from(LEVELS))
+def test_nothing_outside_the_storage_and_admin_reaches_everything_inside(world, path, level):
+    model, subject = world
+    d = model.decide(subject, level, path)
+    if not within(path, model.root):
+        assert (d.allowed, d.reason) == (False, OUTSIDE)
+        assert not model.visible(subject, path) and not model.who_can(path)
+    elif model.scope_role(subject) == "admin" and model.rules.admin_bypass:
+        assert (d.allowed, d.reason) == (True, BYPASS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["file:////data/*", "!file:////data/fin*", "file:////a?c",
+                                 "file:////*", "!file:////data/finance/*", "s3://*",
+                                 "file:////data/f\\*"]), max_size=4),
+       st.sampled_from(["/data", "/data/fin", "/data/finance/x", "/abc", "/a/c", "/data/f*",
+                        "/other"]))
+def test_node_user_verdicts_are_the_restriction_matchers(restrictions, path):
+    from nodecli.users.restrictions import glob_regex, restriction_matcher
+
+    d = node_user_decision("read", path, docroot=None, restrictions=restrictions,
+                           matches=lambda p, u: glob_regex(p).fullmatch(u) is not None)
+    assert d.allowed == restriction_matcher(restrictions)("file:///" + path)
+
+
+# -- boundaries, one by one -----------------------------------------------------------------
+
+
+FIN = [Perm("1", "/data/fin", "user", "u1", ("list", "read")),
+       Perm("2", "/data/finance", "group", "g1", ("list",)),
+       Perm("3", "/data", "user", "u2", ("read",))]
+
+
+@pytest.mark.parametrize(("root", "path", "subject", "level", "reason"), [
+    ("/data/finance", "/data/finance", _user("u3", ["g1"]), "list", GRANTED),  # the root
+    ("/data/finance", "/data/fin", _user("u1"), "read", OUTSIDE),  # one character out
+    ("/data/finance", "/data/financex", _user("u1"), "read", OUTSIDE),
+    ("/data/finance", "/data/finance/", _user("u3", ["g1"]), "list", GRANTED),  # slash
+    ("/data", "/data/finance/q", _user("u1"), "read", NO_PERMISSION),  # fin is not finance
+    ("/data", "/data/fin/q", _user("u1"), "read", GRANTED),
+    ("/data", "/data/finance/q", _user("u3", ["g1"]), "read", LEVEL_NOT_HELD),  # parent: list
+    ("/data/finance", "/data/finance/q", _user("u2"), "read", GRANTED),  # above the root
+    ("/data", "/data/x", Subject("u2", (), "node.other:user:all"), "read", SCOPE),
+    ("/data", "/data/x", Subject("u2", (), "node.ak:admin:all"), "delete", BYPASS),
+])
+def test_boundaries(root, path, subject, level, reason):
+    d = Model("ak", root, FIN).decide(subject, level, path)
+    assert d.reason == reason, d
+    assert d.allowed == (reason in (GRANTED, BYPASS))
+
+
+def test_rules_change_the_open_choices():
+    perms = [Perm("1", "/data", "user", "u", ("read",)),
+             Perm("2", "/data/k/deep", "user", "v", ("read",))]
+    at_root = Model("ak", "/data/k", perms)
+    assert at_root.decide(_user("u"), "read", "/data/k").allowed
+    off = Model("ak", "/data/k", perms, Rules(inherit_above_root=False))
+    assert off.decide(_user("u"), "read", "/data/k").reason == NO_PERMISSION
+    assert at_root.visible(_user("v"), "/data/k")  # on the way to deep
+    assert not Model("ak", "/data/k", perms, Rules(traverse=False)).visible(_user("v"),
+                                                                            "/data/k")
+    admin = _user("w", role="admin")
+    assert not Model("ak", "/data", perms, Rules(admin_bypass=False)).decide(
+        admin, "read", "/data/q").allowed
+    above = Perm("9", None, "user", "u", ("list",), "77")
+    assert Model("ak", "/data/k", [above]).decide(_user("u"), "list", "/data/k/z").allowed
+    assert not Model("ak", "/data/k", [above], Rules(inherit_above_root=False)).decide(
+        _user("u"), "list", "/data/k/z").allowed
+    assert above.where("/data/k") == "(above the storage root, file 77)"
+
+
+def test_level_not_held_names_what_is_held_and_grant_names_the_nearest():
+    perms = [Perm("1", "/d", "group", "g", ("list",)),
+             Perm("2", "/d/e", "user", "u", ("preview", "list"))]
+    m = Model("ak", "/", perms)
+    d = m.decide(_user("u", ["g"]), "read", "/d/e/f")
+    assert d.reason == LEVEL_NOT_HELD and d.held == ("list", "preview")
+    assert "grant list,preview" in d.summary
+    d = m.decide(_user("u", ["g"]), "list", "/d/e/f")
+    assert [p.id for p in d.because] == ["2", "1"]  # nearest first
+    assert "user u holds list on /d/e (inherited)" == d.summary
+
+
+def test_paths_helpers():
+    assert norm("") == norm("/") == "/" and norm("/a//b/./") == "/a/b"
+    assert join("/data", "/") == "/data" and join("/", "/x/") == "/x"
+    assert relative("/data", "/data") == "/" and relative("/data", "/data/x") == "/x"
+    assert relative("/", "/x") == "/x"
+    assert within("/a", "/") and within("/a/b", "/a") and not within("/ab", "/a")
+    assert ancestors("/a/b") == ["/a/b", "/a", "/"] and ancestors("/") == ["/"]
+
+
+def test_node_user_docroot_and_rejection_are_explained():
+    d = node_user_decision("write", "/srv/in/x", docroot="/srv/in/", restrictions=[],
+                           matches=lambda p, u: False)
+    assert d.allowed and "inside the docroot /srv/in" in d.summary
+    d = node_user_decision("write", "/srv/inx", docroot="/srv/in", restrictions=[],
+                           matches=lambda p, u: False)
+    assert not d.allowed and d.reason == OUTSIDE
+    from nodecli.users.restrictions import glob_regex
+
+    def match(p, u):
+        return glob_regex(p).fullmatch(u) is not None
+
+    d = node_user_decision("read", "/data/fin/x", docroot=None,
+                           restrictions=["file:////data/*", "!file:////data/fin/*"],
+                           matches=match)
+    assert not d.allowed and d.summary == "restriction !file:////data/fin/* rejects " \
+                                          "file:////data/fin/x"
+    d = node_user_decision("read", "/other", docroot=None, restrictions=[], matches=match)
+    assert not d.allowed and "no restriction nor docroot" in d.summary
