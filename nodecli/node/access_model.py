@@ -168,8 +168,34 @@ class Model:
     perms: Sequence[Perm]
     rules: Rules = field(default_factory=Rules)
 
+    # the permissions by folder, for every holder and per subject (the model's
+    # permissions are not changed after it is made)
+    _all: dict[str | None, list[Perm]] | None = field(default=None, repr=False)
+    _mine: dict[Subject, _Index] = field(default_factory=dict, repr=False)
+
     def __post_init__(self) -> None:
         self.root = norm(self.root)
+
+    def _by_path(self) -> dict[str | None, list[Perm]]:
+        if self._all is None:
+            self._all = {}
+            for perm in self.perms:
+                self._all.setdefault(perm.path, []).append(perm)
+        return self._all
+
+    def _index(self, subject: Subject) -> _Index:
+        idx = self._mine.get(subject)
+        if idx is None:
+            idx = _Index()
+            for perm in self.perms:
+                if not subject.holds(perm):
+                    continue
+                if perm.path is not None and within(perm.path, self.root):
+                    idx.way.update(ancestors(perm.path)[1:])
+                if self.counts(perm):
+                    idx.by_path.setdefault(perm.path, []).append(perm)
+            self._mine[subject] = idx
+        return idx
 
     # -- the pieces ---------------------------------------------------------------------
 
@@ -195,10 +221,12 @@ class Model:
     def applicable(self, subject: Subject, path: str) -> list[Perm]:
         """The subject's permissions at ``path`` or above, most specific first (above the
         storage root last), in the order they were given within one folder."""
-        depth = {p: i for i, p in enumerate(ancestors(path))}
-        mine = [p for p in self.perms if subject.holds(p) and self.counts(p) and (
-            p.path is None or p.path in depth)]
-        return sorted(mine, key=lambda p: depth.get(p.path or "", len(depth)))
+        by_path = self._index(subject).by_path
+        out: list[Perm] = []
+        for folder in ancestors(path):
+            out.extend(by_path.get(folder, ()))
+        out.extend(by_path.get(None, ()))
+        return out
 
     def levels_at(self, subject: Subject, path: str) -> set[str]:
         held: set[str] = set()
@@ -221,7 +249,7 @@ class Model:
             return False
         if self.bypass(subject) or self.applicable(subject, path):
             return True
-        return self.rules.traverse and self.leads_to(subject, path) is not None
+        return self.rules.traverse and path in self._index(subject).way
 
     def listable(self, subject: Subject, path: str) -> bool:
         """The folder's whole content is listed (the ``list`` level, or a bypass)."""
@@ -322,19 +350,15 @@ class Model:
         path = norm(path)
         if not within(path, self.root):
             return []
-        on_path = {p: i for i, p in enumerate(ancestors(path))}
+        by_path = self._by_path()
         rows: list[Holding] = []
-        for perm in self.perms:
-            if not self.counts(perm):
-                continue
-            if perm.path is not None and perm.path not in on_path:
-                continue
-            if level is not None and level not in perm.levels:
-                continue
-            rows.append(Holding(perm.holder_type, perm.holder_id, perm,
-                                inherited=perm.path != path))
-        return sorted(rows, key=lambda h: (on_path.get(h.perm.path or "", len(on_path)),
-                                           h.holder_type, h.holder_id, _id_key(h.perm.id)))
+        for folder in [*ancestors(path), None]:
+            found = [Holding(perm.holder_type, perm.holder_id, perm, inherited=folder != path)
+                     for perm in by_path.get(folder, ())
+                     if self.counts(perm) and (level is None or level in perm.levels)]
+            rows.extend(sorted(found, key=lambda h: (h.holder_type, h.holder_id,
+                                                     _id_key(h.perm.id))))
+        return rows
 
     def what_can(self, subject: Subject, paths: Iterable[str]) -> list[Sight]:
         """For each known path (node paths inside the storage, files and folders): whether
@@ -350,6 +374,15 @@ class Model:
                              traverse_only=not bypass and not mine,
                              source=mine[0] if mine else None))
         return out
+
+
+@dataclass(slots=True)
+class _Index:
+    """One subject's permissions that count, by folder (None: above the storage), and
+    the folders on the way to one of its permissions inside the storage."""
+
+    by_path: dict[str | None, list[Perm]] = field(default_factory=dict)
+    way: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
