@@ -315,3 +315,26 @@ def test_who_can_lists_holders_direct_and_inherited(world):
     lines = r.stdout.splitlines()
     assert lines[0] == "holder_type,holder_id,levels,set_on,inherited,permission_id,file_id"
     assert len(lines) == 1 + 6  # erin, bob, eng (list), frank (list on /data), 2 bypass
+
+
+# -- many nodes -------------------------------------------------------------------------------
+
+
+def test_who_can_and_what_can_over_node_profiles(world, invoke):
+    for name in ("edge-1", "edge-2"):
+        r = invoke("node", "add", name, "--url", world.emulator.url, "--access-key", "ak-all",
+                   "--password-stdin", "--no-check", input="ak-all-secret\n")
+        assert r.exit_code == 0, r.stderr
+    rows = _json(invoke("access", "who-can", "/fin", "--nodes", "edge-*", "-o", "json"))
+    assert [(r["node"], r["holder_id"]) for r in rows if r["permission_id"]] == [
+        ("edge-1", "erin"), ("edge-1", "frank"), ("edge-2", "erin"), ("edge-2", "frank")]
+    r = invoke("access", "what-can", "--nodes", "edge-*", "--user-id", "erin", "-o", "csv")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "node,path,type,levels,lists,via"
+    assert [x.split(",")[:2] for x in lines[1:]] == [
+        ["edge-1", "/"], ["edge-1", "/fin"], ["edge-1", "/project"], ["edge-1", "/project/q3"],
+        ["edge-1", "/project/q3/deep"], ["edge-2", "/"], ["edge-2", "/fin"],
+        ["edge-2", "/project"], ["edge-2", "/project/q3"], ["edge-2", "/project/q3/deep"]]
+    r = invoke("access", "what-can", "--nodes", "edge-*", "--user-id", "erin", "--verify")
+    assert r.exit_code == 2 and "one node" in r.stderr
