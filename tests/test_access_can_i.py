@@ -338,3 +338,10 @@ def test_who_can_and_what_can_over_node_profiles(world, invoke):
         ["edge-2", "/project"], ["edge-2", "/project/q3"], ["edge-2", "/project/q3/deep"]]
     r = invoke("access", "what-can", "--nodes", "edge-*", "--user-id", "erin", "--verify")
     assert r.exit_code == 2 and "one node" in r.stderr
+
+
+def test_a_storage_deeper_than_256_folders_is_refused_not_walked_forever(world):
+    world.storage.ensure("/data/deep/" + "/".join(["d"] * 260), "folder")
+    r = world.run("ak-all", "what-can", "--user-id", "erin")
+    assert r.exit_code == 6 and "deeper than 256" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from nodecli.errors import NodecliError, NotFoundError, RemoteError, UsageError
 from nodecli.node.access_model import LEVELS, Model, Perm, Rules, join, norm
-from nodecli.node.permissions import entries, list_permissions, split_path
+from nodecli.node.permissions import MAX_COMPONENTS, entries, list_permissions, split_path
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client
@@ -138,6 +138,10 @@ def whole(client: Client, max_entries: int = MAX_ENTRIES) -> Survey:
             child = join(path, name)
             if child in survey.entries:
                 continue
+            if child.count("/") > MAX_COMPONENTS:
+                raise RemoteError(f"access key {ak}'s storage goes deeper than "
+                                  f"{MAX_COMPONENTS} folders: a node that lists a folder "
+                                  "inside itself?")
             if len(survey.entries) >= max_entries:
                 raise NodecliError(f"access key {ak}'s storage holds more than "
                                    f"{max_entries} entries: too many to survey")
