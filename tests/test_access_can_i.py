@@ -345,3 +345,84 @@ def test_a_storage_deeper_than_256_folders_is_refused_not_walked_forever(world):
     r = world.run("ak-all", "what-can", "--user-id", "erin")
     assert r.exit_code == 6 and "deeper than 256" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# -- the exact shapes: json fields, reports, node users ---------------------------------------
+
+
+def test_can_i_json_names_the_granting_permission_and_the_verify_report(world):
+    body = _json(world.run("ak-all", "can-i", "read", "/project/q3/deep", *world.who("erin"),
+                           "--verify", "-o", "json"))
+    deep = world.storage.by_path["/data/project/q3/deep"]
+    assert body["because"] == [{
+        "permission_id": world.perm_ids[("/data/project/q3/deep", "user", "erin")],
+        "holder_type": "user", "holder_id": "erin", "levels": ["read"], "file_id": deep.id,
+        "set_on": "/project/q3/deep", "inherited": False}]
+    assert body["verify"] == {"checks": 2, "agree": True, "disagreements": []}
+    assert (body["path"], body["node_path"], body["access_key"], body["user_id"]) == (
+        "/project/q3/deep", "/data/project/q3/deep", "ak-all", "erin")
+    assert body["scope"] == "node.ak-all:user:all" and body["group_ids"] == []
+    assert [r["rule"] for r in body["rules"]][:2] == ["storage", "scope"]
+
+
+def test_a_listing_disagreement_names_both_listings(world):
+    world.storage.prefix_match = True
+    body = _json(world.run("ak-all", "can-i", "list", "/", *world.who("erin"), "--verify",
+                           "-o", "json"))
+    assert body["verify"]["disagreements"] == [
+        {"path": "/data", "check": "listing", "node": "[fin, finance, project]",
+         "model": "[fin, project]"}]
+    assert body["verify"]["checks"] == 2 and body["verify"]["agree"] is False
+
+
+def test_who_can_json_rows_and_the_holders_that_bypass_permissions(world):
+    rows = _json(world.run("ak-fin", "who-can", "/2025", "--level", "read", "-o", "json"))
+    assert rows[-2:] == [
+        {"permission_id": "", "holder_type": "scope", "holder_id": "node.ak-fin:admin:all",
+         "levels": ["all"], "file_id": "", "set_on": "(bypasses permissions)",
+         "inherited": False},
+        {"permission_id": "", "holder_type": "access_key", "holder_id": "ak-fin",
+         "levels": ["all"], "file_id": "", "set_on": "(bypasses permissions)",
+         "inherited": False}]
+    assert [(r["holder_id"], r["set_on"]) for r in rows[:-2]] == [("auditors", "/2025"),
+                                                                  ("finance", "/")]
+    rows = _json(world.run("ak-fin", "who-can", "/2025", "--no-admin-bypass", "-o", "json"))
+    assert [r["holder_type"] for r in rows][-1:] == ["access_key"]
+    assert "scope" not in [r["holder_type"] for r in rows]
+    assert ("frank", "(above the storage root, file " + world.storage.by_path["/data"].id
+            + ")") in [(r["holder_id"], r["set_on"]) for r in rows]
+
+
+def test_can_i_for_a_local_node_user(world, invoke):
+    r = invoke("xuser", "add", "narrow", "-r", "file:////data/*", "-r", "!file:////data/fin/*")
+    assert r.exit_code == 0, r.stderr
+    assert invoke("xuser", "add", "rooted", "--docroot", "/srv/in").exit_code == 0
+    for user, xuser in (("nina", "narrow"), ("rob", "rooted")):
+        r = invoke("user", "add", user, "--xuser", xuser, "--password-stdin", input="pw\n")
+        assert r.exit_code == 0, r.stderr
+    r = invoke("access", "can-i", "write", "/data/finance/x", "--node-user", "nina",
+               "--explain")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "yes", "why  restriction file:////data/* accepts file:////data/finance/x",
+        "    1. restriction applies file:////data/* accepts file:////data/finance/x",
+        "    2. restriction skip    !file:////data/fin/* does not match "
+        "file:////data/finance/x"]
+    body = _json(invoke("access", "can-i", "read", "/data/fin/x", "--node-user", "nina",
+                        "-o", "json"))
+    assert (body["answer"], body["reason"], body["level"], body["node_path"]) == (
+        "no", "outside-storage", "read", "/data/fin/x")
+    assert body["summary"] == "restriction !file:////data/fin/* rejects file:////data/fin/x"
+    assert [(s["rule"], s["verdict"]) for s in body["rules"]] == [
+        ("restriction", "applies"), ("restriction", "deny")]
+    body = _json(invoke("access", "can-i", "read", "/srv/in/a", "--node-user", "rob",
+                        "-o", "json"))
+    assert body["allowed"] and body["held"] == ["list", "read", "write", "delete", "mkdir",
+                                                "rename", "preview"]
+    assert body["rules"] == [{"rule": "docroot", "verdict": "allow",
+                              "detail": "/srv/in/a is inside the docroot /srv/in"}]
+    r = invoke("access", "can-i", "read", "/srv/inx", "--node-user", "rob")
+    assert r.exit_code == 1 and "outside the docroot /srv/in" in r.stdout
+    assert invoke("access", "can-i", "read", "/x", "--node-user", "ghost").exit_code == 5
+    r = invoke("access", "can-i", "read", "/x", "--node-user", "nina", "--user-id", "u")
+    assert r.exit_code == 2

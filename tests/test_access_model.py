@@ -240,3 +240,12 @@ def test_node_user_docroot_and_rejection_are_explained():
                                           "file:////data/fin/x"
     d = node_user_decision("read", "/other", docroot=None, restrictions=[], matches=match)
     assert not d.allowed and "no restriction nor docroot" in d.summary
+
+
+def test_who_can_orders_one_folder_by_holder_then_numeric_id():
+    perms = [Perm("10", "/d", "user", "u", ("read",)), Perm("9", "/d", "user", "u", ("read",)),
+             Perm("x", "/d", "user", "u", ("read",)), Perm("2", "/d", "group", "g", ("read",)),
+             Perm("1", "/d/e", "user", "z", ("read",))]
+    rows = Model("ak", "/", perms).who_can("/d/e", "read")
+    assert [h.perm.id for h in rows] == ["1", "2", "9", "10", "x"]
+    assert [h.inherited for h in rows] == [False, True, True, True, True]
