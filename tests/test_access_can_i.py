@@ -283,6 +283,10 @@ def test_revocation_is_seen_by_model_and_node(world):
 def test_outside_paths_and_bad_input(world):
     r = world.run("ak-all", "can-i", "read", "/nope/x", *world.who("alice"))
     assert r.exit_code == 5 and "/nope" in r.stderr
+    r = world.run("ak-all", "who-can", "/project/q9/x")
+    assert r.exit_code == 5
+    assert "error: /project/q9: no such file or folder in access key ak-all's storage " \
+           "(/data)" in r.stderr
     for bad in (["can-i", "fly", "/x", "--user-id", "a"], ["can-i", "read", "x", "--user-id", "a"],
                 ["can-i", "read", "/a/../b", "--user-id", "a"], ["can-i", "read", "/x"],
                 ["what-can"], ["can-i", "read", "/x", "--user-id", "a", "--scope", "s",

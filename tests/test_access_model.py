@@ -249,3 +249,26 @@ def test_who_can_orders_one_folder_by_holder_then_numeric_id():
     rows = Model("ak", "/", perms).who_can("/d/e", "read")
     assert [h.perm.id for h in rows] == ["1", "2", "9", "10", "x"]
     assert [h.inherited for h in rows] == [False, True, True, True, True]
+
+
+def test_node_user_decisions_say_each_verdict_and_reason():
+    from nodecli.users.restrictions import glob_regex
+
+    def match(p, u):
+        return glob_regex(p).fullmatch(u) is not None
+
+    d = node_user_decision("read", "/srv/in/a", docroot="/srv/in", restrictions=[],
+                           matches=match)
+    assert (d.allowed, d.reason, d.level) == (True, "node-user", "read")
+    d = node_user_decision("read", "/srv/x", docroot="/srv/in", restrictions=[], matches=match)
+    assert [(s.rule, s.verdict) for s in d.steps] == [("docroot", "deny")]
+    assert (d.reason, d.held) == (OUTSIDE, ())
+    d = node_user_decision("read", "/other", docroot=None, restrictions=["file:////data/*"],
+                           matches=match)
+    assert d.summary == "no restriction accepts file:////other"
+    assert [s.detail for s in d.steps] == ["file:////data/* does not match file:////other"]
+    d = node_user_decision("read", "/data/a", docroot=None,
+                           restrictions=["file:////data/*", "!file:////data/a"], matches=match)
+    assert [(s.verdict, s.detail) for s in d.steps] == [
+        ("applies", "file:////data/* accepts file:////data/a"),
+        ("deny", "!file:////data/a rejects file:////data/a")]
