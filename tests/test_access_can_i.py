@@ -365,6 +365,7 @@ def test_can_i_json_names_the_granting_permission_and_the_verify_report(world):
     assert body["verify"] == {"checks": 2, "agree": True, "disagreements": []}
     assert (body["path"], body["node_path"], body["access_key"], body["user_id"]) == (
         "/project/q3/deep", "/data/project/q3/deep", "ak-all", "erin")
+    assert (body["level"], body["held"], body["allowed"]) == ("read", ["read"], True)
     assert body["scope"] == "node.ak-all:user:all" and body["group_ids"] == []
     assert [r["rule"] for r in body["rules"]][:2] == ["storage", "scope"]
 

@@ -272,3 +272,23 @@ def test_node_user_decisions_say_each_verdict_and_reason():
     assert [(s.verdict, s.detail) for s in d.steps] == [
         ("applies", "file:////data/* accepts file:////data/a"),
         ("deny", "!file:////data/a rejects file:////data/a")]
+
+
+def test_decisions_keep_level_order_their_level_and_why_outside():
+    perms = [Perm("1", "/d", "user", "u", ("delete", "list")),
+             Perm("2", "/q", "user", "v", ("read",)), Perm("3", None, "user", "w", ("read",)),
+             Perm("4", "/d/e/f", "user", "u", ("read",)), Perm("5", "/", "user", "x", ())]
+    m = Model("ak", "/", perms)
+    d = m.decide(_user("u"), "read", "/d")
+    assert (d.level, d.held, d.reason) == ("read", ("list", "delete"), LEVEL_NOT_HELD)
+    # the path's folders from the path up, then above the storage, then the others
+    assert [s.perm.id for s in d.steps if s.perm] == ["1", "5", "3", "2", "4"]
+    d = m.decide(_user("v"), "read", "/d/e")
+    assert d.summary == ("no permission at or above the path for user v or its groups")
+    d = m.decide(_user("u"), "write", "/d/e/f")
+    assert d.reason == LEVEL_NOT_HELD
+    d = Model("ak", "/", perms[1:]).decide(_user("u"), "read", "/d")
+    assert d.summary.endswith("(the folder is visible on the way to /d/e/f)")
+    d = Model("ak", "/k", perms).decide(_user("u"), "read", "/d")
+    assert [(s.rule, s.verdict, s.detail) for s in d.steps] == [
+        ("storage", "deny", "/d is outside access key ak's storage /k")]
