@@ -292,3 +292,37 @@ def test_decisions_keep_level_order_their_level_and_why_outside():
     d = Model("ak", "/k", perms).decide(_user("u"), "read", "/d")
     assert [(s.rule, s.verdict, s.detail) for s in d.steps] == [
         ("storage", "deny", "/d is outside access key ak's storage /k")]
+
+
+def test_every_step_of_an_explanation_is_exact():
+    perms = [Perm("1", "/d", "group", "g", ("list",)), Perm("2", "/e", "user", "u", ("read",)),
+             Perm("3", "/", "user", "z", ("read",))]
+    m = Model("ak", "/", perms)
+
+    def steps(d):
+        return [(s.rule, s.verdict, s.detail, s.perm.id if s.perm else None) for s in d.steps]
+
+    d = m.decide(_user("u", ["g"]), "list", "/d/x")
+    assert steps(d) == [
+        ("storage", "pass", "/d/x is inside the key's storage /", None),
+        ("scope", "pass", "scope node.ak:user:all: permissions decide", None),
+        ("permission", "allow", "group g on /d grants list", "1"),
+        ("permission", "skip", "user z on /: not user u nor one of its groups", "3"),
+        ("permission", "skip", "user u on /e: not the path nor a folder above it", "2")]
+    assert (d.summary, d.reason) == ("group g holds list on /d (inherited)", GRANTED)
+    d = m.decide(Subject("u", (), "node.other:user:all"), "list", "/d")
+    assert steps(d)[1:] == [("scope", "deny", "scope 'node.other:user:all' does not grant "
+                                              "node.ak:user:all", None)]
+    assert d.summary == "the token's scope does not grant access key ak"
+    d = m.decide(_user("u", role="admin"), "list", "/d")
+    assert steps(d)[1:] == [("scope", "allow", "scope node.ak:admin:all administers the "
+                                               "key: permissions do not restrict it", None)]
+    assert d.summary == "the token administers the access key: permissions do not " \
+                        "restrict it"
+    assert d.held == LEVELS
+    d = m.decide(_user("u"), "write", "/e")
+    assert steps(d)[2] == ("permission", "applies", "user u on /e grants read, not write", "2")
+    d = Model("ak", "/d", perms, Rules(inherit_above_root=False)).decide(
+        _user("z"), "read", "/d/q")
+    assert ("permission", "skip", "user z on /: above the key's storage, and such "
+            "permissions do not count (--no-inherit-above-root)", "3") in steps(d)
