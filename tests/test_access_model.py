@@ -322,6 +322,12 @@ def test_every_step_of_an_explanation_is_exact():
     assert d.held == LEVELS
     d = m.decide(_user("u"), "write", "/e")
     assert steps(d)[2] == ("permission", "applies", "user u on /e grants read, not write", "2")
+    both = Model("ak", "/", [Perm("7", "/", "user", "u", ("list", "read")),
+                             Perm("8", "/", "user", "u", ())])
+    assert [s.detail for s in both.decide(_user("u"), "read", "/a").steps[2:]] == [
+        "user u on / grants list,read", "user u on / grants (none), not read"]
+    assert Model("ak", "/k", perms).decide(_user("u"), "read", "/d").summary == \
+        "/d is outside the key's storage /k"
     d = Model("ak", "/d", perms, Rules(inherit_above_root=False)).decide(
         _user("z"), "read", "/d/q")
     assert ("permission", "skip", "user z on /: above the key's storage, and such "
