@@ -50,6 +50,9 @@ WIDTHS = (60, 80, 120)
 READS: dict[str, list[list[str]]] = {
     "access-key list": [[]],
     "access-key show": [["AKconv"]],
+    "access can-i": [["read", "{dir}", "--user-id", "alice@" + LONG_HOST]],
+    "access what-can": [["--user-id", "alice@" + LONG_HOST]],
+    "access who-can": [["{dir}"]],
     "config path": [[]],
     "events tail": [["--since", "1d"]],
     "events get": [["{event}"]],
@@ -87,9 +90,10 @@ WRITES = {
 EXIT_ONE_WITH_ROWS = {"diff"}
 
 # listed by an access key (the node user may not see permissions)
-AS_KEY = {"permission list", "permission show"}
+AS_KEY = {"permission list", "permission show", "access can-i", "access what-can",
+          "access who-can"}
 # lines without a header (a stream of event lines)
-HEADLESS = {"events tail"}
+HEADLESS = {"events tail", "access what-can"}  # (what-can: a tree)
 # lists whose json form is an object holding the list
 ENVELOPES = {"events list"}
 # a field list followed by a block of indented lines (the event's data as JSON)

@@ -23,6 +23,8 @@ SUBCOMMANDS = {
                    "Access keys: create, list, show, set, delete; verification keys."),
     "permission": ("nodecli.cli.permissions:permission",
                    "Permissions on files: list, grant, revoke, show."),
+    "access": ("nodecli.cli.access:access",
+               "Who may see what: can-i, who-can, what-can (--verify asks the node)."),
     "transfer": ("nodecli.cli.transfers:transfer",
                  "Transfers: start, list, show, watch, cancel, modify."),
     "emulator": ("nodecli.cli.emulator:emulator", "Run the built-in node emulator."),

@@ -30,6 +30,7 @@ from nodecli.emulator.storage import (
     file_visible,
     key_logging,
     key_path,
+    listing_refused,
     normalize,
     root_of,
     storage_of,
@@ -215,6 +216,8 @@ def register(router: Router, state: NodeState) -> None:
             raise HttpError(400, f"file {node.id} is not a folder")
         principal = _principal(req)
         with state.lock:
+            if listing_refused(state, principal, node):
+                raise HttpError(403, f"listing folder {node.id} needs the list level")
             return Reply(200, [c.public() for c in st.children(node)
                                if file_visible(state, principal, c)])
 

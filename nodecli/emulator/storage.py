@@ -70,6 +70,9 @@ class Storage:
     permissions: dict[str, Permission] = field(default_factory=dict)
     file_ids: Any = field(default_factory=lambda: itertools.count(1000))
     perm_ids: Any = field(default_factory=lambda: itertools.count(1))
+    # playing a faulty node: a permission on /data/fin also covers /data/finance (the
+    # folder matched as a string prefix, not component by component)
+    prefix_match: bool = False
 
     def reset(self) -> None:
         self.by_id.clear()
@@ -77,6 +80,7 @@ class Storage:
         self.permissions.clear()
         self.file_ids = itertools.count(1000)
         self.perm_ids = itertools.count(1)
+        self.prefix_match = False
 
     def ensure(self, path: str, kind: str = "folder", size: int = 0) -> FileNode:
         """The node at ``path`` (an absolute path), made with its parent folders."""
@@ -167,20 +171,37 @@ def bearer_is_admin(principal: Principal, ak_id: str) -> bool:
         or "admin:all" in scope.split())
 
 
-def holds_permission(state: NodeState, principal: Principal, file_id: str) -> bool:
-    """The token's user id or one of its group ids holds a permission on the file or a
-    folder above it."""
+def held_permissions(state: NodeState, principal: Principal, file_id: str) -> list[Permission]:
+    """The permissions the token's user id or one of its group ids (the token's
+    ``group_ids``: every group of the user) holds on the file or a folder above it."""
     st = storage_of(state)
     groups = principal.claims.get("group_ids")
     groups = {str(g) for g in groups} if isinstance(groups, list) else set()
     lineage = set(st.lineage(file_id))
-    for perm in st.permissions.values():
-        if perm.file_id in lineage and (
-            (perm.access_type == "user" and perm.access_id == principal.name)
-            or (perm.access_type == "group" and perm.access_id in groups)
-        ):
-            return True
-    return False
+    if st.prefix_match and file_id in st.by_id:
+        path = st.by_id[file_id].path
+        lineage |= {n.id for p, n in st.by_path.items() if path.startswith(p)}
+    return [perm for perm in st.permissions.values()
+            if perm.file_id in lineage and (
+                (perm.access_type == "user" and perm.access_id == principal.name)
+                or (perm.access_type == "group" and perm.access_id in groups))]
+
+
+def holds_permission(state: NodeState, principal: Principal, file_id: str) -> bool:
+    """The token's user id or one of its group ids holds a permission on the file or a
+    folder above it."""
+    return bool(held_permissions(state, principal, file_id))
+
+
+def listing_refused(state: NodeState, principal: Principal | None, node: FileNode) -> bool:
+    """A bearer token's user holds permissions at (or above) the folder, none with the
+    list level: the folder is visible but its listing is refused. (A folder where it holds
+    nothing, on the way to a permitted file, lists what leads there.)"""
+    if principal is None or principal.kind != "bearer" or \
+            bearer_is_admin(principal, principal.access_key or ""):
+        return False
+    held = held_permissions(state, principal, node.id)
+    return bool(held) and not any("list" in p.access_levels for p in held)
 
 
 def key_path(state: NodeState, principal: Principal) -> str | None:
