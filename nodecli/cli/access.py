@@ -9,10 +9,8 @@ from typing import Any, TypeVar
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import output_option, pass_app
-from nodecli.cli.fleet import fleet_options
+from nodecli.cli.common import CONTEXT, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup
-from nodecli.cli.nodes import CONTEXT
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
 from nodecli.errors import UsageError
 from nodecli.render import Column, sanitize
@@ -344,7 +342,7 @@ def access_who_can(app: App, path: str, level: str | None, output_format: str,
     rules = _rules(kwargs)
     split_path(path)
     conn = pop_node_options(kwargs)
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
 
     def fetch(client: Any) -> list[dict[str, Any]]:
         from nodecli.node.access_survey import lineage
@@ -413,7 +411,7 @@ def access_what_can(app: App, user_id: str | None, group_ids: tuple[str, ...],
 
     rules = _rules(kwargs)
     conn = pop_node_options(kwargs)
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     _check_verify(verify, raw_scope, fleet=names is not None)
     _subject("AK", user_id, group_ids, scope_role, raw_scope)  # checked before any request
     report: list[Any] = []

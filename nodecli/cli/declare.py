@@ -13,9 +13,16 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.cli.common import InputFile, UserPath, confirm, output_option, pass_app
-from nodecli.cli.fleet import fleet_options
-from nodecli.cli.nodes import CONTEXT
+from nodecli.cli.common import (
+    CONTEXT,
+    InputFile,
+    UserPath,
+    confirm,
+    fleet_names,
+    fleet_options,
+    output_option,
+    pass_app,
+)
 from nodecli.cli.remote import node_options, pop_node_options
 from nodecli.errors import Aborted, ExitCode, NodecliError, UsageError
 from nodecli.render import Column
@@ -191,13 +198,12 @@ def diff_cmd(app: App, file: str, prune: bool, output_format: str, **kwargs: Any
       nodecli diff -f prod.yaml --node prod
       nodecli diff -f prod.yaml --nodes 'edge-*' -o json
     """
-    from nodecli.cli import fleet
     from nodecli.cli.remote import open_node_client
 
     conn = pop_node_options(kwargs)
     try:
         doc = _read_document(file)
-        names = fleet.targets(app, conn, kwargs)
+        names = fleet_names(app, conn, kwargs)
         changes: list[Any] = []
         status = 0
         if names is None:
