@@ -39,7 +39,8 @@ def test_metrics_while_one_node_hangs(invoke, emulator, node_env, log, home):
             book.start("alice", None, {"target_rate_kbps": 1000})
         port = _free_port()
         proc = subprocess.Popen(nodecli_cmd("exporter", "--all-nodes", "--listen",
-                                            f"127.0.0.1:{port}", "--node-timeout", "2"),
+                                            f"127.0.0.1:{port}", "--node-timeout", "2",
+                                            "--max-age", "0"),  # each scrape waits
                                 env=subprocess_env({"NODECLI_HOME": str(home)}),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
