@@ -235,12 +235,15 @@ class MetricsServer:
             if name.strip().lower() == "accept":
                 accept = value.strip()
         age = self.snapshots.age()
-        refresh = self.snapshots.refresh()  # or the one under way
         if age is not None and age < self.max_age:
-            # young enough: answered now, and the refresh started above makes the next
-            # scrape's values at most about one scrape interval old
+            # young enough: answered now; the refresh makes the next scrape's values at
+            # most about one scrape interval old. It starts once this answer is written
+            # (the loop's next turn): its probe threads would otherwise take the GIL
+            # from the page being made
             _note(self.note, "snapshot")
+            asyncio.get_running_loop().call_soon(self.snapshots.refresh)
         else:
+            refresh = self.snapshots.refresh()  # or the one under way
             if not refresh.done():
                 _note(self.note, "waiting")
             try:
