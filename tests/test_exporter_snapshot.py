@@ -80,10 +80,11 @@ def _add(invoke, name: str, url: str) -> None:
 
 
 def _wait_lines(path: Path, n: int, within: float) -> int:
-    """Lines in ``path`` once there are ``n`` (or what there is when ``within`` ends)."""
+    """"waiting" lines in ``path`` (scrapes waiting for a refresh; the note has other
+    lines too) once there are ``n`` (or what there is when ``within`` ends)."""
     deadline = time.monotonic() + within
     while True:
-        count = len(path.read_text().splitlines()) if path.exists() else 0
+        count = path.read_text().splitlines().count("waiting") if path.exists() else 0
         if count >= n or time.monotonic() > deadline:
             return count
         time.sleep(0.05)
