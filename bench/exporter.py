@@ -1,5 +1,5 @@
 """Exporter figures (issue 34): concurrent scrapes with a hung node and half-open
-clients, and SIGTERM of a busy exporter.
+clients, and SIGTERM of a busy exporter (``--max-age 0``: every scrape waits).
 
     python bench/exporter.py [--node-timeout 5] [--scrapes 8] [--half-open 60] [--rounds 3]
 
@@ -63,7 +63,10 @@ def main() -> None:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             exporter = subprocess.Popen(
                 nodecli_argv("exporter", "--all-nodes", "--listen", "127.0.0.1:0",
-                        "--node-timeout", f"{args.node_timeout:g}"),
+                        "--node-timeout", f"{args.node_timeout:g}",
+                        # every scrape waits for a refresh (the case these figures are
+                        # about); bench/table.py measures scrapes from the snapshot
+                        "--max-age", "0"),
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             assert exporter.stderr is not None
             ready, _, _ = select.select([exporter.stderr], [], [], 60)

@@ -32,7 +32,8 @@ def test_metrics_while_one_node_hangs(invoke, emulator, node_env, log, home):
             book.start("alice", None, {"target_rate_kbps": 1000})
         # port 0: the exporter says where it listens once it does (no port to guess, no
         # polling for it to open)
-        exporter = Exporter(home, "--all-nodes", "--node-timeout", "2")
+        exporter = Exporter(home, "--all-nodes", "--node-timeout", "2",
+                            "--max-age", "0")  # each scrape waits
         try:
             url = exporter.url
             first = httpx2.get(url, timeout=20)

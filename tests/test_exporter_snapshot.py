@@ -88,10 +88,11 @@ def _add(invoke, name: str, url: str) -> None:
 
 
 def _wait_lines(path: Path, n: int, within: float) -> int:
-    """Lines in ``path`` once there are ``n`` (or what there is when ``within`` ends)."""
+    """"waiting" lines in ``path`` (scrapes waiting for a refresh; the note has other
+    lines too) once there are ``n`` (or what there is when ``within`` ends)."""
     deadline = time.monotonic() + within
     while True:
-        count = len(path.read_text().splitlines()) if path.exists() else 0
+        count = path.read_text().splitlines().count("waiting") if path.exists() else 0
         if count >= n or time.monotonic() > deadline:
             return count
         time.sleep(0.05)
@@ -164,7 +165,8 @@ def _events(page: dict) -> dict[str, float]:
 
 def test_counters_only_grow_and_count_the_most_specific_type(invoke, emulator, home, log):
     _add(invoke, "emu", emulator.url)
-    exporter = Exporter(home, "--all-nodes", "--node-timeout", "30")
+    exporter = Exporter(home, "--all-nodes", "--node-timeout", "30",
+                        "--max-age", "0")  # each scrape sees a new refresh
     try:
         first = _events(exporter.scrape())
         assert sum(first.values()) == 0  # counting starts with the exporter
@@ -227,7 +229,8 @@ def test_the_exporter_says_what_node_health_says(invoke, bearer, emulator, home,
 
 def test_each_node_value_carries_the_age_of_its_answer(invoke, emulator, home, log):
     _add(invoke, "emu", emulator.url)
-    exporter = Exporter(home, "--all-nodes", "--node-timeout", "30")
+    exporter = Exporter(home, "--all-nodes", "--node-timeout", "30",
+                        "--max-age", "0")  # each scrape waits
     key = ("nodecli_scrape_age_seconds", (("node", "emu"),))
     try:
         first = exporter.scrape()[key]

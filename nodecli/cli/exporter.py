@@ -4,10 +4,12 @@ prometheus`` (one code path, cli.health.health_families), ``up``, each node's ag
 counters of events by type, and the active transfers and their aggregate rate.
 
 Scrapes are answered from each node's last complete answer (node.fleet.Snapshots): a
-scrape starts a refresh when none runs, waits for it at most ``--node-timeout``, and
-never queues behind another scrape. The HTTP side is one asyncio loop: a client has a
-few seconds to send its request and to read the answer, and holds no thread meanwhile;
-the threads are the loop's, the refresh's and one per node being asked."""
+scrape finding the last refresh done less than ``--max-age`` ago is answered at once
+(and starts a refresh in the background when none runs); otherwise it starts or joins
+a refresh and waits for it at most ``--node-timeout``. No scrape queues behind another.
+The HTTP side is one asyncio loop: a client has a few seconds to send its request and
+to read the answer, and holds no thread meanwhile; the threads are the loop's, the
+refresh's and one per node being asked."""
 
 from __future__ import annotations
 
@@ -31,8 +33,24 @@ CLIENT_SECONDS = 5.0
 MAX_CONNECTIONS = 256
 MAX_HEAD = 16 * 1024
 #: test hook (honoured only when set): a file that gets one line per scrape that waits
-#: for a refresh, so a test knows scrapes are queued without sleeping
+#: for a refresh ("waiting"), per scrape answered at once from the snapshot
+#: ("snapshot") and per refresh done ("refreshed", written before any scrape waiting
+#: for it is answered), so a test knows where the exporter is without sleeping
 SCRAPE_NOTE_ENV = "NODECLI_TEST_SCRAPE_NOTE"
+#: test hook: a file holding a number of seconds, the clock the snapshot's age is read
+#: on (instead of the monotonic clock), so a test sets that age to the boundary exactly
+SNAPSHOT_CLOCK_ENV = "NODECLI_TEST_SNAPSHOT_CLOCK"
+
+
+def _note(path: str | None, line: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as note:
+            note.write(line + "\n")
+
+
+def _file_clock(path: str) -> float:
+    with open(path, encoding="utf-8") as clock:
+        return float(clock.read())
 
 
 class NodeProbe:
@@ -141,8 +159,10 @@ class FleetCollector:
 class MetricsServer:
     """``/metrics`` over HTTP/1.1 on one asyncio loop in its own thread."""
 
-    def __init__(self, registry: Any, snapshots: Any, within: float) -> None:
+    def __init__(self, registry: Any, snapshots: Any, within: float,
+                 max_age: float = 0.0) -> None:
         self.registry, self.snapshots, self.within = registry, snapshots, within
+        self.max_age = max_age
         self.open = 0
         self.note = os.environ.get(SCRAPE_NOTE_ENV)
         self.loop: Any = None
@@ -214,16 +234,24 @@ class MetricsServer:
             name, _, value = line.partition(":")
             if name.strip().lower() == "accept":
                 accept = value.strip()
-        refresh = self.snapshots.refresh()
-        if self.note and not refresh.done():
-            with open(self.note, "a", encoding="utf-8") as note:
-                note.write("waiting\n")
-        try:
-            # shared by every scrape: one giving up must not cancel it for the others
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(refresh)),
-                                   self.within)
-        except TimeoutError:
-            pass  # the last complete answers, each with its age
+        age = self.snapshots.age()
+        if age is not None and age < self.max_age:
+            # young enough: answered now; the refresh makes the next scrape's values at
+            # most about one scrape interval old. It starts once this answer is written
+            # (the loop's next turn): its probe threads would otherwise take the GIL
+            # from the page being made
+            _note(self.note, "snapshot")
+            asyncio.get_running_loop().call_soon(self.snapshots.refresh)
+        else:
+            refresh = self.snapshots.refresh()  # or the one under way
+            if not refresh.done():
+                _note(self.note, "waiting")
+            try:
+                # shared by every scrape: one giving up must not cancel it for the others
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(refresh)),
+                                       self.within)
+            except TimeoutError:
+                pass  # the last complete answers, each with its age
         from prometheus_client.exposition import choose_encoder
 
         encoder, ctype = choose_encoder(accept)
@@ -238,16 +266,22 @@ class MetricsServer:
 @click.option("--node-timeout", type=click.FloatRange(0.5, 300), default=10.0,
               show_default=True, metavar="S",
               help="Seconds a node may take per refresh, and a scrape waits at most.")
+@click.option("--max-age", type=click.FloatRange(0, 86400), default=30.0,
+              show_default=True, metavar="S",
+              help="A scrape finding the last refresh done less than S seconds ago is "
+                   "answered from it at once (and starts the next in the background); "
+                   "0: every scrape waits for a refresh.")
 @pass_app
 def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
-             node_timeout: float) -> None:
+             node_timeout: float, max_age: float) -> None:
     """Serve Prometheus metrics about node profiles until Ctrl-C or SIGTERM (exit 130):
     the health checks (the gauges of node health -o prometheus), nodecli_up,
     nodecli_scrape_age_seconds, events by type, active transfers and their rate. A
-    scrape is answered from each node's last complete answer, after waiting at most
-    --node-timeout for the refresh it starts. Profiles need a stored secret (or a token
-    file / minting). The checks use each profile's thresholds (nodecli node thresholds
-    NAME).
+    scrape is answered from each node's last complete answer: at once when the last
+    refresh was done less than --max-age ago (a refresh then starts in the background),
+    else after waiting at most --node-timeout for the refresh it starts. Profiles need
+    a stored secret (or a token file / minting). The checks use each profile's
+    thresholds (nodecli node thresholds NAME).
 
     \b
     Examples:
@@ -284,10 +318,14 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
     clients = {n: open_node_client(app, {"node": n}).derive(**limits) for n in names}
     probe = NodeProbe(clients, {n: local_key_of(app, c) for n, c in clients.items()},
                       thresholds)
-    snapshots = Snapshots(names, probe, within=node_timeout)
+    note, clock_file = os.environ.get(SCRAPE_NOTE_ENV), os.environ.get(SNAPSHOT_CLOCK_ENV)
+    snapshots = Snapshots(names, probe, within=node_timeout,
+                          clock=(lambda: _file_clock(clock_file)) if clock_file
+                          else time.monotonic,
+                          on_done=(lambda: _note(note, "refreshed")) if note else None)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(FleetCollector(snapshots, probe))
-    server = MetricsServer(registry, snapshots, node_timeout)
+    server = MetricsServer(registry, snapshots, node_timeout, max_age)
     try:
         server.start(host.strip("[]"), int(port))
     except OSError as exc:

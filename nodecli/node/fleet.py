@@ -127,13 +127,20 @@ class Snapshots(Generic[R]):
     :data:`MAX_PARALLEL` nodes are asked at once. A refresh is done when every node
     it asked has answered or ``within`` seconds have passed; a node answering later
     still updates its snapshot then. ``probe(name)`` must not block forever: its
-    client's own limits end it (the exporter gives each request ``--node-timeout``)."""
+    client's own limits end it (the exporter gives each request ``--node-timeout``).
+
+    :meth:`age` is the time since the last refresh was done, read on ``clock`` (the
+    exporter's tests give it a clock they set); ``on_done()`` is called as each refresh
+    is done, before anyone waiting for it is told."""
 
     def __init__(self, names: Sequence[str], probe: Callable[[str], R], *,
-                 within: float) -> None:
+                 within: float, clock: Callable[[], float] = time.monotonic,
+                 on_done: Callable[[], None] | None = None) -> None:
         import threading
 
         self.names, self.probe, self.within = list(names), probe, within
+        self._clock, self._on_done = clock, on_done
+        self._done_at: float | None = None  # on self._clock
         self._cond = threading.Condition()
         self._slots = threading.BoundedSemaphore(MAX_PARALLEL)
         self._last: dict[str, tuple[R | NodecliError, float]] = {}
@@ -184,7 +191,17 @@ class Snapshots(Generic[R]):
         with self._cond:
             self._cond.wait_for(lambda: not any(n in self._busy for n in asked),
                                 timeout=max(started + self.within - time.monotonic(), 0.0))
-        done.set_result(None)
+            self._done_at = self._clock()
+        try:
+            if self._on_done is not None:
+                self._on_done()
+        finally:
+            done.set_result(None)
+
+    def age(self) -> float | None:
+        """Seconds since the last refresh was done (None: none was yet)."""
+        with self._cond:
+            return None if self._done_at is None else self._clock() - self._done_at
 
     def view(self) -> dict[str, tuple[R | NodecliError | None, float | None, bool]]:
         """Per node: its last answer (None: none yet), that answer's age in seconds, and
