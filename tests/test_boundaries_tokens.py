@@ -173,3 +173,32 @@ def test_a_renewal_right_after_the_clock_changed_still_ends_later(key_file):
     assert _expiry(first) == 1_000_000 - 30 + 600
     assert source.renew() is True
     assert _expiry(source.current()) == 1_000_000 - 30 + 601
+
+
+def test_a_minted_token_lives_an_hour_by_default(key_file):
+    now = [1_000_000.0]
+    source = MintedToken(str(key_file), "ak1", "alice", clock=lambda: now[0])
+    assert _expiry(source.current()) == 1_000_000 + 3600
+
+
+@pytest.mark.parametrize("offset", [-30.0, 3600.0], ids=["behind", "ahead"])
+def test_renewals_on_a_node_clock_that_is_off(key_file, offset):
+    now = [1_000_000.0]
+    source = _minted(key_file, 600, now, offset=offset)
+    first = source.current()
+    assert _expiry(first) == 1_000_000 + offset + 600
+    assert source.renew() is True  # the same second: one second more
+    assert source.current() != first
+    assert _expiry(source.current()) == 1_000_000 + offset + 601
+    now[0] += 10  # ten seconds later: the life counts from the node's now
+    assert source.renew() is True
+    assert _expiry(source.current()) == 1_000_010 + offset + 600
+
+
+def test_a_token_file_is_named_in_its_errors_and_read_as_utf8_with_replacements(tmp_path):
+    path = tmp_path / "tok"
+    with pytest.raises(NotFoundError) as info:
+        read_token_file(path)
+    assert str(info.value) == f"token file {path}: no such file"
+    path.write_bytes(b"\xffabc\n")
+    assert read_token_file(path) == "\ufffdabc"
