@@ -129,3 +129,192 @@ def test_a_bad_query_is_one_line_the_first_of_the_parsers_message():
 
 def test_a_query_result_is_json_indented_by_two():
     assert _shaped("json", "@", (), {"a": [1]}) == '{\n  "a": [\n    1\n  ]\n}\n'
+
+
+# -- tables, csv and strict JSON (render/table.py) ---------------------------------------------
+
+def test_json_is_strict_whatever_the_data_holds():
+    from nodecli.render.table import json_text
+
+    nan, inf = float("nan"), float("inf")
+    data = {"a": [1.5, nan, {"b": (inf, -inf)}], "é": "\ud800"}
+    assert json_text(data) == \
+        '{"a":[1.5,"NaN",{"b":["Infinity","-Infinity"]}],"é":"\\ud800"}'
+    assert json_text({"a": [nan]}, indent=2) == '{\n  "a": [\n    "NaN"\n  ]\n}'
+    assert json_text([0.0, -0.0, 1e308]) == "[0.0,-0.0,1e+308]"
+
+
+def test_json_nested_too_deeply_is_a_placeholder():
+    from nodecli.render.table import json_text
+
+    deep: Any = 1
+    for _ in range(500):
+        deep = [deep]
+    assert json_text(deep) == "[" * 500 + "1" + "]" * 500
+    assert json_text(deep, indent=1).count("\n") == 1000
+    for _ in range(1500):
+        deep = [deep]
+    assert json_text(deep) == '"(nested too deeply to write as JSON)"'
+    assert json_text(deep, indent=2) == '"(nested too deeply to write as JSON)"'
+
+
+def test_cells_as_every_table_shows_them():
+    from nodecli.render.table import _cell
+
+    assert [_cell(v) for v in ["", [], (), None, True, False, 0, "x", ["a", "b\x1b"]]] == \
+        ["-", "-", "-", "-", "yes", "no", "0", "x", "a,b?"]
+    assert _cell({"k": [1, "v"]}) == '{"k":[1,"v"]}'
+    assert _cell(None, "") == "" and _cell("", "") == ""
+
+
+@pytest.mark.parametrize("value, cell", [
+    ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@x", "'@x"), ("\tx", " x"),
+    ("\rx", "?x"), ("a=b", "a=b"), (-1, "-1"), (None, '""'), (True, "yes"),
+])
+def test_csv_cells_a_spreadsheet_would_run_are_quoted(value, cell):
+    from nodecli.render.table import Column, render_csv
+
+    out = io.StringIO()
+    render_csv([{"k": value}], [Column("k", "K")], out)
+    assert out.getvalue().splitlines() == ["k", cell]
+
+
+def test_csv_without_headers():
+    from nodecli.render.table import Column, render_csv
+
+    out = io.StringIO()
+    render_csv([{"a": 1, "b": "x,y"}], [Column("a", "A"), Column("b", "B")], out,
+               headers=False)
+    assert out.getvalue() == '1,"x,y"\n'
+
+
+def test_plain_tables_align_cut_and_leave_nothing_trailing():
+    from nodecli.render.table import Column, render_plain_table
+
+    cols = [Column("n", "N", "right"), Column("t", "TEXT")]
+    out = io.StringIO()
+    render_plain_table([{"n": 5, "t": "abcdefgh"}, {"n": 100}], cols, out, caps={"t": 5})
+    assert out.getvalue() == "  N  TEXT\n  5  abcd…\n100  -\n"
+    out = io.StringIO()
+    render_plain_table([], cols, out, headers=False)
+    assert out.getvalue() == ""
+    out = io.StringIO()
+    render_plain_table([{"n": 1, "t": "x"}], cols, out, headers=False)
+    assert out.getvalue() == "1  x\n"
+
+
+def test_jsonl_is_one_compact_object_a_line():
+    from nodecli.render.table import render_jsonl
+
+    out = io.StringIO()
+    render_jsonl([{"a": 1}, [float("nan")]], out)
+    assert out.getvalue() == '{"a":1}\n["NaN"]\n'
+
+
+
+def _fit(width: int) -> tuple[list[str], dict[str, int]]:
+    from nodecli.render.table import Column, fit_columns, natural_width
+
+    cols = [Column("id", "ID", whole=True), Column("name", "NAME"),
+            Column("err", "ERROR", free=True), Column("x", "X", drop=1)]
+    rows = [{"id": "abc123", "name": "n" * 20, "err": "e" * 40, "x": "x" * 8}]
+    assert natural_width(rows, cols) == 6 + 20 + 40 + 8 + 3 * 2
+    kept, caps = fit_columns(rows, cols, width)
+    return [c.key for c in kept], caps
+
+
+@pytest.mark.parametrize("width, kept, caps", [
+    (80, ["id", "name", "err", "x"], {}),  # exactly the natural width
+    (79, ["id", "name", "err", "x"], {"err": 39}),  # free text gives way first
+    (56, ["id", "name", "err", "x"], {"err": 16}),  # ... down to 16
+    (55, ["id", "name", "err", "x"], {"err": 16, "name": 19}),  # then the widest
+    (30, ["id", "name", "err", "x"], {"err": 6, "name": 6, "x": 6}),  # all at floors
+    (29, ["id", "name", "err"], {"err": 13, "name": 6}),  # the droppable one goes
+    (10, ["id", "name", "err"], {"err": 6, "name": 6}),  # wider than the terminal
+])
+def test_a_table_fits_its_terminal_at_the_exact_widths(width, kept, caps):
+    assert _fit(width) == (kept, caps)
+
+
+@pytest.mark.parametrize("width, kept", [(22, "abc"), (21, "ac"), (14, "ac"), (13, "c")])
+def test_droppable_columns_go_by_rank_while_the_floors_do_not_fit(width, kept):
+    from nodecli.render.table import Column, fit_columns
+
+    cols = [Column("a", "A", drop=2), Column("b", "B", drop=1), Column("c", "C")]
+    rows = [{"a": "a" * 6, "b": "b" * 6, "c": "c" * 6}]
+    got, caps = fit_columns(rows, cols, width)
+    assert "".join(c.key for c in got) == kept and caps == {}
+
+
+def test_fields_are_cut_to_the_rest_of_the_line_and_never_below_6():
+    from nodecli.render.table import render_fields
+
+    out = io.StringIO()
+    render_fields([("name", "x" * 30), ("id", 1)], out, width=20)
+    assert out.getvalue() == f"name  {'x' * 13}…\nid    1\n"
+    out = io.StringIO()
+    render_fields([("name", "x" * 30), ("id", 1)], out, width=4)
+    assert out.getvalue() == f"name  {'x' * 5}…\nid    1\n"
+    out = io.StringIO()
+    render_fields([("name", "x" * 14)], out, width=20)  # exactly the room left
+    assert out.getvalue() == f"name  {'x' * 14}\n"
+    out = io.StringIO()
+    render_fields([("name", "x" * 30), ("a\x1b", "")], out)
+    assert out.getvalue() == f"name  {'x' * 30}\na?    -\n"
+    render_fields([], out)
+    assert out.getvalue().count("\n") == 2
+
+
+def test_a_whole_column_counts_whole_when_columns_are_dropped():
+    from nodecli.render.table import Column, fit_columns
+
+    cols = [Column("id", "ID", whole=True), Column("x", "X", drop=1)]
+    rows = [{"id": "i" * 10, "x": "x" * 6}]
+    assert [c.key for c in fit_columns(rows, cols, 18)[0]] == ["id", "x"]
+    assert [c.key for c in fit_columns(rows, cols, 17)[0]] == ["id"]
+
+
+def test_a_column_at_its_floor_lets_the_others_give_way():
+    from nodecli.render.table import Column, fit_columns
+
+    # the widest column is its heading (its floor): the next one is cut instead
+    cols = [Column("a", "AAAAAAAAAAA"), Column("b", "B")]
+    assert fit_columns([{"a": "x", "b": "b" * 10}], cols, 20)[1] == {"b": 7}
+
+
+def test_free_text_gives_way_before_wider_columns():
+    from nodecli.render.table import Column, fit_columns, natural_width
+
+    cols = [Column("name", "NAME"), Column("err", "ERROR", free=True)]
+    rows = [{"name": "n" * 40, "err": "e" * 20}]
+    assert natural_width(rows, cols) == 62
+    assert fit_columns(rows, cols, 58)[1] == {"err": 16}
+    assert fit_columns(rows, cols, 50)[1] == {"err": 16, "name": 32}
+
+
+def test_the_natural_width_of_one_column_has_no_gap():
+    from nodecli.render.table import Column, natural_width
+
+    assert natural_width([{"a": "x" * 9}], [Column("a", "A")]) == 9
+    assert natural_width([], []) == 0
+
+
+def test_a_field_value_ending_in_blanks_leaves_nothing_trailing():
+    from nodecli.render.table import render_fields
+
+    out = io.StringIO()
+    render_fields([("a", "x  "), ("name", "y")], out)
+    assert out.getvalue() == "a     x\nname  y\n"
+
+
+def test_a_rich_table_has_headers_and_fits_its_console_by_default():
+    from rich.console import Console
+
+    from nodecli.render.table import Column, render_rich_table
+
+    console = Console(file=io.StringIO(), width=30, no_color=True, force_terminal=False)
+    render_rich_table([{"a": "x" * 50, "b": "y"}], [Column("a", "A"), Column("b", "B")],
+                      console, None)
+    lines = console.file.getvalue().splitlines()
+    assert lines[0].split() == ["A"] and "…" in lines[1]
+    assert max(len(line) for line in lines) <= 30
