@@ -318,3 +318,98 @@ def test_a_rich_table_has_headers_and_fits_its_console_by_default():
     lines = console.file.getvalue().splitlines()
     assert lines[0].split() == ["A"] and "…" in lines[1]
     assert max(len(line) for line in lines) <= 30
+
+
+# -- text for a terminal (render/text.py) ------------------------------------------------------
+
+def test_sanitize_removes_escapes_and_shows_controls_as_question_marks():
+    from nodecli.render.text import sanitize, sanitize_lines
+
+    assert sanitize("a\tb\x1b[31mc\x1b]0;t\x07d\x1bXe\x7f\x9f\u202e\ud800") == "a bcde????"
+    assert sanitize("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\") == "link"
+    assert sanitize("plain é 東京") == "plain é 東京" and sanitize(5) == "5"
+    assert sanitize_lines("a\x1b[1m\nb\tc\n") == "a\nb c\n"
+    assert sanitize_lines(7) == "7"
+
+
+def test_display_width_counts_wide_as_2_and_combining_as_0():
+    from nodecli.render.text import display_width
+
+    assert display_width("e\u0301東") == 3
+    assert display_width("\uff21") == 2  # fullwidth A: "F"
+    assert display_width("") == 0
+
+
+@pytest.mark.parametrize("text, width, clipped", [
+    ("abcd", 4, "abcd"), ("abcde", 4, "abc…"), ("東京都", 4, "東…"), ("東京都", 5, "東京…"),
+    ("東京都", 6, "東京都"), ("ab", 1, "…"),
+])
+def test_clip_at_the_exact_width(text, width, clipped):
+    from nodecli.render.text import clip, display_width
+
+    assert clip(text, width) == clipped
+    assert display_width(clipped) <= max(width, 1)
+
+
+def test_a_status_line_leaves_the_last_column_free_and_has_no_controls():
+    from nodecli.render.text import fit_line
+
+    assert fit_line("a\tb\x1bc\u202e" + "x" * 20, 10) == "a b c?xx…"
+    assert fit_line("x" * 9, 10) == "x" * 9
+    assert fit_line("x" * 10, 10) == "x" * 8 + "…"
+    assert fit_line("a\x7f\x9f\xa0b", 80) == "a  \xa0b"
+    assert fit_line("abc", 1) == "…" and fit_line("abc", 0) == "…"
+
+
+def test_terminal_columns_from_columns_then_the_terminal_then_the_default(monkeypatch):
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    from nodecli.render.text import terminal_columns
+
+    monkeypatch.setenv("COLUMNS", "120")
+    assert terminal_columns(io.StringIO()) == 120
+    monkeypatch.setenv("COLUMNS", "1")
+    assert terminal_columns(io.StringIO()) == 1
+    monkeypatch.delenv("COLUMNS")
+    assert terminal_columns(io.StringIO()) == 80
+    master, slave = os.openpty()
+    try:
+        with open(slave, "w", closefd=False) as tty:
+            for value in ("0", "x", ""):
+                monkeypatch.setenv("COLUMNS", value)
+                fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 132, 0, 0))
+                assert terminal_columns(tty) == 132
+                fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 0, 0, 0))
+                assert terminal_columns(tty, default=99) == 99
+                assert terminal_columns(io.StringIO()) == 80
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_is_tty_on_what_is_not_a_terminal():
+    import os
+
+    from nodecli.render.text import is_tty
+
+    assert is_tty(io.StringIO()) is False and is_tty(object()) is False  # type: ignore[arg-type]
+    closed = io.StringIO()
+    closed.close()
+    assert is_tty(closed) is False
+    master, slave = os.openpty()
+    try:
+        with open(slave, "w", closefd=False) as tty:
+            assert is_tty(tty) is True
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_times_are_iso_utc_to_the_second_and_odd_values_shown_as_they_are():
+    from nodecli.render.text import iso_time
+
+    assert iso_time("2026-11-23T11:00:00.9+01:00") == "2026-11-23T10:00:00Z"
+    assert iso_time("nope\x1b") == "nope?" and iso_time(None) == "" and iso_time(5) == "5"
