@@ -413,3 +413,190 @@ def test_times_are_iso_utc_to_the_second_and_odd_values_shown_as_they_are():
 
     assert iso_time("2026-11-23T11:00:00.9+01:00") == "2026-11-23T10:00:00Z"
     assert iso_time("nope\x1b") == "nope?" and iso_time(None) == "" and iso_time(5) == "5"
+
+
+# -- events as text (render/events.py) ---------------------------------------------------------
+
+def test_event_families_and_the_most_specific_type():
+    from nodecli.render.events import family_of, main_type
+
+    assert [family_of(t) for t in (["x", "file.a", "transfer.b"], ["file.a", "file.filelock.b"],
+                                   ["permission.x", "file.y"], ["download.x"], ["upload.x"],
+                                   ["other"], [])] == \
+        ["transfer", "lock", "permission", "transfer", "transfer", "other", "other"]
+    assert main_type(["transfer.a", "transfer.b"]) == "transfer.a"
+    assert main_type(["transfer.a", "upload.b"]) == "upload.b" and main_type([]) == "?"
+
+
+def test_transfer_summaries_running_ended_and_odd():
+    from nodecli.render.events import summary
+
+    running = {"types": ["upload.started", "transfer.started"], "data": {
+        "direction": "receive", "status": "running", "end_time_usec": 5,
+        "bytes_transferred": 2_500_000, "current_rate_kbps": 800, "target_rate_kbps": 1000,
+        "remote_host": "h", "files_completed": 0}}
+    assert summary(running) == "receive [RUNNING] h 2.5 MB now 800 kbps target 1.0 Mbps"
+    ended = {"types": ["transfer.ended"], "data": {
+        "direction": "send", "status": "failed", "start_time_usec": 1_000_000,
+        "end_time_usec": 1_000_000, "bytes_transferred": 10, "avg_rate_kbps": 5,
+        "files_completed": 3, "error_code": 19, "error_desc": "x" * 300}}
+    assert summary(ended) == \
+        f"send failed ? 10 B avg 5 kbps in 0.0 s target ? 3 files error 19: {'x' * 199}…"
+    assert summary(ended, whole=True).endswith(f"error 19: {'x' * 300}")
+    assert summary({"types": ["transfer.ended"], "data": {
+        "start_time_usec": 5, "end_time_usec": 4}}) == "? ? ? ? avg ? target ?"
+    assert summary({"types": ["transfer.ended"], "data": {
+        "start_time_usec": 0, "end_time_usec": 10**301}}) == "? ? ? ? avg ? in ? s target ?"
+    assert summary({"types": ["transfer.ended"], "data": {
+        "start_time_usec": 0, "end_time_usec": 1_500_000, "status": "s" * 30,
+        "remote_host": "r" * 90, "direction": "d"}}) == \
+        f"d {'s' * 19}… {'r' * 79}… ? avg ? in 1.5 s target ?"
+
+
+def test_lock_permission_and_file_summaries():
+    from nodecli.render.events import summary
+
+    assert summary({"types": ["file.filelock.deleted"],
+                    "data": {"file_id": "f1", "user_id": "bob"}}) == "lock deleted on f1 by bob"
+    assert summary({"types": ["file.filelock.created"],
+                    "data": {"id": "i1", "locked_by": "al", "user_id": "bob"}}) == \
+        "lock created on i1 by al"
+    assert summary({"types": ["file.filelock.created"], "data": {"path": "/x"}}) == \
+        "lock created on /x"
+    assert summary({"types": ["permission.deleted"], "data": {}}) == "?: ? on file "
+    assert summary({"types": ["permission.deleted"], "data": {"access_levels": []}}) == \
+        "?: (none) on file "
+    assert summary({"types": ["permission.created"], "data": {
+        "access_type": "t" * 30, "access_id": "i", "access_levels": ["l" * 30],
+        "file_id": "f"}}) == f"{'t' * 19}… i: {'l' * 19}… on file f"
+    assert summary({"types": ["file.deleted"], "data": {"path": "p", "size": True}}) == \
+        "p (?)"
+    assert summary({"types": ["file.created"], "data": "no object"}) == " (?)"
+
+
+EVENT = {"time": "2026-11-23T10:00:00Z", "id": "7", "types": ["file.created"],
+         "user_id": "alice", "data": {"path": "/p" * 20, "size": 1}}
+
+
+@pytest.mark.parametrize("width, line", [
+    (None, f"2026-11-23T10:00:00Z  file.created{' ' * 14}alice{' ' * 7}{'/p' * 20} (1 B)"),
+    (76, f"2026-11-23T10:00:00Z  file.created{' ' * 14}alice{' ' * 7}{'/p' * 7}/…"),
+    (75, f"2026-11-23T10:00:00Z  file.created  alice  {'/p' * 15}/…"),
+    (44, "2026-11-23T10:00:00Z  file.created  alice  …"),
+    (43, "2026-11-23T10:00:00Z  file.creat…  alice  …"),
+    (30, "2026-11-23T10:00:00Z  f…  a…  …"),
+    (1, "2026-11-23T10:00:00Z  …  …  …"),
+])
+def test_a_pretty_line_fits_its_terminal_at_the_exact_widths(width, line):
+    from nodecli.render.events import pretty_line
+
+    assert pretty_line(EVENT, width) == line
+
+
+def test_pages_of_events_in_each_format():
+    from nodecli.render.events import plain_line, render_chunk
+
+    assert plain_line(EVENT) == f"2026-11-23T10:00:00Z\t7\tfile.created\talice\t{'/p' * 20} (1 B)"
+    assert render_chunk([(EVENT, "RAW1"), ({"a": 1}, "RAW2")], "jsonl") == "RAW1\nRAW2\n"
+    assert render_chunk([({"a": [1]}, "R")], "json") == '{\n  "a": [\n    1\n  ]\n}\n'
+    assert render_chunk([({"id": "1"}, "R")], "plain") == "\t1\t\t\t\n"
+    assert render_chunk([({"id": "1"}, "R")], "pretty", 30) == " " * 22 + "?    \n"
+    assert render_chunk([], "jsonl") == "" and render_chunk([], "pretty") == ""
+
+
+def test_server_text_is_cut_at_200_unless_whole():
+    from nodecli.render.events import MAX_FIELD, clean, cutter
+
+    assert MAX_FIELD == 200
+    assert clean("y" * 200) == "y" * 200 and clean("y" * 201) == "y" * 199 + "…"
+    assert clean("y" * 300, None) == "y" * 300 and clean(None) == "" and clean(3) == "3"
+    assert cutter(False)() == 200 and cutter(False)(20) == 20 and cutter(True)(20) is None
+
+
+def _cut(ch: str, n: int) -> str:
+    """What a server string of 300 ``ch`` shows as, cut to ``n`` columns."""
+    return ch * (n - 1) + "…"
+
+
+LONG_EVENT = {"time": "1" * 300, "id": "i" * 300, "types": ["file." + "t" * 295, "x" * 200],
+              "user_id": "u" * 300, "data": {"path": "p" * 300, "size": "12"}}
+
+
+def test_every_server_string_of_an_event_line_is_cut_to_its_own_length():
+    from nodecli.render.events import plain_line, pretty_parts
+
+    assert plain_line(LONG_EVENT).split("\t") == [
+        _cut("1", 40), _cut("i", 80), _cut("file." + "t" * 115, 120)[:119] + "…",
+        _cut("u", 80), f"{_cut('p', 200)} (?)"]
+    t, typ, user, text, family = pretty_parts(LONG_EVENT)
+    assert (t, typ, user, family) == (_cut("1", 40), "file." + _cut("t", 35), _cut("u", 40),
+                                      "file")
+    assert text == f"{_cut('p', 200)} (?)"
+
+
+def test_every_server_string_of_a_summary_is_cut_to_its_own_length():
+    from nodecli.render.events import summary
+
+    assert summary({"types": ["permission.x"], "data": {
+        "access_type": "user", "access_id": "a" * 300, "access_levels": ["r", "w"],
+        "file_id": "f" * 300}}) == f"user {_cut('a', 60)}: r,w on file {_cut('f', 60)}"
+    # the verb is the last part of the most specific type, whatever it is
+    assert summary({"types": ["x", "file.filelock.created"], "data": {
+        "path": "p" * 300, "locked_by": "b" * 300}}) == \
+        f"lock x on {_cut('p', 200)} by {_cut('b', 60)}"
+    assert summary({"types": ["file.filelock." + "v" * 30], "data": {"id": "i"}}) == \
+        f"lock {_cut('v', 20)} on i"
+    assert summary({"types": ["transfer.ended"], "data": {
+        "direction": "d" * 30, "bytes_transferred": "12"}}) == \
+        f"{_cut('d', 20)} [RUNNING] ? ? now ? target ?"
+
+
+@pytest.mark.parametrize("start, end, shown", [
+    (0, 999_999_000_000, "in 999999.0 s"),
+    (0, 10**300 - 1, f"in {(10**300 - 1) / 1e6:.1f} s"),
+    (0, 10**300, "in ? s"),
+    (10**300, 10**300 + 1_000_000, "in 1.0 s"),
+])
+def test_a_transfers_duration_and_the_end_of_what_a_float_shows(start, end, shown):
+    from nodecli.render.events import summary
+
+    s = summary({"types": ["transfer.ended"], "data": {"start_time_usec": start,
+                                                       "end_time_usec": end}})
+    assert s == f"? ? ? ? avg ? {shown} target ?"
+
+
+@pytest.mark.parametrize("width, line", [
+    (63, "2026-11-23T10:00:00Z  file.ttttttttttttttttttttttttt  alice  /…"),
+    (62, "2026-11-23T10:00:00Z  file.ttttttttttttttttttttttttt  alice  …"),  # 1 column left
+    (61, "2026-11-23T10:00:00Z  file.ttttttttttttttttt…  alice  /p (1 …"),  # none: cut
+])
+def test_the_type_and_user_are_cut_only_when_no_column_is_left(width, line):
+    from nodecli.render.events import pretty_line
+
+    event = {**EVENT, "types": ["file." + "t" * 25], "data": {"path": "/p", "size": 1}}
+    assert pretty_line(event, width) == line
+
+
+def test_pages_of_two_events_in_each_format():
+    from nodecli.render.events import render_chunk
+
+    two = [({"id": "1"}, "R1"), ({"id": "2"}, "R2")]
+    assert render_chunk(two, "json") == '{\n  "id": "1"\n}\n{\n  "id": "2"\n}\n'
+    assert render_chunk(two, "plain") == "\t1\t\t\t\n\t2\t\t\t\n"
+    assert render_chunk(two, "pretty") == (" " * 22 + "?" + " " * 23 + "  " + " " * 12 + "\n") * 2
+
+
+def test_whole_summaries_and_counts_that_are_not_integers():
+    from nodecli.render.events import plain_line, summary
+
+    assert summary({"types": ["file.created"], "data": {"path": "p" * 300}}, whole=True) == \
+        f"{'p' * 300} (?)"
+    assert summary({"types": ["file.filelock.created"], "data": {"path": "p" * 300}},
+                   whole=True) == f"lock created on {'p' * 300}"
+    odd = {"types": ["transfer.ended"], "data": {"end_time_usec": 1, "files_completed": True,
+                                                  "error_code": "19", "error_desc": "e"}}
+    assert summary(odd) == "? ? ? ? avg ? target ?"
+    assert summary({"types": ["transfer.ended"], "data": {
+        "end_time_usec": 1, "files_completed": 2, "error_code": 7}}) == \
+        "? ? ? ? avg ? target ? 2 files error 7: "
+    assert plain_line({"types": ["a", "b"]}) == "\t\ta,b\t\t"
