@@ -600,3 +600,246 @@ def test_whole_summaries_and_counts_that_are_not_integers():
         "end_time_usec": 1, "files_completed": 2, "error_code": 7}}) == \
         "? ? ? ? avg ? target ? 2 files error 7: "
     assert plain_line({"types": ["a", "b"]}) == "\t\ta,b\t\t"
+
+
+
+# -- transfer top (render/top.py) ---------------------------------------------------------------
+# Seven transfers: three running (a rate, a progress, an ETA of exactly an hour, none), one
+# ended exactly 10 minutes ago (shown) and one 10 min 1 s ago (not), two failures.
+TOP_NOW = 1_800_000_000.0
+_U = 1_000_000
+
+
+def _t(id, status, **kw):
+    return {"id": id, "status": status, **kw}
+
+
+TOP_TRANSFERS = [
+    _t("a1234567890", "running", direction="send", remote_host="h-a", user_id="alice",
+       bytes_transferred=500, bytes_expected=1000, current_rate_kbps=8, target_rate_kbps=100,
+       start_time_usec=int((TOP_NOW - 50) * _U)),
+    _t("b2", "running", direction="receive", remote_host="h-b", user_id="bob",
+       bytes_transferred=3_000_000, bytes_expected=3_000_000 + 450_000_000,
+       current_rate_kbps=1000,
+       target_rate_kbps=2000, start_time_usec=int((TOP_NOW - 10) * _U)),
+    _t("c3", "running", remote_host="a-c", bytes_transferred=10, current_rate_kbps=0),
+    _t("d4", "completed", remote_host="h-d", bytes_transferred=7,
+       end_time_usec=int((TOP_NOW - 600) * _U)),
+    _t("e5", "failed", remote_host="h-e", error_code=19, error_desc="disk full",
+       end_time_usec=int((TOP_NOW - 5) * _U)),
+    _t("f6", "cancelled", end_time_usec=int((TOP_NOW - 601) * _U)),
+    _t("g7", "error", error_code="0", end_time_usec=int((TOP_NOW - 30) * _U)),
+]
+
+TOP_SCREENS = {
+    (88, 20, 'rate', False): [
+        '08:00:00Z 3 active, 1.0 Mbps · last 10 min: 1 ended, 2 failed',
+        'sort rate · q quit  s sort  f failed only · n1',
+        '',
+        'ID       DIR  HOST             USER         BYTES          NOW/TARGET DONE    ETA',
+        'b2       recv h-b              bob         3.0 MB   1.0 Mbps/2.0 Mbps   0%  1h00m',
+        'a1234567 send h-a              alice        500 B     8 kbps/100 kbps  50%  0m00s',
+        'c3       recv a-c                            10 B            0 kbps/?    -      -',
+        'ID       STATUS     HOST                 BYTES ENDED     ERROR',
+        'e5       failed     h-e                    0 B 07:59:55  19: disk full',
+        'g7       error                             0 B 07:59:30',
+        'd4       completed  h-d                    7 B 07:50:00',
+    ],
+    (88, 20, 'host', True): [
+        '08:00:00Z 3 active, 1.0 Mbps · last 10 min: 1 ended, 2 failed',
+        'sort host · failed only · q quit  s sort  f failed only · n1',
+        '',
+        'ID       STATUS     HOST                 BYTES ENDED     ERROR',
+        'e5       failed     h-e                    0 B 07:59:55  19: disk full',
+        'g7       error                             0 B 07:59:30',
+    ],
+    (80, 20, 'progress', False): [
+        '08:00:00Z 3 active, 1.0 Mbps · last 10 min: 1 ended, 2 failed',
+        'sort progress · q quit  s sort  f failed only · n1',
+        '',
+        'ID       DIR  HOST            USER         BYTES          NOW/TARGET DONE    E…',
+        'a1234567 send h-a             alice        500 B     8 kbps/100 kbps  50%  0m0…',
+        'b2       recv h-b             bob         3.0 MB   1.0 Mbps/2.0 Mbps   0%  1h0…',
+        'c3       recv a-c                           10 B            0 kbps/?    -     …',
+        'ID       STATUS     HOST                BYTES ENDED     ERROR',
+        'e5       failed     h-e                   0 B 07:59:55  19: disk full',
+        'g7       error                            0 B 07:59:30',
+        'd4       completed  h-d                   7 B 07:50:00',
+    ],
+    (80, 9, 'bytes', False): [
+        '08:00:00Z 3 active, 1.0 Mbps · last 10 min: 1 ended, 2 failed',
+        'sort bytes · q quit  s sort  f failed only · n1',
+        '',
+        'ID       DIR  HOST            USER         BYTES          NOW/TARGET DONE    E…',
+        '... and 3 more active',
+        'ID       STATUS     HOST                BYTES ENDED     ERROR',
+        'e5       failed     h-e                   0 B 07:59:55  19: disk full',
+        'g7       error                            0 B 07:59:30',
+        'd4       completed  h-d                   7 B 07:50:00',
+    ],
+    (80, 20, 'started', False): [
+        '08:00:00Z 3 active, 1.0 Mbps · last 10 min: 1 ended, 2 failed',
+        'sort started · q quit  s sort  f failed only · n1',
+        '',
+        'ID       DIR  HOST            USER         BYTES          NOW/TARGET DONE    E…',
+        'b2       recv h-b             bob         3.0 MB   1.0 Mbps/2.0 Mbps   0%  1h0…',
+        'a1234567 send h-a             alice        500 B     8 kbps/100 kbps  50%  0m0…',
+        'c3       recv a-c                           10 B            0 kbps/?    -     …',
+        'ID       STATUS     HOST                BYTES ENDED     ERROR',
+        'e5       failed     h-e                   0 B 07:59:55  19: disk full',
+        'g7       error                            0 B 07:59:30',
+        'd4       completed  h-d                   7 B 07:50:00',
+    ],
+    (60, 8, 'rate', False): [
+        '08:00:00Z 3 active, 1.0 Mbps · last 10 min: 1 ended, 2 fai…',
+        'sort rate · q quit  s sort  f failed only · n1',
+        '',
+        'ID       DIR  HOST            USER         BYTES          …',
+        '... and 3 more active',
+        'ID       STATUS     HOST                BYTES ENDED     ER…',
+        'e5       failed     h-e                   0 B 07:59:55  19…',
+        'g7       error                            0 B 07:59:30',
+    ],
+}
+
+
+@pytest.mark.parametrize("width, height, sort, failed_only", list(TOP_SCREENS))
+def test_the_top_screen_line_by_line(width, height, sort, failed_only):
+    from nodecli.render.top import top_lines
+
+    assert top_lines(TOP_TRANSFERS, width=width, height=height, sort=sort,
+                     failed_only=failed_only, node="n1", now=TOP_NOW) == \
+        TOP_SCREENS[(width, height, sort, failed_only)]
+
+
+# More running transfers: an ETA of 61 s and of an hour and a minute, one just under a
+# century and one of exactly a century (no estimate), done past the expected bytes, no id,
+# no host; ended ones with an error code and no text, and with an empty one.
+NOW2 = 1_800_000_000.0
+
+
+def _r(id, **kw):
+    return {"id": id, "status": "running", **kw}
+
+
+TOP_MORE = [
+    _r(None, remote_host="zeta", bytes_transferred=100, bytes_expected=100, current_rate_kbps=5,
+       start_time_usec=1),
+    _r("r2", bytes_transferred=900, bytes_expected=1, current_rate_kbps=50, start_time_usec=9),
+    _r("r3", remote_host="m", bytes_transferred=500, bytes_expected=1001, current_rate_kbps=1,
+       start_time_usec=5),
+    _r("r4", remote_host="b", bytes_transferred=0, bytes_expected=61_000, current_rate_kbps=8,
+       start_time_usec=3),
+    _r("r5", remote_host="c", bytes_transferred=1, bytes_expected=3_660_001, current_rate_kbps=8,
+       start_time_usec=4),
+    _r("r6", remote_host="d", bytes_transferred=2, bytes_expected=3_153_600_000_002,
+       current_rate_kbps=8, start_time_usec=2),
+    _r("r7", remote_host="e", bytes_transferred=3, bytes_expected=3_153_599_999_002,
+       current_rate_kbps=8, start_time_usec=6),
+    {"id": None, "status": "cancelled", "error_code": 1,
+     "end_time_usec": int((NOW2 - 1) * 1_000_000)},
+    {"id": "x2", "status": "completed", "error_code": "",
+     "end_time_usec": int((NOW2 - 2) * 1_000_000)},
+]
+
+TOP_MORE_SCREENS = {
+    ('92', '30', '-'): [
+        '08:00:00Z 7 active, 88 kbps · last 10 min: 2 ended, 0 failed',
+        'sort rate · q quit  s sort  f failed only ·',
+        '',
+        'ID       DIR  HOST                 USER         BYTES          NOW/TARGET DONE    ETA',
+        'r2       recv                                   900 B           50 kbps/? 100%  0m00s',
+        'r4       recv b                                   0 B            8 kbps/?   0%  1m01s',
+        'r5       recv c                                   1 B            8 kbps/?   0%  1h01m',
+        'r6       recv d                                   2 B            8 kbps/?   0%      -',
+        'r7       recv e                                   3 B            8 kbps/?   0% 87599…',
+        '         recv zeta                              100 B            5 kbps/? 100%  0m00s',
+        'r3       recv m                                 500 B            1 kbps/?  49%  0m04s',
+        'ID       STATUS     HOST                     BYTES ENDED     ERROR',
+        '         cancelled                             0 B 07:59:59  1:',
+        'x2       completed                             0 B 07:59:58',
+    ],
+    ('92', '12', 'bytes'): [
+        '08:00:00Z 7 active, 88 kbps · last 10 min: 2 ended, 0 failed',
+        'sort bytes · q quit  s sort  f failed only ·',
+        '',
+        'ID       DIR  HOST                 USER         BYTES          NOW/TARGET DONE    ETA',
+        'r2       recv                                   900 B           50 kbps/? 100%  0m00s',
+        'r3       recv m                                 500 B            1 kbps/?  49%  0m04s',
+        '         recv zeta                              100 B            5 kbps/? 100%  0m00s',
+        '... and 4 more active',
+        'ID       STATUS     HOST                     BYTES ENDED     ERROR',
+        '         cancelled                             0 B 07:59:59  1:',
+        'x2       completed                             0 B 07:59:58',
+    ],
+    ('92', '30', 'started'): [
+        '08:00:00Z 7 active, 88 kbps · last 10 min: 2 ended, 0 failed',
+        'sort started · q quit  s sort  f failed only ·',
+        '',
+        'ID       DIR  HOST                 USER         BYTES          NOW/TARGET DONE    ETA',
+        'r2       recv                                   900 B           50 kbps/? 100%  0m00s',
+        'r7       recv e                                   3 B            8 kbps/?   0% 87599…',
+        'r3       recv m                                 500 B            1 kbps/?  49%  0m04s',
+        'r5       recv c                                   1 B            8 kbps/?   0%  1h01m',
+        'r4       recv b                                   0 B            8 kbps/?   0%  1m01s',
+        'r6       recv d                                   2 B            8 kbps/?   0%      -',
+        '         recv zeta                              100 B            5 kbps/? 100%  0m00s',
+        'ID       STATUS     HOST                     BYTES ENDED     ERROR',
+        '         cancelled                             0 B 07:59:59  1:',
+        'x2       completed                             0 B 07:59:58',
+    ],
+    ('92', '30', 'host'): [
+        '08:00:00Z 7 active, 88 kbps · last 10 min: 2 ended, 0 failed',
+        'sort host · q quit  s sort  f failed only ·',
+        '',
+        'ID       DIR  HOST                 USER         BYTES          NOW/TARGET DONE    ETA',
+        'r2       recv                                   900 B           50 kbps/? 100%  0m00s',
+        'r4       recv b                                   0 B            8 kbps/?   0%  1m01s',
+        'r5       recv c                                   1 B            8 kbps/?   0%  1h01m',
+        'r6       recv d                                   2 B            8 kbps/?   0%      -',
+        'r7       recv e                                   3 B            8 kbps/?   0% 87599…',
+        'r3       recv m                                 500 B            1 kbps/?  49%  0m04s',
+        '         recv zeta                              100 B            5 kbps/? 100%  0m00s',
+        'ID       STATUS     HOST                     BYTES ENDED     ERROR',
+        '         cancelled                             0 B 07:59:59  1:',
+        'x2       completed                             0 B 07:59:58',
+    ],
+    ('92', '30', 'progress', 'x'): [
+        '08:00:00Z 7 active, 88 kbps · last 10 min: 2 ended, 0 failed · !! node down?',
+        'sort progress · q quit  s sort  f failed only ·',
+        '',
+        'ID       DIR  HOST                 USER         BYTES          NOW/TARGET DONE    ETA',
+        '         recv zeta                              100 B            5 kbps/? 100%  0m00s',
+        'r2       recv                                   900 B           50 kbps/? 100%  0m00s',
+        'r3       recv m                                 500 B            1 kbps/?  49%  0m04s',
+        'r5       recv c                                   1 B            8 kbps/?   0%  1h01m',
+        'r7       recv e                                   3 B            8 kbps/?   0% 87599…',
+        'r6       recv d                                   2 B            8 kbps/?   0%      -',
+        'r4       recv b                                   0 B            8 kbps/?   0%  1m01s',
+        'ID       STATUS     HOST                     BYTES ENDED     ERROR',
+        '         cancelled                             0 B 07:59:59  1:',
+        'x2       completed                             0 B 07:59:58',
+    ],
+    ('92', '10', 'none'): [
+        '08:00:00Z 0 active, 0 kbps · last 10 min: 0 ended, 0 failed',
+        'sort rate · q quit  s sort  f failed only ·',
+        '',
+        'no active transfers',
+        'nothing ended in the last 10 minutes',
+    ],
+}
+
+
+@pytest.mark.parametrize("case", list(TOP_MORE_SCREENS))
+def test_more_top_screens_line_by_line(case):
+    """Each case: width, height, the sort ("-": the default; "none": no transfers at all)
+    and a problem to show when a 4th part is there."""
+    from nodecli.render.top import top_lines
+
+    width, height, sort, *problem = case
+    kw: dict[str, Any] = {"width": int(width), "height": int(height), "now": NOW2}
+    if sort not in ("-", "none"):
+        kw["sort"] = sort
+    if problem:
+        kw["problem"] = "node down\x1b"
+    assert top_lines(TOP_MORE if sort != "none" else [], **kw) == TOP_MORE_SCREENS[case]
