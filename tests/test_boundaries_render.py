@@ -843,3 +843,23 @@ def test_more_top_screens_line_by_line(case):
     if problem:
         kw["problem"] = "node down\x1b"
     assert top_lines(TOP_MORE if sort != "none" else [], **kw) == TOP_MORE_SCREENS[case]
+
+
+def test_top_rows_at_their_edges():
+    from nodecli.render.top import top_lines
+
+    now = 1_800_000_000.0
+    transfers = [
+        # running, no expected size, a rate: no ETA; and one that says it ended just now
+        {"id": "n1", "status": "running", "current_rate_kbps": 8,
+         "end_time_usec": int(now * 1_000_000)},
+        {"id": "n2", "status": "running", "bytes_expected": 180_000, "current_rate_kbps": 8},
+        {"id": "long-ended-id", "status": "completed", "end_time_usec": int(now * 1_000_000)},
+    ]
+    lines = top_lines(transfers, width=92, height=30, now=now)
+    rows = {line.split()[0]: line.split() for line in lines if line[:2] in ("n1", "n2", "lo")}
+    assert rows["n1"][-2:] == ["-", "-"]  # no progress, no ETA
+    assert rows["n2"][-1] == "3m00s"
+    assert rows["long-end"][1] == "completed"  # the id cut to 8, no ellipsis
+    assert "1 ended" in lines[0] and sum(1 for line in lines if line.startswith("n1")) == 1
+    assert len(top_lines(transfers, width=92, height=30)) == len(lines)  # now: the clock's
