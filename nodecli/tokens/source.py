@@ -171,7 +171,7 @@ def read_token_file(path: str | Path) -> str:
     p = user_path(path)
     raw = read_limited(p, MAX_TOKEN_FILE, "token file")
     token = raw.decode("utf-8", "replace").strip()
-    if token.startswith("Bearer "):
+    if token.partition(" ")[0] == "Bearer":  # (the prefix alone leaves it empty)
         token = token[7:].strip()
     if not token:
         raise UsageError(f"token file {p} is empty")
