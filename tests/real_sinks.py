@@ -198,6 +198,8 @@ class Rsyslogd:
 
     def start(self) -> Rsyslogd:
         f = self.folder
+        if self.certs is not None and not glob.glob("/usr/lib/*/rsyslog/lmnsd_gtls.so"):
+            _missing("no TLS driver for rsyslog (Debian: apt-get install rsyslog-gnutls)")
         for name in ("port", "tls-port"):
             (f / name).unlink(missing_ok=True)
         tls_global = tls_input = ""
