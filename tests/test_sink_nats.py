@@ -288,14 +288,38 @@ def test_a_stopped_server_is_a_retryable_error_and_a_restart_goes_on(tmp_path, s
         sink = sinks(server.url("events.{node}"))
         sink.deliver([event(1)])
         server.stop()
-        for _ in range(2):  # the lost connection, then a refused one
+        for _ in range(2):  # the lost connection, then a refused one: at once
             with pytest.raises(SinkError) as caught:
                 sink.deliver([event(2)])
             assert caught.value.retryable
-            assert "127.0.0.1" in caught.value.message
+            assert caught.value.message.startswith(
+                f"cannot connect to NATS server nats://127.0.0.1:{server.port}: ")
         server.start()  # same port, same store
         sink.deliver([event(2), event(3)])  # connects again
         assert [d for _, d, _ in held(server)] == [event(i).line for i in (1, 2, 3)]
+    finally:
+        server.stop()
+
+
+def test_a_server_lost_while_acknowledgements_are_awaited_fails_the_batch_at_once(
+        tmp_path, sinks):
+    server = NatsServer(tmp_path / "nats").start()
+    try:
+        def answer(requests):  # the server goes when the whole batch reached it
+            if len(requests) == 3:
+                server.stop()
+            return []
+
+        responder = Responder(server, "gone.>", answer)
+        try:
+            with pytest.raises(SinkError) as caught:
+                sinks(server.url("gone.{node}"), timeout=30).deliver(
+                    [event(i) for i in range(3)])
+            assert caught.value.retryable
+            assert caught.value.message == \
+                f"the connection to NATS server nats://127.0.0.1:{server.port} was lost"
+        finally:
+            responder.close()
     finally:
         server.stop()
 
