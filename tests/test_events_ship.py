@@ -153,6 +153,13 @@ def test_gap_stops_or_is_shipped_with_accept_gap(invoke, ship_env, log, collecto
     r = invoke("events", "tail", "--checkpoint", str(ck), env=ship_env)
     assert r.exit_code == 1 and f"the oldest it holds is event {oldest} " in r.stderr
     assert r.stdout == ""
+    tail_ck = tmp_path / "tail-ck.json"
+    tail_ck.write_bytes(saved)
+    r = invoke("events", "tail", "--checkpoint", str(tail_ck), "--accept-gap", "-o", "jsonl",
+               env=ship_env)
+    assert r.exit_code == 0, r
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert lines[0]["types"] == ["nodecli.gap"] and lines[1]["id"] == str(oldest)
     r = invoke(*args, "--accept-gap", env=ship_env)
     assert r.exit_code == 0, r
     assert f"at least {oldest - 5} events missed" in r.stderr
@@ -195,9 +202,15 @@ def test_file_sink_is_the_exactly_once_file(invoke, ship_env, log, tmp_path):
 
 
 def test_stats_of_node_and_file_agree(invoke, ship_env, log, tmp_path):
-    log.generate(30)
+    log.generate(27)
+    for user, types, when in (("carol", ["upload.ended", "transfer.ended"],
+                               "2026-01-02T03:59:59.999Z"),
+                              ("carol", ["upload.ended", "transfer.ended"],
+                               "2026-01-02T04:00:00Z"),
+                              ("dave", ["zzz.first"], "2026-01-02T04:30:00+01:00")):
+        log.append({"user_id": user, "types": types, "time": when, "data": {}})
     out = tmp_path / "ev.jsonl"
-    assert invoke("events", "tail", "--to", str(out), "--since", "1h",
+    assert invoke("events", "tail", "--to", str(out), "--iteration-token", "0",
                   env=ship_env).exit_code == 0
     r = invoke("events", "stats", "-o", "json", env=ship_env)
     assert r.exit_code == 0, r
@@ -209,6 +222,15 @@ def test_stats_of_node_and_file_agree(invoke, ship_env, log, tmp_path):
     assert node["by_type"] == held["by_type"] and node["by_user"] == held["by_user"]
     assert node["by_hour"] == held["by_hour"]
     assert sum(node["by_type"].values()) == 30
+    # the first type counts; hours are UTC, a boundary second in its own hour
+    assert node["by_type"]["upload.ended"] >= 2 and node["by_type"]["zzz.first"] == 1
+    assert "transfer.ended" not in node["by_type"] or \
+        node["by_type"]["transfer.ended"] == sum(1 for e in _events(log) if
+                                                 e["types"][0] == "transfer.ended")
+    assert node["by_user"]["carol"] >= 2 and node["by_user"]["dave"] == 1
+    assert node["by_hour"]["2026-01-02T03:00Z"] == 2  # 03:59:59.999 and 04:30+01:00
+    assert node["by_hour"]["2026-01-02T04:00Z"] == 1
+    assert node["by_node"] == {"-": 30} or list(node["by_node"].values()) == [30]
     with open(out, "a") as fh:
         fh.write("not json\n")
     r = invoke("events", "stats", "--file", str(out), "-o", "csv", "--by", "type",
@@ -217,6 +239,10 @@ def test_stats_of_node_and_file_agree(invoke, ship_env, log, tmp_path):
     lines = r.stdout.splitlines()
     assert lines[0] == "by,key,count" and lines[-1] == "total,,30"
     assert "1 line(s)" in r.stderr
+
+
+def _events(log):
+    return [json.loads(log.get(str(i))) for i in range(1, log.last_position + 1)]
 
 
 def _popen(args, env, **kw):
