@@ -150,6 +150,12 @@ class NatsSink:
             self._trouble_with(ConnectionLost())
 
         ctx = self.ctx
+        if ctx.creds_file is not None:
+            try:
+                ctx.creds_file.open("rb").close()
+            except OSError as error:
+                raise SinkError(f"cannot read the NATS creds file {ctx.creds_file}: "
+                                f"{error.strerror}") from None
         options: dict[str, Any] = {
             "servers": [self.server], "name": "nodecli events ship",
             # one attempt: nats-py tries a server max_reconnect_attempts + 1 times
@@ -165,8 +171,21 @@ class NatsSink:
         if ctx.user is not None:
             options["user"] = ctx.user
             options["password"] = ctx.password or ""
-        async with asyncio.timeout(ctx.timeout):
-            self._nc = await nats.connect(**options)
+        try:
+            async with asyncio.timeout(ctx.timeout):
+                self._nc = await nats.connect(**options)
+        except (OSError, TimeoutError, nats.errors.Error):
+            raise
+        except ImportError:
+            raise SinkError("a NATS creds file needs the nkeys package",
+                            hint="pip install 'nodecli[nats]'") from None
+        except Exception:
+            if ctx.creds_file is None:
+                raise
+            # nats-py reads the file while connecting; what it raises may quote it
+            raise SinkError(f"the NATS creds file {ctx.creds_file} cannot be used",
+                            hint="a user JWT and its seed, as nsc or NATS accounts "
+                                 "write them") from None
         self._js = self._nc.jetstream(timeout=ctx.timeout,
                                       publish_async_max_pending=1_000_000)
 
