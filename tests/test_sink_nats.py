@@ -298,6 +298,7 @@ def test_a_stopped_server_is_a_retryable_error_and_a_restart_goes_on(tmp_path, s
         assert said[0] in (f"the connection to {where} was lost",) or \
             said[0].startswith(f"cannot connect to {where}: ")
         assert said[1].startswith(f"cannot connect to {where}: ")
+        assert "Connect call failed" in said[1]  # what refused it, not nats-py's summary
         server.start()  # same port, same store
         sink.deliver([event(2), event(3)])  # connects again
         assert [d for _, d, _ in held(server)] == [event(i).line for i in (1, 2, 3)]
@@ -496,3 +497,33 @@ def test_a_creds_file_that_is_not_one_is_a_clear_error(accounts, tmp_path):
                   SinkContext(timeout=10, creds_file=tmp_path / "missing.creds"))
     assert not caught.value.retryable
     assert "cannot read the NATS creds file" in caught.value.message
+
+
+def test_what_the_url_errors_say():
+    with pytest.raises(UsageError) as caught:
+        parse_url("http://host/events")
+    assert caught.value.message == "not a NATS URL: 'http://host/events'"
+    assert caught.value.hint == "nats://HOST:PORT/SUBJECT"
+    with pytest.raises(UsageError) as caught:
+        parse_url("http://u:sekrit-pw@host/events")  # refused without being shown
+    assert caught.value.message == "not a NATS URL: '(the URL)'"
+    with pytest.raises(UsageError) as caught:
+        parse_url("nats://sekrit-token@host/events")  # NATS reads a lone user as a token
+    assert "may not carry credentials" in caught.value.message
+    assert "sekrit-token" not in f"{caught.value.message} {caught.value.hint}"
+    with pytest.raises(UsageError) as caught:
+        parse_url("nats://host/events.*")
+    assert caught.value.message == "cannot publish to the NATS subject 'events.*'"
+    assert "events.{node}" in (caught.value.hint or "")
+
+
+def test_an_id_that_is_not_unicode_text_still_has_a_message_id():
+    assert header_value("a\ud800b") == "a%ED%A0%80b"  # a lone surrogate from a node's JSON
+
+
+def test_one_connection_serves_every_batch(stream, sinks):
+    sink = sinks(stream.url("events.{node}"))
+    sink.deliver([event(1)])
+    first = sink._nc
+    sink.deliver([event(2)])
+    assert sink._nc is first and not first.is_closed

@@ -225,3 +225,58 @@ def test_urls(url, expected):
 def test_urls_a_sink_cannot_use(url):
     with pytest.raises(UsageError):
         parse_url(url)
+
+
+def test_the_whole_frame_of_an_event_without_a_time_and_with_odd_names():
+    item = Shipped("a\ud800", "7", (), b"{}")  # a lone surrogate, as JSON may carry
+    body = (b'<134>1 2030-01-02T03:04:05.123456Z h nodecli 1 - '
+            b'[nodecli@32473 node="a\\\\ud800" id="7"] {}')
+    assert message(item, "h", "1", NOW) == b"%d %s" % (len(body), body)
+
+
+def test_what_the_url_errors_say():
+    with pytest.raises(UsageError) as caught:
+        parse_url("syslog+udp://host:514")
+    assert caught.value.message == "not a syslog URL: 'syslog+udp://host:514'"
+    assert caught.value.hint == "syslog+tcp://HOST:PORT or syslog+tls://HOST:PORT"
+    with pytest.raises(UsageError) as caught:
+        parse_url("syslog+tcp://host:99999")
+    assert caught.value.message == "bad port in 'syslog+tcp://host:99999'"
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_a_receiver_that_stops_reading_fails_the_batch_within_the_timeout(certs, tls):
+    """The receiver takes the connection (and the TLS handshake) and never reads: the
+    kernel's buffers fill, and the batch fails, retryable, at the timeout."""
+    import ssl
+    import threading
+
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        held: list[socket.socket] = []
+
+        def take() -> None:
+            conn, _ = listener.accept()
+            if tls:
+                server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                server.load_cert_chain(certs[1], certs[2])
+                conn = server.wrap_socket(conn, server_side=True)
+            held.append(conn)
+
+        taker = threading.Thread(target=take, daemon=True)
+        taker.start()
+        scheme = "syslog+tls" if tls else "syslog+tcp"
+        sink = open_sink(f"{scheme}://localhost:{listener.getsockname()[1]}",
+                         SinkContext(timeout=1, cacert=certs[0]))
+        try:
+            taker.join(30)
+            with pytest.raises(SinkError) as caught:
+                sink.deliver([event(i, data={"x": "y" * 1_000_000}) for i in range(8)])
+            assert caught.value.retryable
+            assert caught.value.message.startswith("sending to syslog receiver localhost:")
+        finally:
+            sink.close()
+            for conn in held:
+                conn.close()

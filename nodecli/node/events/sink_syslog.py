@@ -45,7 +45,9 @@ def printable(text: str, limit: int) -> str:
 
 
 def sd_value(text: str) -> str:
-    """A PARAM-VALUE: ``"``, ``\\`` and ``]`` escaped with a backslash (RFC 5424 6.3.3)."""
+    """A PARAM-VALUE: UTF-8 (what is not, a lone surrogate of a node's JSON, as ``\\uXXXX``)
+    with ``"``, ``\\`` and ``]`` escaped with a backslash (RFC 5424 6.3.3)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("]", "\\]")
 
 
@@ -68,7 +70,7 @@ def message(item: Shipped, hostname: str, procid: str, now: datetime | None = No
     sd = f'[{SD_ID} node="{sd_value(item.node)}" id="{sd_value(item.event_id)}"]'
     head = (f"{PRI}1 {timestamp(item.line, now)} {hostname} {APP_NAME} {procid} "
             f"{msgid} {sd} ")
-    body = head.encode("utf-8", "backslashreplace") + item.line
+    body = head.encode("utf-8") + item.line
     return b"%d %s" % (len(body), body)
 
 
