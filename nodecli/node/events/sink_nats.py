@@ -299,8 +299,6 @@ class NatsSink:
                 "authorization violation" in str(error).lower():
             return AuthFailure(f"{where} refused the credentials",
                                hint="check the creds file, token or user and password")
-        if isinstance(error, nats.errors.Error) and "authentication" in str(error).lower():
-            return AuthFailure(f"{where} refused the credentials: {error}")
         if _is_tls_refusal(error):
             return SinkError(f"TLS with {where} failed: {error}",
                              hint="give the server's CA with --cacert")
