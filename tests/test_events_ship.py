@@ -306,3 +306,39 @@ def test_sigkills_after_delivery_repeat_only_that_batch_with_its_key(
     assert ids == [str(i) for i in range(1, log.last_position + 1)]
     repeats = len(state.stored) - len(order)
     assert kills == 10 and repeats == kills
+
+
+def test_tls_is_verified_with_the_sinks_own_ca(invoke, node_env, emulator, log, collector,
+                                               tmp_path):
+    log.generate(3)
+    args = ("events", "ship", "--to", collector.url, "--resume", "t", "--since", "1h")
+    r = invoke(*args, env=node_env)  # the node's CA is trusted; the sink's is not given
+    assert r.exit_code == 6, r
+    assert "TLS" in r.stderr and "--sink-cacert" in r.stderr
+    assert collector.state.posts == 0
+    r = invoke(*args, "--sink-cacert", emulator.ca_file, env=node_env)
+    assert r.exit_code == 0, r
+    assert stored_ids(collector.state) == ["1", "2", "3"]
+
+
+def test_no_token_follows_a_redirect_to_another_origin(invoke, ship_env, emulator, log,
+                                                      collector, tmp_path):
+    from pathlib import Path as P
+
+    from nodecli.emulator.tls import make_certificates
+    from tests.scripted_server import ScriptedServer, reply
+
+    log.generate(2)
+    _ca, cert, key = make_certificates(P(emulator.ca_file).parent)
+    elsewhere = collector.url.replace("localhost", "127.0.0.1") + "/ingest"
+
+    def moved(seen):
+        yield reply(307, b"", [("Location", elsewhere)])
+
+    with ScriptedServer(moved, tls=(str(cert), str(key))) as srv:
+        r = invoke("events", "ship", "--to", srv.url() + "/x", "--resume", "red",
+                   "--since", "1h", env=dict(ship_env, NODECLI_SINK_TOKEN="tok-secret-1"))
+        assert srv.seen and srv.seen[0].headers["authorization"] == "Bearer tok-secret-1"
+    assert r.exit_code == 6, r  # the client never sends a body elsewhere
+    assert "refused" in r.stderr and "tok-secret-1" not in r.stderr
+    assert collector.state.posts == 0 and collector.state.headers == []
