@@ -1,11 +1,13 @@
 """``events ship``: the tail's engine with a batch sink (batch.py) at its end.
 
-Each page of the tail (``--batch N`` events) is one batch. Before a batch goes out, the
-checkpoint notes it (``output.sending``: its node, first and last id, size) without
-moving; the checkpoint moves past the batch only once the sink has it. A process killed
-in between sends the batch again on restart, cut at the same last event even when the
-node has more events by then, so that the repeat is the same batch with the same
-idempotency key (a collector, JetStream, can drop it).
+Each page of the tail (``--batch N`` events) is one batch; the checkpoint moves past
+the batch only once the sink has it. A process killed in between sends the batch again
+on restart: a full page read again from the same point is the same page, so the repeat
+is the same batch with the same idempotency key (a collector, JetStream, can drop it).
+A shorter page (the end of the log) may have grown by then: before such a batch goes
+out, the checkpoint notes it (``output.sending``: its node, first and last id, size)
+without moving, and a restart cuts the page at that last event, so it is the same
+batch again too.
 
 A retryable failure of the sink (a collector answering 503, a connection refused) is
 retried with backoff while following (``-f``), as a node that is down is; without
@@ -100,8 +102,10 @@ class ShipSink(TextSink):
     def __init__(self, batch: BatchSink, node: str, checkpoint: CheckpointFile | None, *,
                  follow: bool, nap: Callable[[float], None],
                  status: Callable[[str], None] | None = None,
-                 retry_base: float = 1.0, retry_cap: float = 60.0) -> None:
+                 retry_base: float = 1.0, retry_cap: float = 60.0,
+                 full: int | None = None) -> None:
         self.batch = batch
+        self.full = full  # the size of a full page (--batch): None, every batch is noted
         self.node = node
         self.checkpoint = checkpoint
         self.follow = follow
@@ -139,7 +143,8 @@ class ShipSink(TextSink):
 
     def _note(self, batch: Sequence[Shipped]) -> None:
         """Record the batch about to go out in the checkpoint, which does not move."""
-        if self.checkpoint is None or not batch:
+        if self.checkpoint is None or not batch or (
+                self.full is not None and len(batch) >= self.full):
             return
         cp = self.checkpoint.load()
         if cp is None:
