@@ -252,10 +252,11 @@ def _popen(args, env, **kw):
 @pytest.mark.slow
 def test_sigkills_after_delivery_repeat_only_that_batch_with_its_key(
         ship_env, emulator, log, collector, tmp_path, run_cli, pause_point):
-    """10 SIGKILLs, each after a batch reached the collector and before the checkpoint
-    moved (the batch-delivered hook), while the node keeps logging and fails now and
-    then, and the collector fails the first batches: every event is held, the only
-    repeats are the killed runs' last batches, each with the key it had."""
+    """10 SIGKILLs, each after a page's batches reached the collector and before the
+    checkpoint moved (the batch-delivered hook), while the node keeps logging and fails
+    now and then, and the collector fails the first batches: every event is held, the
+    only repeats are the batches of the page each killed run was sending, each with the
+    key it had."""
     log.generate(600)  # full batches first (read again the same), then short ones (noted)
     stop = start_generator(emulator.state, 30)  # slower than shipping: it catches up
     faults = emulator.faults
@@ -304,8 +305,10 @@ def test_sigkills_after_delivery_repeat_only_that_batch_with_its_key(
         order.append(key)
     ids = [json.loads(x)["id"] for k in order for x in seen[k]]
     assert ids == [str(i) for i in range(1, log.last_position + 1)]
+    # each kill repeats the batch it had sent; after a kill in a page a restart sent in
+    # two batches (the one noted, then the rest), both batches of that page
     repeats = len(state.stored) - len(order)
-    assert kills == 10 and repeats == kills
+    assert kills == 10 and kills <= repeats <= 2 * kills
     assert any(len(seen[k]) < 150 for k in order[:-1])  # kills after short batches too
 
 
