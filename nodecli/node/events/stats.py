@@ -66,14 +66,6 @@ class Stats:
             out += [{"by": dim, "key": k, "count": counter[k]} for k in keys]
         return out
 
-    def as_json(self, by: Sequence[str] = DIMENSIONS) -> dict[str, Any]:
-        doc: dict[str, Any] = {"total": self.total}
-        for dim in by:
-            doc[f"by_{dim}"] = {row["key"]: row["count"] for row in self.rows((dim,))}
-        if self.unreadable:
-            doc["unreadable_lines"] = self.unreadable
-        return doc
-
 
 MAX_LINE = 16 * 1024 * 1024  # a line longer than this is not an event a node sends
 
