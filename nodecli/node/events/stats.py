@@ -19,7 +19,7 @@ NONE = "-"  # an event without the field
 
 
 def hour_of(value: Any) -> str:
-    """``YYYY-MM-DDTHH:00Z`` (UTC) of an event's time, or ``-``."""
+    """``YYYY-MM-DDTHH:00:00Z`` (UTC: the hour) of an event's time, or ``-``."""
     if not isinstance(value, str):
         return NONE
     from datetime import UTC
@@ -30,7 +30,7 @@ def hour_of(value: Any) -> str:
         when = parse_iso8601(value).astimezone(UTC)
     except (TimeParseError, ValueError, OverflowError):
         return NONE
-    return when.strftime("%Y-%m-%dT%H:00Z")
+    return when.strftime("%Y-%m-%dT%H:00:00Z")
 
 
 @dataclass(slots=True)
