@@ -357,3 +357,28 @@ def test_no_token_follows_a_redirect_to_another_origin(invoke, ship_env, emulato
     assert r.exit_code == 6, r  # the client never sends a body elsewhere
     assert "refused" in r.stderr and "tok-secret-1" not in r.stderr
     assert collector.state.posts == 0 and collector.state.headers == []
+
+
+def test_stats_of_a_merged_file_by_node_and_missing_fields(invoke, tmp_path):
+    merged = tmp_path / "fleet.jsonl"
+    lines = [{"node": "a", "id": "1", "types": ["file.created"], "user_id": "u1",
+              "time": "2026-03-04T05:06:07Z"},
+             {"node": "a", "id": "2", "types": [], "user_id": 7},
+             {"node": "b", "id": "1", "types": ["file.deleted", "file.x"], "user_id": True},
+             {"id": "3"}]
+    merged.write_text("".join(json.dumps(x) + "\n" for x in lines) + "[1]\n\n")
+    r = invoke("events", "stats", "--file", str(merged), "-o", "json")
+    assert r.exit_code == 0, r
+    got = _by(json.loads(r.stdout))
+    assert got["total"] == 4
+    assert got["by_node"] == {"a": 2, "b": 1, "-": 1}
+    assert got["by_type"] == {"file.created": 1, "file.deleted": 1, "-": 2}
+    assert got["by_user"] == {"u1": 1, "7": 1, "-": 2}
+    assert got["by_hour"] == {"2026-03-04T05:00:00Z": 1, "-": 3}
+    assert "1 line(s)" in r.stderr  # [1] is not an event; the empty line is nothing
+    rows = json.loads(r.stdout)
+    assert [x["key"] for x in rows if x["by"] == "node"] == ["a", "-", "b"]  # most first
+    r = invoke("events", "stats", "--file", str(merged), "--since", "1h")
+    assert r.exit_code == 2 and "not with --file" in r.stderr
+    r = invoke("events", "stats", "--file", str(tmp_path / "none.jsonl"))
+    assert r.exit_code == 5 and "no such file" in r.stderr

@@ -16,7 +16,7 @@ from nodecli.cli.common import Count, UserPath, output_option, pass_app
 from nodecli.cli.events import complete_checkpoints, events
 from nodecli.cli.fleet import fleet_options
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, UsageError
+from nodecli.errors import Interrupted, NotFoundError, UsageError
 
 SINK_ENV = ("NODECLI_SINK_TOKEN", "NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD")
 
@@ -113,6 +113,8 @@ def read_creds(path: str) -> dict[str, str]:
 
     try:
         raw = read_regular(path, 64 * 1024)
+    except FileNotFoundError:
+        raise NotFoundError(f"--sink-creds {path}: no such file") from None
     except NotRegularFile as exc:
         raise UsageError(f"--sink-creds {path} {exc.strerror}") from None
     except OSError as exc:
@@ -142,10 +144,11 @@ def sink_context(app: App, *, cacert: str | None, insecure: bool, creds: str | N
     token = os.environ.get("NODECLI_SINK_TOKEN") or given.get("token")
     user = os.environ.get("NODECLI_SINK_USER") or given.get("user")
     password = os.environ.get("NODECLI_SINK_PASSWORD") or given.get("password")
-    if cacert is not None and not Path(cacert).is_file():
-        raise UsageError(f"--sink-cacert {cacert}: no such file")
-    if nats_creds is not None and not Path(nats_creds).is_file():
-        raise UsageError(f"--creds {nats_creds}: no such file")
+    if cacert is not None and not Path(cacert).exists():
+        raise NotFoundError(f"CA file {cacert}: no such file",
+                            hint="from --sink-cacert or NODECLI_SINK_CACERT")
+    if nats_creds is not None and not Path(nats_creds).exists():
+        raise NotFoundError(f"--creds {nats_creds}: no such file")
     from nodecli.render import sanitize
 
     return SinkContext(cacert=Path(cacert) if cacert else None, insecure=insecure,

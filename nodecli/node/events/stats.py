@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodecli.errors import UsageError
+from nodecli.errors import NotFoundError, UsageError
 from nodecli.node.events.pages import event_types
 
 DIMENSIONS = ("type", "user", "hour", "node")
@@ -78,7 +78,7 @@ def file_events(path: Path, stats: Stats) -> Iterator[dict[str, Any]]:
     try:
         fd = open_regular(path)
     except FileNotFoundError:
-        raise UsageError(f"--file {path}: no such file") from None
+        raise NotFoundError(f"--file {path}: no such file") from None
     except NotRegularFile as exc:
         raise UsageError(f"--file {path} {exc.strerror}") from None
     except OSError as exc:
