@@ -1,13 +1,13 @@
 """``events ship``: the tail's engine with a batch sink (batch.py) at its end.
 
 Each page of the tail (``--batch N`` events) is one batch; the checkpoint moves past
-the batch only once the sink has it. A process killed in between sends the batch again
-on restart: a full page read again from the same point is the same page, so the repeat
-is the same batch with the same idempotency key (a collector, JetStream, can drop it).
-A shorter page (the end of the log) may have grown by then: before such a batch goes
-out, the checkpoint notes it (``output.sending``: its node, first id, and the last id of
-each batch of the page) without moving, and a restart cuts the page at those events, so
-the batches are the same again too, and the rest of the page is one more.
+the batch only once the sink has it. Before a batch goes out, the checkpoint notes it
+without moving (``output.sending``: the node, the page's first id, the last id of each
+batch of the page so far, and ``last``, that of this batch). A process killed in between
+sends the page again on restart, cut at the same events even when the page has grown
+since (the end of the log), so that the repeats are the same batches with the same
+idempotency keys (a collector, JetStream, can drop them); the rest of the page is one
+more batch.
 
 A retryable failure of the sink (a collector answering 503, a connection refused) is
 retried with backoff while following (``-f``), as a node that is down is; without
@@ -102,10 +102,8 @@ class ShipSink(TextSink):
     def __init__(self, batch: BatchSink, node: str, checkpoint: CheckpointFile | None, *,
                  follow: bool, nap: Callable[[float], None],
                  status: Callable[[str], None] | None = None,
-                 retry_base: float = 1.0, retry_cap: float = 60.0,
-                 full: int | None = None) -> None:
+                 retry_base: float = 1.0, retry_cap: float = 60.0) -> None:
         self.batch = batch
-        self.full = full  # the size of a full page (--batch): None, every batch is noted
         self.node = node
         self.checkpoint = checkpoint
         self.follow = follow
@@ -129,12 +127,8 @@ class ShipSink(TextSink):
         parts = self._cut(events)
         lasts: list[str] = []
         for one in parts:
-            if not one:
-                continue
             lasts.append(one[-1].event_id)
-            # a page sent in parts, or a short one, is noted: a restart cuts it the same
-            if len(parts) > 1 or self.full is None or len(one) < self.full:
-                self._note(events[0], lasts)
+            self._note(events[0], lasts)
             self._deliver(one)
             self.batches += 1
 
@@ -166,7 +160,7 @@ class ShipSink(TextSink):
         if cp is None:
             return
         cp.output = {"sending": {"node": self.node, "first": first.event_id,
-                                 "lasts": list(lasts)}}
+                                 "lasts": list(lasts), "last": lasts[-1]}}
         self.checkpoint.save(cp)
 
     def _deliver(self, batch: Sequence[Shipped]) -> None:
