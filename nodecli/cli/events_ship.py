@@ -13,19 +13,50 @@ import click
 from nodecli.cli import fleet
 from nodecli.cli.app import App
 from nodecli.cli.common import Count, UserPath, output_option, pass_app
-from nodecli.cli.events import (
-    _glob_opt,
-    _since_opt,
-    _token_opt,
-    _type_opt,
-    complete_checkpoints,
-    events,
-)
+from nodecli.cli.events import complete_checkpoints, events
 from nodecli.cli.fleet import fleet_options
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, UsageError
+from nodecli.errors import Interrupted, NotFoundError, UsageError
 
 SINK_ENV = ("NODECLI_SINK_TOKEN", "NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD")
+
+# the tail's options, spelt as events tail spells them
+_type_opt = click.option("--type", "type_", metavar="T",
+                         help="Only events of this type or subtype (e.g. transfer.started).")
+_glob_opt = click.option("--type-glob", metavar="G",
+                         help="Only events matching this glob; * is the wildcard (e.g. 'file.*').")
+_since_opt = click.option("--since", metavar="WHEN",
+                          help="Start after this time: 10m, 2h, 1d ago or ISO 8601 (UTC).")
+_token_opt = click.option("--iteration-token", metavar="T",
+                          help="Start after the point this token names (from a Link header).")
+
+
+def _since(value: str | None) -> Any:
+    if value is None:
+        return None
+    from nodecli.timeparse import TimeParseError, parse_since
+
+    try:
+        return parse_since(value)
+    except TimeParseError as exc:
+        raise UsageError(f"--since: {exc}") from None
+
+
+def _events(n: int) -> str:
+    return f"{n} event" if n == 1 else f"{n} events"
+
+
+def _status(app: App) -> Any:
+    """Reconnections on the live status line (warnings off a terminal), then "resumed"."""
+
+    def show(text: str) -> None:
+        if text == "resumed":
+            app.term.status.clear()
+            app.term.info("resumed")
+        else:
+            app.term.status.show(text, plain=text, warn=True)
+
+    return show
 
 
 def _options(f: Any) -> Any:
@@ -82,6 +113,8 @@ def read_creds(path: str) -> dict[str, str]:
 
     try:
         raw = read_regular(path, 64 * 1024)
+    except FileNotFoundError:
+        raise NotFoundError(f"--sink-creds {path}: no such file") from None
     except NotRegularFile as exc:
         raise UsageError(f"--sink-creds {path} {exc.strerror}") from None
     except OSError as exc:
@@ -111,10 +144,11 @@ def sink_context(app: App, *, cacert: str | None, insecure: bool, creds: str | N
     token = os.environ.get("NODECLI_SINK_TOKEN") or given.get("token")
     user = os.environ.get("NODECLI_SINK_USER") or given.get("user")
     password = os.environ.get("NODECLI_SINK_PASSWORD") or given.get("password")
-    if cacert is not None and not Path(cacert).is_file():
-        raise UsageError(f"--sink-cacert {cacert}: no such file")
-    if nats_creds is not None and not Path(nats_creds).is_file():
-        raise UsageError(f"--creds {nats_creds}: no such file")
+    if cacert is not None and not Path(cacert).exists():
+        raise NotFoundError(f"CA file {cacert}: no such file",
+                            hint="from --sink-cacert or NODECLI_SINK_CACERT")
+    if nats_creds is not None and not Path(nats_creds).exists():
+        raise NotFoundError(f"--creds {nats_creds}: no such file")
     from nodecli.render import sanitize
 
     return SinkContext(cacert=Path(cacert) if cacert else None, insecure=insecure,
@@ -154,9 +188,8 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
                   interval: float, dead_letter: str | None, accept_gap: bool,
                   sink_cacert: str | None, sink_insecure: bool, sink_creds: str | None,
                   nats_creds: str | None, sink_timeout: float, kwargs: dict[str, Any]) -> None:
-    from nodecli.cli.events import _events, _filter, _reconnect_status, _since
     from nodecli.node.events import ship, tail
-    from nodecli.node.events.pages import validate_token
+    from nodecli.node.events.pages import EventFilter, validate_token
 
     conn = pop_node_options(kwargs)
     ship.check_url(to_url)
@@ -167,7 +200,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         raise UsageError("--dead-letter is for a collector that may refuse a batch, not "
                          "for file:")
     opts = tail.TailOptions(
-        flt=_filter(type_, type_glob), follow=follow, since=_since(since),
+        flt=EventFilter(type_, type_glob), follow=follow, since=_since(since),
         token=validate_token(iteration_token) if iteration_token is not None else None,
         page_size=batch, fmt="jsonl", interval=interval, accept_gap=accept_gap)
     ck_file = Path(checkpoint_file) if checkpoint_file else None
@@ -187,7 +220,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         raise dryrun.DryRunStop(f"would ship events to {_shown(to_url)}; nothing was sent "
                                 "(--dry-run)")
     client = open_node_client(app, conn)
-    status = _reconnect_status(app)
+    status = _status(app)
     sink = None
     if out_file is None:
         ctx = sink_context(app, cacert=sink_cacert, insecure=sink_insecure, creds=sink_creds,
@@ -228,16 +261,11 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
 def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_url: str,
                 out_file: Path | None, resume_name: str | None, ck_file: Path | None, *,
                 sink_args: tuple[Any, ...]) -> None:
-    from nodecli.cli.events import _events, _fleet_tail
     from nodecli.node.events import merged, ship
 
-    if out_file is not None:
-        _fleet_tail(app, conn, names, opts, resume_name=resume_name, checkpoint=ck_file,
-                    output_file=out_file)
-        return
     if opts.token is not None:
         raise UsageError("an iteration token belongs to one node: not with --nodes")
-    if ck_file is not None or resume_name is None:
+    if ck_file is not None or (resume_name is None and out_file is None):
         raise UsageError("--checkpoint FILE holds one node's position: with --nodes use "
                          "--resume NAME (a checkpoint per node)")
     from nodecli import dryrun
@@ -245,14 +273,16 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
     if dryrun.active():
         raise dryrun.DryRunStop(f"would ship events of {len(names)} node(s) to "
                                 f"{_shown(to_url)}; nothing was sent (--dry-run)")
-    cacert, insecure, creds, nats_creds, dead_letter, timeout = sink_args
-    ctx = sink_context(app, cacert=cacert, insecure=insecure, creds=creds,
-                       nats_creds=nats_creds, dead_letter=dead_letter, timeout=timeout)
-    shared = _Serial(ship.open_batch_sink(to_url, ctx))
+    shared: _Serial | None = None
+    if out_file is None:  # (a file: the merged tail's own, each line naming its node)
+        cacert, insecure, creds, nats_creds, dead_letter, timeout = sink_args
+        ctx = sink_context(app, cacert=cacert, insecure=insecure, creds=creds,
+                           nats_creds=nats_creds, dead_letter=dead_letter, timeout=timeout)
+        shared = _Serial(ship.open_batch_sink(to_url, ctx))
     clients, failures = fleet.open_all(app, conn, names)
     runs = [merged.NodeRun(name, client, merged.checkpoint_for(
         name, client, opts, state_dir=app.paths.state_dir, resume_name=resume_name,
-        output_file=None)) for name, client in clients]
+        output_file=out_file)) for name, client in clients]
     by_name = {run.name: run for run in runs}
     stop = merged.FleetStop()
     from nodecli.render import sanitize
@@ -262,17 +292,20 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
         app.term.warn(sanitize(text)[:400])
 
     def sink_for(name: str) -> Any:
+        assert shared is not None
         return ship.ShipSink(shared, name, by_name[name].checkpoint, follow=opts.follow,
                              nap=stop.sleep, status=lambda text: say(f"{name}: {text}"))
 
     try:
         merged.merged_tail(runs, opts, state_dir=app.paths.state_dir, out=app.term.out,
-                           say=say, log=app.term.debug, stop=stop, sink_for=sink_for)
+                           output_file=out_file, say=say, log=app.term.debug, stop=stop,
+                           sink_for=sink_for if shared is not None else None)
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events") from None
     finally:
         app.term.status.clear()
-        shared.close()
+        if shared is not None:
+            shared.close()
         for _, client in clients:
             client.close()
     failures += [(r.name, r.error) for r in runs if r.error is not None]
@@ -360,13 +393,13 @@ def stats_cmd(app: App, from_file: str | None, since: str | None, by: tuple[str,
                 for _, client in clients:
                     client.close()
             fleet.report(app, failures)
-    if output_format == "json":
-        app.term.json(stats.as_json(dims))
+    rows = stats.rows(dims)
+    rows.append({"by": "total", "key": "", "count": stats.total})
+    if output_format == "json":  # the rows, as csv has them
+        app.term.json(rows)
     else:
         from nodecli.render import Column
 
-        rows = stats.rows(dims)
-        rows.append({"by": "total", "key": "", "count": stats.total})
         app.term.table(rows, [Column("by", "by", whole=True), Column("key", "key"),
                               Column("count", "count", whole=True)], output_format,
                        empty="no events")
@@ -378,7 +411,6 @@ def _count_node(app: App, client: Any, name: str, since: str | None, stats: Any)
     """Every event the node holds (after ``since``), page after page, counted."""
     from datetime import UTC, datetime
 
-    from nodecli.cli.events import _since
     from nodecli.node.events import tail
     from nodecli.node.events.sinks import TextSink
 

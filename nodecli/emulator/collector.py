@@ -49,7 +49,7 @@ class CollectorState:
         self.stored: list[tuple[str | None, list[bytes]]] = []  # (key, lines) per batch
         self.keys: Counter[str] = Counter()  # Idempotency-Key -> times seen
         self.stored_keys: Counter[str] = Counter()  # Idempotency-Key -> times stored
-        self.headers: list[dict[str, str]] = []  # of the last 50 POSTs, for tests
+        self.headers: list[dict[str, str]] = []  # of the last 50 requests, for tests
 
     def authorized(self, header: str | None) -> bool:
         if self.token is not None:
@@ -77,7 +77,7 @@ class CollectorState:
             if number in self.refuse:
                 return self.refuse_status, {"error": f"batch {number} refused"}, {}
             lines = [ln for ln in body.split(b"\n") if ln.strip()]
-            for line in lines:
+            for line in lines if self.keep else ():  # (counting only: a benchmark's)
                 try:
                     json.loads(line)
                 except ValueError:
@@ -114,6 +114,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         state = self.server.state
+        with state.lock:
+            state.headers = [*state.headers, dict(self.headers.items())][-50:]
         if self.path.split("?")[0] != "/stats":
             self._answer(404, {"error": "POST batches; GET /stats"})
             return

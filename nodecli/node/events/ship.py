@@ -1,11 +1,13 @@
 """``events ship``: the tail's engine with a batch sink (batch.py) at its end.
 
-Each page of the tail (``--batch N`` events) is one batch. Before a batch goes out, the
-checkpoint notes it (``output.sending``: its node, first and last id, size) without
-moving; the checkpoint moves past the batch only once the sink has it. A process killed
-in between sends the batch again on restart, cut at the same last event even when the
-node has more events by then, so that the repeat is the same batch with the same
-idempotency key (a collector, JetStream, can drop it).
+Each page of the tail (``--batch N`` events) is one batch; the checkpoint moves past
+the batch only once the sink has it. Before a batch goes out, the checkpoint notes it
+without moving (``output.sending``: the node, the page's first id, the last id of each
+batch of the page so far, and ``last``, that of this batch). A process killed in between
+sends the page again on restart, cut at the same events even when the page has grown
+since (the end of the log), so that the repeats are the same batches with the same
+idempotency keys (a collector, JetStream, can drop them); the rest of the page is one
+more batch.
 
 A retryable failure of the sink (a collector answering 503, a connection refused) is
 retried with backoff while following (``-f``), as a node that is down is; without
@@ -114,38 +116,51 @@ class ShipSink(TextSink):
     def recover(self, cp: Checkpoint | None) -> list[str]:
         sending = (cp.output or {}).get("sending") if cp is not None else None
         if isinstance(sending, dict) and isinstance(sending.get("first"), str) and \
-                isinstance(sending.get("last"), str):
+                isinstance(sending.get("lasts"), list) and \
+                all(isinstance(x, str) for x in sending["lasts"]):
             self.resend = sending
         return []
 
     def take(self, items: Sequence[tuple[dict[str, Any], str]],
              texts: Sequence[str]) -> None:
         events = shipped(self.node, items)
-        for one in self._cut(events):
-            self._note(one)
+        parts = self._cut(events)
+        lasts: list[str] = []
+        for one in parts:
+            lasts.append(one[-1].event_id)
+            self._note(events[0], lasts)
             self._deliver(one)
             self.batches += 1
 
     def _cut(self, events: list[Shipped]) -> list[list[Shipped]]:
-        """The batch a killed run was sending, again as it was; then the rest."""
+        """The page in the batches a killed run was sending it in (the same first and
+        last events, so the same keys), then the rest of it as one more batch."""
         resend, self.resend = self.resend, None
         if resend is None or not events or events[0].event_id != resend["first"]:
             return [events]
         ids = [e.event_id for e in events]
-        if resend["last"] not in ids:
-            return [events]
-        end = ids.index(resend["last"]) + 1
-        return [events[:end], events[end:]] if end < len(events) else [events]
+        parts: list[list[Shipped]] = []
+        start = 0
+        for last in resend["lasts"]:
+            if last not in ids[start:]:
+                break
+            end = ids.index(last, start) + 1
+            parts.append(events[start:end])
+            start = end
+        if start < len(events):
+            parts.append(events[start:])
+        return parts
 
-    def _note(self, batch: Sequence[Shipped]) -> None:
-        """Record the batch about to go out in the checkpoint, which does not move."""
-        if self.checkpoint is None or not batch:
+    def _note(self, first: Shipped, lasts: list[str]) -> None:
+        """Record how the page is being sent (its first event, the last event of each
+        batch so far) in the checkpoint, which does not move."""
+        if self.checkpoint is None:
             return
         cp = self.checkpoint.load()
         if cp is None:
             return
-        cp.output = {"sending": {"node": self.node, "first": batch[0].event_id,
-                                 "last": batch[-1].event_id, "count": len(batch)}}
+        cp.output = {"sending": {"node": self.node, "first": first.event_id,
+                                 "lasts": list(lasts), "last": lasts[-1]}}
         self.checkpoint.save(cp)
 
     def _deliver(self, batch: Sequence[Shipped]) -> None:

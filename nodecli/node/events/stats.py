@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodecli.errors import UsageError
+from nodecli.errors import NotFoundError, UsageError
 from nodecli.node.events.pages import event_types
 
 DIMENSIONS = ("type", "user", "hour", "node")
@@ -19,7 +19,7 @@ NONE = "-"  # an event without the field
 
 
 def hour_of(value: Any) -> str:
-    """``YYYY-MM-DDTHH:00Z`` (UTC) of an event's time, or ``-``."""
+    """``YYYY-MM-DDTHH:00:00Z`` (UTC: the hour) of an event's time, or ``-``."""
     if not isinstance(value, str):
         return NONE
     from datetime import UTC
@@ -30,7 +30,7 @@ def hour_of(value: Any) -> str:
         when = parse_iso8601(value).astimezone(UTC)
     except (TimeParseError, ValueError, OverflowError):
         return NONE
-    return when.strftime("%Y-%m-%dT%H:00Z")
+    return when.strftime("%Y-%m-%dT%H:00:00Z")
 
 
 @dataclass(slots=True)
@@ -66,14 +66,6 @@ class Stats:
             out += [{"by": dim, "key": k, "count": counter[k]} for k in keys]
         return out
 
-    def as_json(self, by: Sequence[str] = DIMENSIONS) -> dict[str, Any]:
-        doc: dict[str, Any] = {"total": self.total}
-        for dim in by:
-            doc[f"by_{dim}"] = {row["key"]: row["count"] for row in self.rows((dim,))}
-        if self.unreadable:
-            doc["unreadable_lines"] = self.unreadable
-        return doc
-
 
 MAX_LINE = 16 * 1024 * 1024  # a line longer than this is not an event a node sends
 
@@ -86,7 +78,7 @@ def file_events(path: Path, stats: Stats) -> Iterator[dict[str, Any]]:
     try:
         fd = open_regular(path)
     except FileNotFoundError:
-        raise UsageError(f"--file {path}: no such file") from None
+        raise NotFoundError(f"--file {path}: no such file") from None
     except NotRegularFile as exc:
         raise UsageError(f"--file {path} {exc.strerror}") from None
     except OSError as exc:
