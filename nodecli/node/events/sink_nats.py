@@ -214,15 +214,15 @@ class NatsSink:
                             f"event {item.event_id!r} of {item.node} is {len(item.line)} "
                             f"bytes, more than NATS server {self.server} takes "
                             f"({self._nc.max_payload})") from None
-                pending = {f for f in futures if not f.done()}
-                while pending:
-                    done, _ = await asyncio.wait([*pending, trouble],
-                                                 return_when=asyncio.FIRST_COMPLETED)
-                    pending -= done
-                    if pending and trouble.done():
-                        first = next(i for i, f in zip(batch, futures, strict=False)
-                                     if not f.done())
-                        raise self._failure(trouble.exception() or ConnectionLost(), first)
+                # one waiter for the whole batch (not one per acknowledgement)
+                acks = asyncio.gather(*futures, return_exceptions=True)
+                done, _ = await asyncio.wait([acks, trouble],
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if acks not in done:
+                    first = next(i for i, f in zip(batch, futures, strict=True)
+                                 if not f.done())
+                    acks.cancel()
+                    raise self._failure(trouble.exception() or ConnectionLost(), first)
         finally:
             self._trouble = None
             if not trouble.done():
