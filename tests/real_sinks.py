@@ -13,8 +13,10 @@ import glob
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import sysconfig
 import time
 from collections.abc import Callable
@@ -24,6 +26,15 @@ from typing import Any
 import pytest
 
 from tests.conftest import reap
+
+
+def _die_with_us() -> None:
+    """In the server's child before exec: SIGKILL it when the test process dies (a
+    mutation run kills a hung pytest; its fixtures' ``finally`` never runs)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _missing(reason: str) -> None:
@@ -80,7 +91,8 @@ class NatsServer:
         log = open(self.folder / "server.log", "ab")
         try:
             self.proc = subprocess.Popen([nats_server_binary(), "-c", str(config)],
-                                         stdout=log, stderr=subprocess.STDOUT)
+                                         stdout=log, stderr=subprocess.STDOUT,
+                                         preexec_fn=_die_with_us)
         finally:
             log.close()
         proc = self.proc
@@ -224,7 +236,8 @@ class Rsyslogd:
             self.proc = subprocess.Popen(
                 [rsyslogd_binary(), "-n", "-f", str(f / "rsyslog.conf"),
                  "-i", str(f / "rsyslogd.pid")],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_us)
         finally:
             log.close()
         proc = self.proc
