@@ -56,6 +56,11 @@ ENVIRONMENT = {
                    "ALL_PROXY; NO_PROXY exempts hosts); --proxy and a profile's proxy win.",
     "NO_COLOR": "Any non-empty value disables colour (as does --no-color).",
     "NODECLI_DEBUG": "Show a traceback for internal errors.",
+    "NODECLI_SINK_TOKEN": "events ship: the sink's token (HTTP bearer, NATS token); never "
+                          "on the command line.",
+    "NODECLI_SINK_USER": "events ship: the sink's user (HTTP Basic, NATS).",
+    "NODECLI_SINK_PASSWORD": "events ship: the sink's password (HTTP Basic, NATS).",
+    "NODECLI_COLLECTOR_TOKEN": "emulator collector: the bearer token it asks for.",
     "_NODECLI_COMPLETE": "Set by the completion scripts; not for direct use.",
 }
 

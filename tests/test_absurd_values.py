@@ -202,6 +202,7 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
     ("events", "get"): [["1"], ["1", "-o", "json"]],
     ("events", "list"): [[], ["-o", "json"], ["-o", "csv"], ["-o", "wide"]],
     ("events", "tail"): [[], ["-o", "jsonl"], ["--since", "1h", "-o", "plain"]],
+    ("events", "stats"): [[], ["-o", "json"], ["--by", "hour", "-o", "csv"]],
     ("node", "health"): [[], ["-o", "json"], ["-o", "prometheus"], ["-o", "nagios"]],
     ("node", "info"): [[], ["-o", "json"]],
     ("operations", "list"): [[], ["--workspace", "1", "-o", "wide"], ["-o", "csv"]],
@@ -227,6 +228,9 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
 #: commands that read nothing from a node or the service here, and why
 LOCAL = {
     ("completion",): "local", ("help",): "local", ("emulator", "serve"): "is the server",
+    ("emulator", "collector"): "is a server (of event batches)",
+    ("events", "ship"): "the tail's engine (events tail is run here) into a sink: "
+                        "tests/test_events_ship.py",
     ("exporter",): "long-running; its health gauges are node health's (run here); its "
                    "rate gauge: test_exporter_snapshot.py (a rate no float holds)",
     ("config", "check"): "local", ("config", "export"): "local",
@@ -252,9 +256,10 @@ LOCAL = {
 #: the others act on what they read (a watch ends on an unknown status, a resolve finds
 #: nothing stopped...): any documented exit, always with a one-line reason
 READS = {("access-key", "list"), ("access-key", "show"), ("events", "get"),
-         ("events", "list"), ("events", "tail"), ("node", "info"), ("operations", "list"),
-         ("operations", "show"), ("permission", "list"), ("permission", "show"),
-         ("transfer", "list"), ("transfer", "show"), ("transfer", "top"), ("api",)}
+         ("events", "list"), ("events", "tail"), ("events", "stats"), ("node", "info"),
+         ("operations", "list"), ("operations", "show"), ("permission", "list"),
+         ("permission", "show"), ("transfer", "list"), ("transfer", "show"),
+         ("transfer", "top"), ("api",)}
 
 
 def _leaves() -> list[tuple[str, ...]]:

@@ -29,7 +29,7 @@ world = conventions_world.world
 LEAVES = leaves()
 PATHS = [" ".join(p) for p, _ in LEAVES]
 # serve until stopped: run bare they would not end (their flags are still checked)
-SERVERS = {"emulator serve", "exporter"}
+SERVERS = {"emulator serve", "emulator collector", "exporter"}
 # exit codes a command names on purpose outside the table, and where they are documented
 OWN_CODES = {"node health": {3}}  # -o nagios: UNKNOWN (the monitoring-plugins codes)
 # reports failed checks (a refused login among them) as its output, exit 1 (its help)

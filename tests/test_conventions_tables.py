@@ -57,6 +57,7 @@ READS: dict[str, list[list[str]]] = {
     "events tail": [["--since", "1d"]],
     "events get": [["{event}"]],
     "events list": [[]],
+    "events stats": [[], ["--since", "1d", "--by", "type"]],
     "node health": [[]],
     "node info": [[]],
     "node list": [[]],

@@ -66,6 +66,9 @@ def _port_file_holds(path: Path, ports: str) -> bool:
               show_default=True,
               help="The node's activity_event_logging setting (3.7.4+; an access key's own "
                    "setting overrides it from 3.8.0).")
+@click.option("--event-retention", type=click.IntRange(1, None), default=None, metavar="N",
+              help="Keep only the newest N events (a node whose log moves on): a token "
+                   "older than the oldest event kept lists from the oldest kept.")
 @click.option("--max-count", type=click.IntRange(1, None), default=None, metavar="N",
               help="Serve at most N events per GET /events whatever count asks (a node's "
                    "own cap: count is 'at most').")
@@ -121,7 +124,8 @@ def _port_file_holds(path: Path, ports: str) -> bool:
 def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           node_version: str | None, access_key_header: str, fail_rate: float,
           reset_rate: float, slow_rate: float, slow_seconds: float,
-          event_rate: float, activity_logging: str, max_count: int | None,
+          event_rate: float, activity_logging: str, event_retention: int | None,
+          max_count: int | None,
           link_host: str | None, no_final_link: bool, keep_alive: bool,
           service_token: str | None, service_paths: tuple[str, ...],
           token_max_age: float | None, outage_every: float | None, outage_length: float,
@@ -208,6 +212,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
     for server in servers:
         log_for(server.state).logging_enabled = activity_logging == "on"
         log_for(server.state).link_on_last_page = not no_final_link
+        log_for(server.state).retention = event_retention
         faults = server.faults
         faults.fail_rate, faults.reset_rate, faults.slow_rate = fail_rate, reset_rate, slow_rate
         faults.slow_seconds = slow_seconds
@@ -278,3 +283,82 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         if port_path is not None and _port_file_holds(port_path, ports):
             port_path.unlink(missing_ok=True)
     app.term.info("emulator stopped")
+
+
+@emulator.command("collector", context_settings=CONTEXT)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=9093, show_default=True,
+              help="Port; 0 picks any free port (see --port-file).")
+@click.option("--port-file", type=UserPath(dir_okay=False), metavar="PATH",
+              help="Write the port here (atomically) once listening; removed on exit.")
+@click.option("--no-tls", is_flag=True, help="Plain HTTP instead of HTTPS.")
+@click.option("--store", type=UserPath(dir_okay=False), metavar="FILE",
+              help="Append every event stored to FILE (jsonl).")
+@click.option("--fail-first", type=click.IntRange(0, None), default=0, show_default=True,
+              metavar="N", help="Answer the first N batches with --fail-status.")
+@click.option("--fail-status", type=click.IntRange(400, 599), default=503, show_default=True,
+              metavar="S", help="Status of the failed batches (429 with Retry-After: 0).")
+@click.option("--delay", type=click.FloatRange(0, 600), default=0.0, show_default=True,
+              metavar="S", help="Answer every request after S seconds.")
+@click.option("--refuse", "refuse", type=click.IntRange(1, None), multiple=True, metavar="K",
+              help="Refuse the K-th batch (counting every POST) with --refuse-status "
+                   "(repeatable).")
+@click.option("--refuse-status", type=click.IntRange(400, 499), default=400,
+              show_default=True, metavar="S", help="Status of the refused batches.")
+@pass_app
+def collector(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
+              store: str | None, fail_first: int, fail_status: int, delay: float,
+              refuse: tuple[int, ...], refuse_status: int) -> None:
+    """Serve an HTTP(S) collector of event batches (events ship --to URL) until Ctrl-C.
+
+    POST: a batch of jsonl, stored and answered 200; GET /stats: batches, events and
+    the times each Idempotency-Key was seen. It asks for a bearer token when
+    NODECLI_COLLECTOR_TOKEN is set (ship it with NODECLI_SINK_TOKEN).
+
+    \b
+      nodecli emulator collector --port 0 --port-file /tmp/col.port --fail-first 2 &
+      nodecli events ship --resume demo --to https://localhost:$(cat /tmp/col.port)/ \\
+          --sink-cacert CAFILE
+    """
+    import os
+
+    from nodecli import dryrun
+    from nodecli.emulator.app import ca_file
+    from nodecli.emulator.collector import CollectorState, build_collector
+    from nodecli.fsutil import atomic_write
+
+    if dryrun.active():
+        raise dryrun.DryRunStop("would serve a collector; nothing was started (--dry-run)")
+    state = CollectorState(fail_first=fail_first, fail_status=fail_status, delay=delay,
+                           refuse=set(refuse), refuse_status=refuse_status,
+                           token=os.environ.get("NODECLI_COLLECTOR_TOKEN") or None,
+                           store=Path(store).expanduser() if store else None)
+    try:
+        server = build_collector(app.paths, state, host=host, port=port, tls=not no_tls)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise NodecliError(f"cannot listen on {host}:{port}: the address is in use",
+                               hint="choose another --port, or --port 0 for any free one"
+                               ) from None
+        raise NodecliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    port_path = Path(port_file).expanduser() if port_file else None
+    try:
+        server.start()
+        app.term.data(f"url     {server.url}")
+        if not no_tls:
+            app.term.data(f"cacert  {ca_file(app.paths)}")
+        app.term.flush()
+        if port_path is not None:
+            atomic_write(port_path, f"{server.port}\n".encode(), mode=0o644)
+        app.term.info("stop with Ctrl-C")
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+    finally:
+        server.stop()
+        if port_path is not None and _port_file_holds(port_path, f"{server.port}\n"):
+            port_path.unlink(missing_ok=True)
+        stats = state.stats()
+        app.term.info(f"collector stopped: {stats['batches']} batches, {stats['events']} "
+                      "events stored")

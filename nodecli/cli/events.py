@@ -249,8 +249,7 @@ def _legacy_output(app: App, value: str, output_file: str | None,
 @_glob_opt
 @_since_opt
 @_token_opt
-@click.option("--page-size", type=Count(1), default=1000,
-              show_default=True, metavar="N",
+@click.option("--page-size", type=Count(1), default=1000, show_default=True, metavar="N",
               help="Events asked for per request (count, N >= 1); a node may send fewer.")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
               type=UserPath(dir_okay=False), help="Resume from and save the position in FILE.")
@@ -270,9 +269,9 @@ def _legacy_output(app: App, value: str, output_file: str | None,
                    "means '--to FILE'.")
 @click.option("--interval", type=click.FloatRange(0.05, 3600), default=2.0, show_default=True,
               metavar="S", help="Seconds between polls once caught up (jittered).")
-@click.option("--max-events", type=click.IntRange(1), metavar="N",
-              help="Stop after N events.")
+@click.option("--max-events", type=click.IntRange(1), metavar="N", help="Stop after N events.")
 @click.option("--until-type", metavar="T", help="Stop after the first event of type T.")
+@click.option("--accept-gap", is_flag=True, help="Go on past events the node has dropped.")
 @fleet_options
 @node_options
 @pass_app
@@ -318,6 +317,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out, app.term.width))
     from pathlib import Path
 
+    opts.accept_gap = kwargs.pop("accept_gap")  # (see docs/shipping.md, "Gaps")
     ck_file = Path(checkpoint_file) if checkpoint_file else None
     out_file = Path(output_file) if output_file else None
     ev.check_destinations(fmt, ck_file, resume_name, out_file)

@@ -164,6 +164,7 @@ class EventLog:
             self.queries.clear()
             self.replies.clear()
         self.logging_enabled = True
+        self.retention = None
         self.count_cap = None
         self.link_host = None
         self.link_on_last_page = True
@@ -172,6 +173,12 @@ class EventLog:
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
+
+    @property
+    def first_position(self) -> int:
+        """The position (id) of the oldest event held."""
+        with self._lock:
+            return self._first
 
     @property
     def last_position(self) -> int:

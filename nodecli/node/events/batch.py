@@ -11,8 +11,8 @@ used, so a command that ships nowhere loads none of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -41,6 +41,8 @@ class SinkContext:
     password: str | None = None  # from the environment, a file or a prompt
     dead_letter: Path | None = None  # where a refused batch is set aside (HTTP)
     timeout: float = 30.0  # seconds one delivery may take before it is an error
+    # one line for the user (a batch set aside, a reconnection); None: say nothing
+    notice: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 class SinkError(NodecliError):

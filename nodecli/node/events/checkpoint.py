@@ -34,7 +34,7 @@ from nodecli.errors import (
     UsageError,
     shorten,
 )
-from nodecli.node.events.pages import EventFilter, event_id
+from nodecli.node.events.pages import EventFilter, event_id, fetch_page
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client
@@ -95,6 +95,41 @@ class LogReset(NodecliError):
     was reset (or pruned past the checkpoint). Exit 1, nothing written or saved."""
 
 
+GAP_TYPE = "nodecli.gap"
+
+
+class LogGap(NodecliError):
+    """The node no longer holds the events after the checkpoint: its log moved on (it
+    keeps only the newest) while nothing read it. Exit 1, nothing written or saved,
+    unless the user accepts the gap (then :meth:`event` says it in the stream)."""
+
+    def __init__(self, taken: dict[str, str | None], oldest: dict[str, str | None],
+                 missed: int, path: Path | None) -> None:
+        where = f"checkpoint {path}" if path else "the checkpoint"
+        self.taken, self.oldest, self.missed, self.path = taken, oldest, missed, path
+
+        def said(ev: dict[str, str | None]) -> str:
+            text = f"event {shorten(str(ev['id']), 60)}"
+            return text + (f" of {shorten(str(ev['time']), 40)}" if ev.get("time") else "")
+
+        super().__init__(
+            f"events were lost: the node no longer holds the events after {where} (which "
+            f"took {said(taken)} last); the oldest it holds is {said(oldest)}: at least "
+            f"{missed} event{'' if missed == 1 else 's'} missed",
+            hint="nothing was written or saved; --accept-gap goes on from the oldest event "
+                 f"the node holds, after a {GAP_TYPE} event that says what was missed")
+
+    def event(self, node: str) -> tuple[dict[str, Any], str]:
+        """The ``nodecli.gap`` event said before the first event after a gap."""
+        obj = {"id": f"{GAP_TYPE}:{self.taken['id']}-{self.oldest['id']}",
+               "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "types": [GAP_TYPE],
+               "data": {"node": node, "checkpoint": str(self.path) if self.path else None,
+                        "last_taken": self.taken, "oldest_held": self.oldest,
+                        "missed_at_least": self.missed}}
+        return obj, json.dumps(obj, ensure_ascii=False)
+
+
 class ResumeCheck:
     """Checks, once, that the node still holds the last event a checkpoint took.
 
@@ -147,13 +182,41 @@ class ResumeCheck:
         try:
             resp = client.request("GET", "/events/" + quote(eid, safe=""))
         except NotFoundError:
-            raise self._reset(f"it no longer holds event {shorten(eid, 60)}") from None
+            self.by_id = False
+            gap = self._gap(client)
+            if gap is None:
+                raise self._reset(f"it no longer holds event {shorten(eid, 60)}") from None
+            if gap.missed == 0:
+                return  # only the event taken last was dropped: nothing is missing
+            raise gap from None
         try:
             obj = loads(resp.body)
         except ValueError:
             obj = None
         self.by_id = False
         self._compare(obj if isinstance(obj, dict) else {})
+
+    def _gap(self, client: Client) -> LogGap | None:
+        """The node dropped the event taken last because its log moved on (it keeps only
+        so many events), not because the log started again: the oldest event it still
+        holds comes after the one taken. Ids are positions on the nodes whose ids are
+        numbers (the documented tokens are too), which also counts the events missed;
+        other ids cannot tell a gap from a reset, and a reset it stays."""
+        assert self.mark is not None
+        eid = str(self.mark["id"])
+        try:
+            first = fetch_page(client, "/events", [("count", "1")])
+        except NodecliError:
+            return None
+        if not first.items or not eid.isdigit():
+            return None
+        oldest = first.items[0][0]
+        oid = event_id(oldest)
+        if not oid.isdigit() or int(oid) <= int(eid):
+            return None
+        when = oldest.get("time")
+        return LogGap(self.mark, {"id": oid, "time": when if isinstance(when, str) else None},
+                      int(oid) - int(eid) - 1, self.path)
 
     def _compare(self, obj: dict[str, Any]) -> None:
         assert self.mark is not None

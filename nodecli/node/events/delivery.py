@@ -19,7 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile, event_mark
+from nodecli.node.events.checkpoint import (
+    Checkpoint,
+    CheckpointFile,
+    event_mark,
+    pause_for_tests,
+)
 from nodecli.node.events.sinks import PipeSink, Sink
 
 # how long a finished tail waits for its pipe's reader to take what is left, before it
@@ -63,8 +68,9 @@ class Ledger:
     def write(self, page: WrittenPage, texts: Sequence[str]) -> None:
         """Write a page's event texts, then save what the reader is known to have."""
         if self.pipe is None:
-            if texts:
-                self.sink.write("".join(texts))
+            if page.index:
+                self.sink.take([page.items[i] for i in page.index], texts)
+                pause_for_tests("batch-delivered")  # delivered; the checkpoint not saved
             page.done.output = self.sink.position()
             self.save(page.done, unless_same=True)
             return

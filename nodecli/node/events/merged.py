@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from nodecli.errors import NodecliError, UsageError
 from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile, node_key, resume_path
-from nodecli.node.events.sinks import FileSink
+from nodecli.node.events.sinks import FileSink, Sink, TextSink
 from nodecli.node.events.tail import GracefulStop, TailInterrupted, TailOptions, tail
 from nodecli.node.info import Status, node_info
 
@@ -76,7 +76,7 @@ class SharedOutput:
         return NodeSink(self, node)
 
 
-class NodeSink:
+class NodeSink(TextSink):
     """What one node's tail sees of the shared output (a ``Sink``)."""
 
     def __init__(self, shared: SharedOutput, node: str) -> None:
@@ -143,10 +143,13 @@ def merged_tail(runs: list[NodeRun], opts: TailOptions, *, state_dir: str | Path
                 out: IO[str], output_file: Path | None = None,
                 say: Status | None = None, log: Status | None = None,
                 progress: Callable[[int, Any], None] | None = None,
-                stop: FleetStop | None = None) -> list[NodeRun]:
+                stop: FleetStop | None = None,
+                sink_for: Callable[[str], Sink] | None = None) -> list[NodeRun]:
     """Tail every node of ``runs`` into one output until each is caught up (or, with
     ``opts.follow``, until a signal). ``say`` gets one line per node event worth
-    telling (down, retrying, resumed); a node's error ends only that node."""
+    telling (down, retrying, resumed); a node's error ends only that node.
+    ``sink_for(node)``, when given, is where a node's events go instead (``events
+    ship``: the caller's sink, which the caller closes)."""
     if opts.max_events is not None or opts.until_type is not None:
         raise UsageError("--max-events and --until-type count one node's events: not with "
                          "--nodes/--all-nodes")
@@ -166,13 +169,14 @@ def merged_tail(runs: list[NodeRun], opts: TailOptions, *, state_dir: str | Path
             if run.checkpoint is not None:
                 run.checkpoint.lock()
                 locked.append(run.checkpoint)
-        file = FileSink(output_file, opts.fmt) if output_file is not None else None
-        shared = SharedOutput(file=file, stream=None if file else out)
+        if sink_for is None:
+            file = FileSink(output_file, opts.fmt) if output_file is not None else None
+            sink_for = SharedOutput(file=file, stream=None if file else out).sink_for
         counter = _Counter(progress)
         threads = [threading.Thread(target=_run_node, name=f"tail-{run.name}", daemon=True,
                                     args=(run, replace(opts, render=node_renderer(run.name,
                                                                                   opts)),
-                                          shared.sink_for(run.name), stop, state_dir, say,
+                                          sink_for(run.name), stop, state_dir, say,
                                           log, counter))
                    for run in runs]
         stop.install()
@@ -219,7 +223,7 @@ class _Counter:
         return one
 
 
-def _run_node(run: NodeRun, opts: TailOptions, sink: NodeSink, stop: FleetStop,
+def _run_node(run: NodeRun, opts: TailOptions, sink: Sink, stop: FleetStop,
               state_dir: str | Path, say: Status | None, log: Status | None,
               counter: _Counter) -> None:
     """One node's tail. With ``follow`` a node that is down (at the start or later) is

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -18,8 +19,19 @@ from nodecli.node.events.pages import event_id
 
 
 class Sink(Protocol):
-    def write(self, chunk: str) -> None:
-        """Write text for a page and make it durable enough (flush; fsync for files)."""
+    """Where a tail's pages go. The tail hands each page's events to :meth:`take` and
+    saves the checkpoint past them when it returns (the pipe's ledger, see
+    ``delivery.Ledger``, only past what the reader took): ``take`` returns when the
+    events are delivered as far as this sink can tell, and raises otherwise."""
+
+    #: one text per event (the pipe's ledger counts each event's bytes)
+    per_event: bool
+    #: a sink the terminal does not show (a file, a remote system): a progress line helps
+    quiet: bool
+
+    def take(self, items: Sequence[tuple[dict[str, Any], str]],
+             texts: Sequence[str]) -> None:
+        """Deliver a page's events (``texts``: their text in the tail's format)."""
 
     def position(self) -> dict[str, Any] | None:
         """What to record in the checkpoint about the output (files only)."""
@@ -27,8 +39,58 @@ class Sink(Protocol):
     def recover(self, cp: Checkpoint | None) -> list[str]:
         """Ids the output already holds past ``cp`` (files only: a crash's page)."""
 
+    def close(self) -> None:
+        """Release what the sink holds; it is not used after this."""
 
-class StreamSink:
+
+class TextSink:
+    """A sink of text: a page is written as the one text of its events."""
+
+    per_event = False
+    quiet = False
+
+    def write(self, chunk: str) -> None:
+        raise NotImplementedError
+
+    def take(self, items: Sequence[tuple[dict[str, Any], str]],
+             texts: Sequence[str]) -> None:
+        if texts:
+            self.write("".join(texts))
+
+    def position(self) -> dict[str, Any] | None:
+        return None
+
+    def recover(self, cp: Checkpoint | None) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        return None
+
+
+class WriterSink(TextSink):
+    """A sink that has only ``write``, ``position`` and ``recover`` (the protocol's
+    first form, kept for callers that made their own) as a :class:`Sink`."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def write(self, chunk: str) -> None:
+        self.writer.write(chunk)
+
+    def position(self) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self.writer.position()
+        return found
+
+    def recover(self, cp: Checkpoint | None) -> list[str]:
+        return list(self.writer.recover(cp))
+
+
+def as_sink(sink: Any) -> Sink:
+    """``sink`` as a :class:`Sink` (one with only ``write`` is wrapped)."""
+    return sink if hasattr(sink, "take") else WriterSink(sink)
+
+
+class StreamSink(TextSink):
     """stdout (or any text stream): write, then flush."""
 
     def __init__(self, stream: IO[str]) -> None:
@@ -38,17 +100,13 @@ class StreamSink:
         self.stream.write(chunk)
         self.stream.flush()
 
-    def position(self) -> dict[str, Any] | None:
-        return None
 
-    def recover(self, cp: Checkpoint | None) -> list[str]:
-        return []
-
-
-class PipeSink:
+class PipeSink(TextSink):
     """stdout when it is a pipe, on Linux: bytes go straight to the descriptor and are
     counted, and FIONREAD on this write end tells how many the reader has not taken yet,
     so a checkpoint can stop at what really left the pipe (see ``delivery.Ledger``)."""
+
+    per_event = True
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -113,15 +171,11 @@ class PipeSink:
         poller.register(self.fd, select.POLLOUT)
         return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
 
-    def position(self) -> dict[str, Any] | None:
-        return None
 
-    def recover(self, cp: Checkpoint | None) -> list[str]:
-        return []
-
-
-class FileSink:
+class FileSink(TextSink):
     """Append to a file: write, flush, fsync; recover after a crash (see :meth:`recover`)."""
+
+    quiet = True
 
     def __init__(self, path: Path, fmt: str) -> None:
         self.path = Path(path)
