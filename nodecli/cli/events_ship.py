@@ -12,9 +12,8 @@ import click
 
 from nodecli.cli import fleet
 from nodecli.cli.app import App
-from nodecli.cli.common import Count, UserPath, output_option, pass_app
+from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.events import complete_checkpoints, events
-from nodecli.cli.fleet import fleet_options
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, NotFoundError, UsageError
 
@@ -208,7 +207,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
     if out_file is None and ck_file is None and resume_name is None:
         raise UsageError("events ship needs a checkpoint: --resume NAME or --checkpoint "
                          "FILE (where shipping stands between runs)")
-    names = fleet.targets(app, conn, kwargs)
+    names = fleet_names(app, conn, kwargs)
     if names is not None:
         _fleet_ship(app, conn, names, opts, to_url, out_file, resume_name, ck_file,
                     sink_args=(sink_cacert, sink_insecure, sink_creds, nats_creds,
@@ -379,7 +378,7 @@ def stats_cmd(app: App, from_file: str | None, since: str | None, by: tuple[str,
             raise UsageError("--since counts a node's events; not with --file")
         stats.add_all(file_events(Path(from_file), stats), None)
     else:
-        names = fleet.targets(app, conn, kwargs)
+        names = fleet_names(app, conn, kwargs)
         if names is None:
             client = open_node_client(app, conn)
             with client:

@@ -82,7 +82,7 @@ def open_batch_sink(url: str, ctx: SinkContext) -> BatchSink:
         need = EXTRAS.get(scheme_of(url))
         if need and (exc.name or "").split(".")[0] != "nodecli":
             raise UsageError(f"--to {scheme_of(url)}:// needs the {need} package: pip "
-                             f"install {need} (or nodecli[ship])") from None
+                             f"install 'nodecli[nats]' (or {need})") from None
         raise UsageError(f"--to {scheme_of(url)}://: this nodecli has no such sink "
                          f"({exc.name})") from None
     opened: BatchSink = getattr(mod, factory)(url, ctx)
