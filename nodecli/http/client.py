@@ -482,6 +482,10 @@ class Client:
         renewed = False
         while True:
             attempt += 1
+            if time.monotonic() >= deadline_at:
+                # spent before this attempt (a one-shot command's earlier requests, a
+                # redirect): nothing is sent, rather than racing the watchdog's cut
+                raise RemoteError(f"{method} {self.redact(url)}: {self._past_deadline}")
             try:
                 resp = self._attempt(method, url, params=params, content=content,
                                      headers=self._headers_for(url, hdrs),
