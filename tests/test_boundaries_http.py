@@ -283,6 +283,10 @@ def test_what_a_proxy_url_may_hold_at_its_edges():
             parse_proxy(text)
     with pytest.raises(ProxyError, match="a proxy URL has no spaces, control characters"):
         parse_proxy("http://bo b@p.example:1")
+    # no port: curl's defaults, 443 for an https:// proxy, 1080 for an http:// one
+    assert parse_proxy("https://p.example").port == 443
+    assert parse_proxy("http://p.example").port == 1080
+    assert parse_proxy("p.example").port == 1080
     with pytest.raises(ProxyError, match=r"^--proxy: proxy scheme 'socks5' is not supported"):
         parse_proxy("socks5://p.example:1")
     # a user name with '/' or '@' reaches the HTTP library quoted, in one piece
