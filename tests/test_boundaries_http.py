@@ -42,6 +42,17 @@ def test_a_request_ending_at_the_watch_end_says_so():
     assert far.request_ends(None)[1] == "the deadline of 1 s"
 
 
+def test_a_following_budget_gives_every_request_its_own_deadline():
+    """A client made without a command's budget follows: a request made after the first
+    one's deadline has passed (a sleep that is only a lower bound) still gets its own."""
+    budget = Budget(1, following=True)
+    budget.request_ends(None)
+    time.sleep(1.05)
+    now = time.monotonic()
+    end, why = budget.request_ends(None)
+    assert end > now and why == "the deadline of 1 s"
+
+
 # -- the watchdog with stdin closed (cron, `0<&-`): the node's socket is descriptor 0 ---------
 
 @contextlib.contextmanager
@@ -359,3 +370,28 @@ that a loaded machine lost)."""
         assert said == []  # not even attempted (-v shows no "> GET")
     finally:
         server.close()
+
+
+def test_the_certificate_of_the_tls_connection_that_answered_is_kept(tmp_path):
+    """Over HTTPS the client keeps the node's certificate from the connection that
+    carried the answer (health reads it without a second connection); over plain http
+    there is none."""
+    import ssl
+    from pathlib import Path
+
+    from tests.scripted_server import ScriptedServer, reply
+
+    certs = certificates(tmp_path)
+    tls = ScriptedServer(lambda seen: [reply(200, b"{}")], tls=(certs[1], certs[2]))
+    plain = ScriptedServer(lambda seen: [reply(200, b"{}")])
+    try:
+        with open_client(Endpoint(tls.url(), cacert=certs[0])) as client:
+            client.request("GET", "/info")
+            assert client.peer_certificate == ssl.PEM_cert_to_DER_cert(
+                Path(certs[1]).read_text())
+        with open_client(Endpoint(plain.url())) as client:
+            client.request("GET", "/info")
+            assert client.peer_certificate is None
+    finally:
+        tls.close()
+        plain.close()
