@@ -222,6 +222,7 @@ def test_credentials_in_clear_at_the_edges_of_this_machine(url, kind, clear):
 
 @pytest.mark.parametrize(("value", "safe"), [
     ("plain value ~", True), ("", True), ("caf\u00e9", True),  # Latin-1 goes as it is
+    ("caf\u00e9 au lait", True), ("caf\u00e9~", True), ("a\x80", True), ("\u00ff", True),
     ("tab\there", False), ("del\x7f", False), ("nl\n", False), ("\u0100", False),
     ("\u20ac", False),
 ])
@@ -238,6 +239,9 @@ def test_header_values_that_can_be_sent_as_they_are(value, safe):
     ("/x", [("k", "v"), ("k2", "v\udcff")], None),
     ("/x", ("a", "b\udcff"), None),
     ("/x", None, {"X-A": "ok", "X-B": "v\udcff"}),
+    ("/x\udcff", {"k": "v"}, None),  # the URL, with clean parameters
+    ("/x\udcff", [("k", "v")], None),
+    ("/x", [("k", "v\udcff"), ("k2", "v")], None),  # the bad one first
 ])
 def test_bytes_that_are_not_utf8_are_refused_wherever_they_are(url, params, headers):
     from nodecli.errors import UsageError
@@ -246,6 +250,22 @@ def test_bytes_that_are_not_utf8_are_refused_wherever_they_are(url, params, head
     with pytest.raises(UsageError, match=r"udcff' holds bytes that are not UTF-8 text"):
         refuse_undecodable(url, params, headers)
     refuse_undecodable("/x", {"k": "v"}, {"X-A": "ok"})  # clean: nothing said
+
+
+def test_bytes_that_are_not_utf8_are_shown_whole_and_cut_at_80_characters():
+    from nodecli.errors import UsageError
+    from nodecli.http.checks import check_id, refuse_undecodable
+
+    with pytest.raises(UsageError) as info:
+        refuse_undecodable("/x", ("a", "b\udcff"), None)
+    assert str(info.value).startswith("'b\\\\udcff' holds bytes that are not UTF-8 text: ids,")
+    long = "a" * 90 + "\udcff"
+    with pytest.raises(UsageError) as info:
+        refuse_undecodable(long, None, None)
+    assert str(info.value).startswith(f"{'a' * 80!r} holds bytes")
+    with pytest.raises(UsageError) as info:
+        check_id("b" * 70 + "/", "transfer id")
+    assert str(info.value).startswith(f"invalid transfer id {'b' * 60!r}: no '/'")
 
 
 def test_ids_at_their_edges():
