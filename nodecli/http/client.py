@@ -386,8 +386,10 @@ class Client:
         try:
             with client.stream(method, url, params=params, content=content, headers=headers,
                                extensions={"trace": watchdog.trace}) as r:
-                body = self._read_body(url, r.iter_bytes(), deadline_at)
+                # (before the body: a node that closes the connection after it leaves no
+                # TLS object to ask)
                 self.peer_certificate = peer_certificate(r.extensions) or self.peer_certificate
+                body = self._read_body(url, r.iter_bytes(), deadline_at)
                 return Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
                                 body, str(r.url), time.monotonic() - started)
         except httpx2.ConnectTimeout:
@@ -482,6 +484,10 @@ class Client:
         renewed = False
         while True:
             attempt += 1
+            if time.monotonic() >= deadline_at:
+                # spent before this attempt (a one-shot command's earlier requests, a
+                # redirect): nothing is sent, rather than racing the watchdog's cut
+                raise RemoteError(f"{method} {self.redact(url)}: {self._past_deadline}")
             try:
                 resp = self._attempt(method, url, params=params, content=content,
                                      headers=self._headers_for(url, hdrs),
