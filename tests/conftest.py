@@ -15,6 +15,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
+
+# Hypothesis's own per-example deadline (200 ms) is a wall-clock assertion: on a loaded
+# machine a correct example takes longer and the test fails. A hang is pytest-timeout's
+# to catch; the suite asserts no times (a test may still set its own settings).
+settings.register_profile("nodecli", deadline=None)
+settings.load_profile("nodecli")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

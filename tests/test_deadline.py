@@ -339,9 +339,11 @@ def test_a_transfer_watch_longer_than_the_deadline_ends_well(book, emulator, inv
 def test_an_operation_watch_longer_than_the_deadline_ends_well(emulator, invoke):
     from nodecli.emulator.operations import add_operation, mint_service_token
 
+    # 7 polls 0.4 s apart outlast the deadline of 2 s; each request has the whole 2 s
+    # (1 s was too little for one request on a loaded machine)
     token = mint_service_token(emulator.state, "u1", "user:all")
-    op = add_operation(emulator.state, parent_id="100", polls=4)
-    r = invoke("--deadline", "1s", "operations", "watch", op.id, "--workspace", "100",
+    op = add_operation(emulator.state, parent_id="100", polls=7)
+    r = invoke("--deadline", "2s", "operations", "watch", op.id, "--workspace", "100",
                "--interval", "0.4", "-o", "json",
                env={"NODECLI_SERVICE_URL": emulator.url, "NODECLI_TOKEN": token})
     assert r.exit_code == 0, r
