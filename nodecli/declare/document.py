@@ -132,6 +132,37 @@ def _plain(node: Any, where: tuple[Any, ...], lines: dict[tuple[Any, ...], int])
     return _scalar(node)
 
 
+class _Again(Exception):
+    """The quick reading met something only the marked reading can say (or read) right."""
+
+
+def _quick(node: Any) -> Any:
+    """A composed YAML node as Python data, with no places or lines noted: most documents
+    are right, and only a wrong one needs them. Anything _plain would treat specially (a
+    key that is not text, a key given twice, an unreadable value) raises _Again, and the
+    caller reads the same nodes again with _plain, which says where."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _PLAIN_TAGS:
+                raise _Again
+            key = key_node.value
+            if key in out:
+                raise _Again
+            out[key] = _quick(value_node)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_quick(v) for v in node.value]
+    if node.tag in _PLAIN_TAGS:
+        return node.value
+    try:
+        return _scalar(node)
+    except _Bad:
+        raise _Again from None
+
+
 _CONSTRUCTOR: list[Any] = []
 
 
@@ -199,8 +230,11 @@ def parse(raw: bytes, source: str, base_dir: str = ".") -> Document:
     try:
         if root is None:
             raise _Bad((), "empty: a document starts with 'version: 1'")
-        data = _plain(root, (), lines)
-        doc = check(data)
+        try:
+            doc = check(_quick(root))
+        except (_Again, _Bad):
+            # read again, noting each place's line, so that the error names it
+            doc = check(_plain(root, (), lines))
     except _Bad as bad:
         line_no = _line_of(lines, bad.where)
         at = f":{line_no}" if line_no is not None else ""
