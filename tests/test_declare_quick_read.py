@@ -66,3 +66,12 @@ def test_a_right_document_reads_the_same_as_its_json_and_keys_that_are_not_text_
     # a key written as a number is a name all the same (the marked reading's rule)
     doc = document.parse(b"version: 1\nnode_users:\n  1234: {transfer_user: x}\n", "d.yaml")
     assert doc.node_users == {"1234": {"transfer_user": "x"}}
+
+
+@pytest.mark.parametrize("value", ["2026-02-30", "2026-13-01", "!!timestamp 2026-02-30",
+                                   "!!int 0x", "!!float nan-ish"])
+def test_a_value_yaml_cannot_build_is_one_line_not_a_traceback(value):
+    """A date that does not exist, or a tagged value that is not one, is refused as an
+    unreadable value (PyYAML raises ValueError for a date, not a YAMLError)."""
+    text, _ = long_document(3, f"    acls: [admin, {value}]")
+    assert "unreadable value" in refused(text)

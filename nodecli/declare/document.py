@@ -178,8 +178,11 @@ def _scalar(node: Any) -> Any:
         _CONSTRUCTOR.append(yaml.constructor.SafeConstructor())
     try:
         return _CONSTRUCTOR[0].construct_object(node, deep=True)
-    except yaml.YAMLError as exc:
-        raise _Bad((), f"unreadable value: {str(exc).splitlines()[0]}") from None
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:
+        # a date that does not exist or a tagged value that is not one: PyYAML's
+        # constructors raise ValueError for those, not a YAMLError
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise _Bad((), f"unreadable value: {first}") from None
     finally:
         _CONSTRUCTOR[0].constructed_objects.clear()
 
