@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import re
-import threading
 from pathlib import Path
 
 import click
@@ -258,21 +257,21 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         if outage_every:
             app.term.info(f"outages: down for {outage_length:g} s every {outage_every:g} s")
         app.term.info("stop with Ctrl-C")
-        stop = threading.Event()
+        from nodecli import interrupt
+
         try:
+            # interrupt.wait, not a sleep: Ctrl-C or SIGTERM ends it whichever thread
+            # (a server's) takes the signal
             while True:
                 if not outage_every:
-                    stop.wait(0.5)
-                    continue
-                if stop.wait(outage_every):
-                    break
+                    interrupt.wait()
+                interrupt.wait(outage_every)
                 from nodecli.emulator.app import restart
 
                 app.term.info(f"outage: down for {outage_length:g} s")
                 for one in servers:  # all of them go down at once
                     one.stop()
-                if stop.wait(outage_length):
-                    break
+                interrupt.wait(outage_length)
                 servers = [again for one in servers if (again := restart(one, 0)) is not None]
                 app.term.info("back up")
         except KeyboardInterrupt:

@@ -334,9 +334,12 @@ def exporter(app: App, listen: str, fleet_glob: str | None, fleet_all: bool,
     app.term.info(f"serving http://{host}:{server.port}/metrics for "
                   f"{len(names)} node(s); stop with Ctrl-C")
     app.term.flush()
+    from nodecli import interrupt
+
     try:
-        while True:
-            time.sleep(3600)
+        # not time.sleep: a signal the loop's or a probe's thread takes would not wake
+        # it (nodecli.interrupt)
+        interrupt.wait()
     except KeyboardInterrupt:
         # SIGTERM arrives here too (cli.main): exit 130 as documented; the loop and the
         # probes are daemon threads, so scrapes still waiting end with the process

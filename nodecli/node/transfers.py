@@ -245,9 +245,11 @@ def watch_transfers(client: Any, ids: list[str], *, interval: float = 2.0,
     moment past it, ends the watch as timed out; no request starts after it."""
     import time
 
+    from nodecli import interrupt
     from nodecli.errors import RemoteError
 
-    nap = sleep or time.sleep
+    # (not time.sleep: a signal another thread takes ends the wait at once too)
+    nap = sleep or interrupt.wait
     now = clock or time.monotonic
     budget = getattr(getattr(client, "endpoint", None), "budget", None)
 

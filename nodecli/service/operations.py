@@ -331,7 +331,7 @@ def watch_operation(
     timeout: float | None = None,
     on_update: Callable[[dict[str, Any], float], None] | None = None,
     first: dict[str, Any] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> WatchResult:
     """Poll until success, stopped or aborted (or ``timeout`` seconds).
@@ -344,6 +344,8 @@ def watch_operation(
         raise UsageError("--interval must be more than 0 seconds")
     if timeout is not None and timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
+    from nodecli import interrupt
+
     start = clock()
     op = first if first is not None else get_operation(client, ref)
     delay = interval
@@ -361,7 +363,8 @@ def watch_operation(
         if timeout is not None and elapsed >= timeout:
             return WatchResult(op, True, elapsed)
         wait = delay if timeout is None else max(0.0, min(delay, timeout - elapsed))
-        sleep(wait)
+        # (by default not time.sleep: a signal another thread takes ends it at once too)
+        (sleep or interrupt.wait)(wait)
         op = get_operation(client, ref)
         now = (op.get("status"), op.get("updated_at"))
         delay = interval if now != last else min(delay * 1.5, interval * 4)

@@ -7,7 +7,6 @@ import contextlib
 import random
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -103,8 +102,11 @@ class GracefulStop:
             raise KeyboardInterrupt
 
     def sleep(self, seconds: float) -> None:
+        from nodecli import interrupt
+
         if seconds > 0:
-            time.sleep(seconds)
+            # a signal the deadline watchdog's thread takes ends it at once too
+            interrupt.wait(seconds)
 
 
 @dataclass(slots=True)
