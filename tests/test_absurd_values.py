@@ -229,6 +229,9 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
 LOCAL = {
     ("completion",): "local", ("help",): "local", ("emulator", "serve"): "is the server",
     ("emulator", "collector"): "is a server (of event batches)",
+    ("apply",): "reads a node only to compare it with a document: tests/test_declare.py",
+    ("diff",): "reads a node only to compare it with a document: tests/test_declare.py",
+    ("export",): "writes what a node holds as a document: tests/test_declare.py",
     ("events", "ship"): "the tail's engine (events tail is run here) into a sink: "
                         "tests/test_events_ship.py",
     ("exporter",): "long-running; its health gauges are node health's (run here); its "

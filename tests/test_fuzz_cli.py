@@ -30,7 +30,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                                        HealthCheck.too_slow])
 # commands that would run forever or start servers: exercised elsewhere; key generation
 # (seconds per valid path) only in a long local run
-LONG_RUNNING = {("emulator", "serve")}
+LONG_RUNNING = {("emulator", "serve"), ("emulator", "collector")}
 if "NODECLI_FUZZ_EXAMPLES" not in os.environ:
     LONG_RUNNING |= {("key", "generate")}
 NEVER = ("--help", "--password-stdin", "--secret-stdin", "--token-stdin", "--follow")

@@ -340,6 +340,8 @@ def collector(app: App, host: str, port: int, port_file: str | None, no_tls: boo
                                hint="choose another --port, or --port 0 for any free one"
                                ) from None
         raise NodecliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except (UnicodeError, TypeError, ValueError):  # a NUL or a lone surrogate in --host
+        raise UsageError(f"--host {host[:60]!r}: not an address to listen on") from None
     port_path = Path(port_file).expanduser() if port_file else None
     try:
         server.start()
@@ -350,8 +352,10 @@ def collector(app: App, host: str, port: int, port_file: str | None, no_tls: boo
         if port_path is not None:
             atomic_write(port_path, f"{server.port}\n".encode(), mode=0o644)
         app.term.info("stop with Ctrl-C")
+        from nodecli import interrupt
+
         try:
-            threading.Event().wait()
+            interrupt.wait()  # a signal taken by any thread wakes it (see interrupt.py)
         except KeyboardInterrupt:
             pass
     finally:

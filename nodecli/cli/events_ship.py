@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from nodecli.cli import fleet
 from nodecli.cli.app import App
 from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.events import complete_checkpoints, events
@@ -260,6 +259,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
 def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_url: str,
                 out_file: Path | None, resume_name: str | None, ck_file: Path | None, *,
                 sink_args: tuple[Any, ...]) -> None:
+    from nodecli.cli import fleet
     from nodecli.node.events import merged, ship
 
     if opts.token is not None:
@@ -384,6 +384,8 @@ def stats_cmd(app: App, from_file: str | None, since: str | None, by: tuple[str,
             with client:
                 _count_node(app, client, client.endpoint.label or "node", since, stats)
         else:
+            from nodecli.cli import fleet  # only for many nodes (the start-up diet)
+
             clients, failures = fleet.open_all(app, conn, names)
             try:
                 for name, client in clients:

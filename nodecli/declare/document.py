@@ -137,10 +137,7 @@ class _Again(Exception):
 
 
 def _quick(node: Any) -> Any:
-    """A composed YAML node as Python data, with no places or lines noted: most documents
-    are right, and only a wrong one needs them. Anything _plain would treat specially (a
-    key that is not text, a key given twice, an unreadable value) raises _Again, and the
-    caller reads the same nodes again with _plain, which says where."""
+    """A YAML node as data, no lines noted; _Again where _plain must say where."""
     import yaml
 
     if isinstance(node, yaml.MappingNode):
@@ -178,11 +175,8 @@ def _scalar(node: Any) -> Any:
         _CONSTRUCTOR.append(yaml.constructor.SafeConstructor())
     try:
         return _CONSTRUCTOR[0].construct_object(node, deep=True)
-    except (yaml.YAMLError, ValueError, OverflowError) as exc:
-        # a date that does not exist or a tagged value that is not one: PyYAML's
-        # constructors raise ValueError for those, not a YAMLError
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise _Bad((), f"unreadable value: {first}") from None
+    except (yaml.YAMLError, ValueError, OverflowError) as exc:  # ValueError: 2026-02-30
+        raise _Bad((), f"unreadable value: {(str(exc).splitlines() or ['?'])[0]}") from None
     finally:
         _CONSTRUCTOR[0].constructed_objects.clear()
 
@@ -249,9 +243,8 @@ def parse(raw: bytes, source: str, base_dir: str = ".") -> Document:
 
 
 def _from_json(text: str, source: str) -> Document | None:
-    """A JSON document read by the json module (fifty times faster than YAML at 10,000
-    users); None when the YAML reader must say where it is wrong (a schema error, a
-    key given twice: its marks name the line)."""
+    """A JSON document read by the json module; None when the YAML reader must say
+    where it is wrong (a schema error, a key given twice: its marks name the line)."""
     import json
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -562,10 +555,8 @@ CSV_COLUMNS = ("name", "transfer_user", "password_hash", "acls")
 
 
 def from_csv(raw: bytes, source: str) -> dict[str, Any]:
-    """A csv of node users into a document's ``node_users``: columns ``name``,
-    ``transfer_user``, optional ``password_hash`` and ``acls`` (separated by ``;`` or
-    spaces); a header line names them. Transfer users named are listed (empty: left to
-    the document's author) when they are not in the file."""
+    """A csv of node users (a header names ``name``, ``transfer_user``, optional
+    ``password_hash`` and ``acls``, split at ``;`` or spaces) as a document."""
     import csv
     import io
 
