@@ -292,12 +292,12 @@ def _tty_terminal(monkeypatch, columns: int = 30):
 
 def test_live_status_line_is_cut_to_the_terminal_width(monkeypatch):
     """The reconnect line of events tail on a 30-column terminal stays on one line."""
-    from nodecli.cli.events import _reconnect_status
+    from nodecli.cli.events import reconnect_status
 
     term, err = _tty_terminal(monkeypatch)
     app = type("A", (), {"term": term})()
     try:
-        _reconnect_status(app)("connection lost (503 Service Unavailable); retrying in 4s, "
+        reconnect_status(app)("connection lost (503 Service Unavailable); retrying in 4s, "
                                "attempt 3 of many")
         written = err.getvalue()
     finally:

@@ -16,7 +16,7 @@ from nodecli.errors import Interrupted, UsageError
 complete_checkpoints = lazy_completer("complete_checkpoints")
 
 
-def _since(value: str | None) -> Any:
+def since_value(value: str | None) -> Any:
     if value is None:
         return None
     from nodecli.timeparse import TimeParseError, parse_since
@@ -33,13 +33,13 @@ def _filter(type_: str | None, type_glob: str | None) -> Any:
     return EventFilter(type_, type_glob)
 
 
-_type_opt = click.option("--type", "type_", metavar="T",
+type_opt = click.option("--type", "type_", metavar="T",
                          help="Only events of this type or subtype (e.g. transfer.started).")
-_glob_opt = click.option("--type-glob", metavar="G",
+glob_opt = click.option("--type-glob", metavar="G",
                          help="Only events matching this glob; * is the wildcard (e.g. 'file.*').")
-_since_opt = click.option("--since", metavar="WHEN",
+since_opt = click.option("--since", metavar="WHEN",
                           help="Start after this time: 10m, 2h, 1d ago or ISO 8601 (UTC).")
-_token_opt = click.option("--iteration-token", metavar="T",
+token_opt = click.option("--iteration-token", metavar="T",
                           help="Start after the point this token names (from a Link header).")
 
 
@@ -57,14 +57,14 @@ def events() -> None:
 
 
 @events.command("list")
-@_type_opt
-@_glob_opt
-@_since_opt
+@type_opt
+@glob_opt
+@since_opt
 @click.option("--count", type=Count(0), metavar="N",
               help="At most N events, N >= 0 (the oldest matching ones; node default "
                    "otherwise). "
                    "Sent as given: a node may return fewer.")
-@_token_opt
+@token_opt
 @output_option()
 @fleet_options
 @node_options
@@ -87,7 +87,7 @@ def list_cmd(app: App, type_: str | None, type_glob: str | None, since: str | No
 
     conn = pop_node_options(kwargs)
     flt = _filter(type_, type_glob)
-    after = _since(since)
+    after = since_value(since)
     token = pages.validate_token(iteration_token) if iteration_token is not None else None
     names = fleet_names(app, conn, kwargs)
     if names is not None:  # one page of each node; json: a page document per node
@@ -245,10 +245,10 @@ def _legacy_output(app: App, value: str, output_file: str | None,
 
 @events.command("tail")
 @click.option("-f", "--follow", is_flag=True, help="Keep following new events (Ctrl-C stops).")
-@_type_opt
-@_glob_opt
-@_since_opt
-@_token_opt
+@type_opt
+@glob_opt
+@since_opt
+@token_opt
 @click.option("--page-size", type=Count(1), default=1000, show_default=True, metavar="N",
               help="Events asked for per request (count, N >= 1); a node may send fewer.")
 @click.option("--checkpoint", "checkpoint_file", metavar="FILE",
@@ -311,7 +311,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     else:
         fmt = fmt or ("pretty" if app.term.stdout_is_tty else "plain")
     opts = ev.TailOptions(
-        flt=_filter(type_, type_glob), follow=follow, since=_since(since),
+        flt=_filter(type_, type_glob), follow=follow, since=since_value(since),
         token=validate_token(iteration_token) if iteration_token is not None else None,
         page_size=page_size, fmt=fmt, interval=interval, max_events=max_events,
         until_type=until_type, render=_chunk_renderer(fmt, app.term.color_out, app.term.width))
@@ -327,7 +327,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
                     output_file=out_file)
         return
     client = open_node_client(app, conn)
-    status = _reconnect_status(app)
+    status = reconnect_status(app)
     try:
         with client:
             state = ev.run_tail(
@@ -344,11 +344,11 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     finally:
         app.term.status.clear()
     if out_file is not None:  # a file shows nothing on the terminal: say what went in
-        app.term.info(f"wrote {_events(state.emitted)} to {output_file}")
+        app.term.info(f"wrote {count_text(state.emitted)} to {output_file}")
     app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
 
 
-def _events(n: int) -> str:
+def count_text(n: int) -> str:
     return f"{n} event" if n == 1 else f"{n} events"
 
 
@@ -394,7 +394,7 @@ def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
                           f"{len(runs)} node(s)", hint="the same command resumes each node "
                           "where it stopped" if resume_name or output_file else None)
     if output_file is not None:
-        app.term.info(f"wrote {_events(sum(r.emitted for r in runs))} from {len(runs)} "
+        app.term.info(f"wrote {count_text(sum(r.emitted for r in runs))} from {len(runs)} "
                       f"node(s) to {output_file}")
     app.term.debug("; ".join(f"{r.name}: {r.emitted} events" for r in runs))
     fleet.finish(fleet.worst(failures))
@@ -486,7 +486,7 @@ def _file_progress(app: App, path: str | None) -> Any:
     return show
 
 
-def _reconnect_status(app: App) -> Any:
+def reconnect_status(app: App) -> Any:
     """The tail's status callback: reconnect attempts on the live status line (warnings
     off a terminal), then "resumed" as a line of its own."""
 

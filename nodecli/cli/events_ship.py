@@ -12,49 +12,22 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
-from nodecli.cli.events import complete_checkpoints, events
+from nodecli.cli.events import (
+    complete_checkpoints,
+    count_text,
+    events,
+    glob_opt,
+    reconnect_status,
+    since_opt,
+    since_value,
+    token_opt,
+    type_opt,
+)
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
 from nodecli.errors import Interrupted, NotFoundError, UsageError
 
 SINK_ENV = ("NODECLI_SINK_TOKEN", "NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD")
 
-# the tail's options, spelt as events tail spells them
-_type_opt = click.option("--type", "type_", metavar="T",
-                         help="Only events of this type or subtype (e.g. transfer.started).")
-_glob_opt = click.option("--type-glob", metavar="G",
-                         help="Only events matching this glob; * is the wildcard (e.g. 'file.*').")
-_since_opt = click.option("--since", metavar="WHEN",
-                          help="Start after this time: 10m, 2h, 1d ago or ISO 8601 (UTC).")
-_token_opt = click.option("--iteration-token", metavar="T",
-                          help="Start after the point this token names (from a Link header).")
-
-
-def _since(value: str | None) -> Any:
-    if value is None:
-        return None
-    from nodecli.timeparse import TimeParseError, parse_since
-
-    try:
-        return parse_since(value)
-    except TimeParseError as exc:
-        raise UsageError(f"--since: {exc}") from None
-
-
-def _events(n: int) -> str:
-    return f"{n} event" if n == 1 else f"{n} events"
-
-
-def _status(app: App) -> Any:
-    """Reconnections on the live status line (warnings off a terminal), then "resumed"."""
-
-    def show(text: str) -> None:
-        if text == "resumed":
-            app.term.status.clear()
-            app.term.info("resumed")
-        else:
-            app.term.status.show(text, plain=text, warn=True)
-
-    return show
 
 
 def _options(f: Any) -> Any:
@@ -65,7 +38,7 @@ def _options(f: Any) -> Any:
                           "syslog+tcp://HOST:PORT, or file:PATH (exactly once)."),
         click.option("-f", "--follow", is_flag=True,
                      help="Keep shipping new events (Ctrl-C stops)."),
-        _type_opt, _glob_opt, _since_opt, _token_opt,
+        type_opt, glob_opt, since_opt, token_opt,
         click.option("--batch", type=Count(1), default=500, show_default=True, metavar="N",
                      help="Events per batch (a page of the node's log); the checkpoint "
                           "moves after each batch the sink holds."),
@@ -198,7 +171,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         raise UsageError("--dead-letter is for a collector that may refuse a batch, not "
                          "for file:")
     opts = tail.TailOptions(
-        flt=EventFilter(type_, type_glob), follow=follow, since=_since(since),
+        flt=EventFilter(type_, type_glob), follow=follow, since=since_value(since),
         token=validate_token(iteration_token) if iteration_token is not None else None,
         page_size=batch, fmt="jsonl", interval=interval, accept_gap=accept_gap)
     ck_file = Path(checkpoint_file) if checkpoint_file else None
@@ -218,7 +191,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         raise dryrun.DryRunStop(f"would ship events to {_shown(to_url)}; nothing was sent "
                                 "(--dry-run)")
     client = open_node_client(app, conn)
-    status = _status(app)
+    status = reconnect_status(app)
     sink = None
     if out_file is None:
         ctx = sink_context(app, cacert=sink_cacert, insecure=sink_insecure, creds=sink_creds,
@@ -253,7 +226,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
             sink.batch.close()
     where = _shown(to_url)
     batches = f" in {sink.batches} batch{'' if sink.batches == 1 else 'es'}" if sink else ""
-    app.term.info(f"shipped {_events(state.emitted)} to {where}{batches}")
+    app.term.info(f"shipped {count_text(state.emitted)} to {where}{batches}")
 
 
 def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_url: str,
@@ -313,7 +286,7 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
         raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events from "
                           f"{len(runs)} node(s)", hint="the same command resumes each node "
                           "where it stopped")
-    app.term.info(f"shipped {_events(sum(r.emitted for r in runs))} from {len(runs)} "
+    app.term.info(f"shipped {count_text(sum(r.emitted for r in runs))} from {len(runs)} "
                   f"node(s) to {_shown(to_url)}")
     fleet.finish(fleet.worst(failures))
 
@@ -419,7 +392,7 @@ def _count_node(app: App, client: Any, name: str, since: str | None, stats: Any)
         def take(self, items: Any, texts: Any) -> None:
             stats.add_all((obj for obj, _ in items), name)
 
-    after = _since(since) if since is not None else datetime(1970, 1, 1, tzinfo=UTC)
+    after = since_value(since) if since is not None else datetime(1970, 1, 1, tzinfo=UTC)
     opts = tail.TailOptions(since=after, fmt="jsonl")
     tail.run_tail(client, opts, state_dir=app.paths.state_dir, out=app.term.out,
                   log=app.term.debug, sink=Counting())
