@@ -36,6 +36,21 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def measure_process(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
+    """Wall and CPU seconds and peak RSS (MiB) of one run of ``cmd``, which must succeed
+    (its output is dropped; its error text is shown if it fails)."""
+    start = time.perf_counter()
+    with open(os.devnull, "w") as devnull:
+        proc = subprocess.Popen(cmd, env=env, stdout=devnull, stderr=subprocess.PIPE)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mib": usage.ru_maxrss / 1024}
+
+
 def time_process(cmd: list[str], env: dict[str, str]) -> float:
     """Wall seconds of one run of ``cmd`` (which must succeed)."""
     start = time.perf_counter()

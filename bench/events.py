@@ -25,21 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from _common import measure_process  # noqa: E402  (after the path is set)
 
 FLOOR = Path(__file__).resolve().parent / "floors" / "tail_jsonl.py"
-
-
-def run(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
-    start = time.perf_counter()
-    with open(os.devnull, "w") as devnull:
-        proc = subprocess.Popen(cmd, env=env, stdout=devnull, stderr=subprocess.PIPE)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mib": usage.ru_maxrss / 1024}
 
 
 def main() -> None:
@@ -76,9 +64,9 @@ def main() -> None:
 
     results: dict[str, list[dict[str, float]]] = {"nodecli": [], "bare": [], "startup": []}
     for _ in range(args.rounds):
-        results["bare"].append(run(bare, env))
-        results["nodecli"].append(run(ours, env))
-        results["startup"].append(run(startup, env))
+        results["bare"].append(measure_process(bare, env))
+        results["nodecli"].append(measure_process(ours, env))
+        results["startup"].append(measure_process(startup, env))
 
     def best(name: str, key: str) -> float:
         return min(r[key] for r in results[name])
@@ -108,7 +96,7 @@ def main() -> None:
         return
     big = 1_000_000
     print(f"\nlog grown to {big} events in {generate(big - args.events):.1f} s")
-    r_big = run(ours, env)
+    r_big = measure_process(ours, env)
     r_small = min(results["nodecli"], key=lambda r: r["wall"])
     print(f"nodecli {big} events: {r_big['wall']:.1f} s, {big / r_big['wall']:.0f} events/s, "
           f"peak RSS {r_big['rss_mib']:.1f} MiB (vs {r_small['rss_mib']:.1f} MiB for "

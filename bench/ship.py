@@ -18,26 +18,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from _common import measure_process  # noqa: E402  (after the path is set)
 
 SERVE = Path(__file__).resolve().parent / "events.py"
-
-
-def run(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
-    start = time.perf_counter()
-    with open(os.devnull, "w") as devnull:
-        proc = subprocess.Popen(cmd, env=env, stdout=devnull, stderr=subprocess.PIPE)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mib": usage.ru_maxrss / 1024}
 
 
 def main() -> None:
@@ -89,14 +76,14 @@ def main() -> None:
         raise SystemExit("need --small <= --events <= --big")
     try:
         generate(args.small)
-        small = run(ship(), env)  # peak memory over a small log first
+        small = measure_process(ship(), env)  # peak memory over a small log first
         print(f"node {url}: {args.events} events generated in "
               f"{generate(args.events - args.small):.1f} s")
         results: dict[str, list[dict[str, float]]] = {"tail --to FILE": [], "ship": []}
         for _ in range(args.rounds):
-            results["tail --to FILE"].append(run(tail(), env))
+            results["tail --to FILE"].append(measure_process(tail(), env))
             before = collector.state.events
-            results["ship"].append(run(ship(), env))
+            results["ship"].append(measure_process(ship(), env))
             assert collector.state.events - before == args.events, "not every event arrived"
         n = args.events
         print(f"\n{n} events, batch/page {args.batch}, best of {args.rounds} rounds:")
@@ -108,7 +95,7 @@ def main() -> None:
         ratio = best["tail --to FILE"]["wall"] / best["ship"]["wall"]
         print(f"ship / tail --to FILE, events per second: {ratio:.2f}x (goal >= 0.8x)")
         grown = generate(args.big - args.events)
-        big = run(ship(), env)
+        big = measure_process(ship(), env)
         print(f"\npeak RSS of ship: {args.small} events {small['rss_mib']:.1f} MiB, "
               f"{args.big} events {big['rss_mib']:.1f} MiB "
               f"({big['rss_mib'] / small['rss_mib']:.2f}x; goal: flat) "

@@ -21,27 +21,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from _common import measure_process  # noqa: E402  (after the path is set)
 
 SERVE = Path(__file__).resolve().parent / "events.py"
 FLOOR = Path(__file__).resolve().parent / "floors" / "nats_publish.py"
-
-
-def run(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
-    start = time.perf_counter()
-    with open(os.devnull, "w") as devnull:
-        proc = subprocess.Popen(cmd, env=env, stdout=devnull, stderr=subprocess.PIPE)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mib": usage.ru_maxrss / 1024}
 
 
 def main() -> None:
@@ -70,20 +57,20 @@ def main() -> None:
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         lines = tmp / "events.jsonl"
         nodecli = [sys.executable, "-m", "nodecli", "events"]
-        run([*nodecli, "tail", "--to", str(lines), "--iteration-token", "0"], env)
+        measure_process([*nodecli, "tail", "--to", str(lines), "--iteration-token", "0"], env)
         node_name = "local"  # the label events ship gives a node named by NODECLI_URL
         results: dict[str, list[dict[str, float]]] = {"nats-py alone": [], "ship": [],
                                                       "tail --to FILE": []}
         for n in range(args.rounds):
-            results["tail --to FILE"].append(run(
+            results["tail --to FILE"].append(measure_process(
                 [*nodecli, "tail", "--to", str(tmp / f"tail{n}.jsonl"), "--iteration-token",
                  "0", "--page-size", str(args.batch)], env))
             fresh(nats_server, f"FLOOR{n}", f"floor{n}.>")
-            results["nats-py alone"].append(run(
+            results["nats-py alone"].append(measure_process(
                 [sys.executable, str(FLOOR), server, f"floor{n}.{node_name}", str(lines),
                  node_name, str(args.batch)], env))
             fresh(nats_server, f"SHIP{n}", f"ship{n}.>")
-            results["ship"].append(run(
+            results["ship"].append(measure_process(
                 [*nodecli, "ship", "--to", f"{server}/ship{n}.{{node}}", "--iteration-token",
                  "0", "--batch", str(args.batch), "--checkpoint", str(tmp / f"ck{n}.json")],
                 env))
