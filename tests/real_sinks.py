@@ -69,8 +69,31 @@ def nats_server_binary() -> str:
     return found
 
 
-class NatsServer:
+class _RealServer:
+    """A real server run in the foreground by a test: its log's tail and its end."""
+
+    LOG = ""  # the server's log file, in its folder
+    folder: Path
+    proc: subprocess.Popen[bytes] | None
+
+    def log(self) -> str:
+        path = self.folder / self.LOG
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            finally:
+                reap(self.proc)
+            self.proc = None
+
+
+class NatsServer(_RealServer):
     """One nats-server with JetStream; ``conf`` adds to its configuration file."""
+
+    LOG = "server.log"
 
     def __init__(self, folder: Path, conf: str = "", *, scheme: str = "nats") -> None:
         self.folder = folder
@@ -88,7 +111,7 @@ class NatsServer:
             f'listen: "127.0.0.1:{self.port}"\n'
             f'ports_file_dir: "{self.folder}"\n'
             f'jetstream {{ store_dir: "{self.folder / "js"}" }}\n' + self.conf)
-        log = open(self.folder / "server.log", "ab")
+        log = open(self.folder / self.LOG, "ab")
         try:
             self.proc = subprocess.Popen([nats_server_binary(), "-c", str(config)],
                                          stdout=log, stderr=subprocess.STDOUT,
@@ -110,19 +133,6 @@ class NatsServer:
         url = _until(ports, 60, self.log)["nats"][0]
         self.port = int(url.rsplit(":", 1)[1])
         return self
-
-    def log(self) -> str:
-        path = self.folder / "server.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            finally:
-                reap(self.proc)
-            self.proc = None
 
     def url(self, subject: str, scheme: str | None = None) -> str:
         return f"{scheme or self.scheme}://127.0.0.1:{self.port}/{subject}"
@@ -194,10 +204,12 @@ template(name="parsed" type="list" option.jsonf="on") {
 """
 
 
-class Rsyslogd:
+class Rsyslogd(_RealServer):
     """rsyslogd in the foreground: a plain imtcp input and, when ``certs`` are given
     (ca.pem, server.pem, server.key), a TLS one (gtls, anonymous clients); every
     message goes to ``out.jsonl`` as rsyslog parsed it."""
+
+    LOG = "rsyslogd.log"
 
     def __init__(self, folder: Path, certs: tuple[Path, Path, Path] | None = None) -> None:
         self.folder = folder
@@ -231,7 +243,7 @@ class Rsyslogd:
             f'input(type="imtcp" port="{self.port}" listenPortFileName="{f / "port"}")\n'
             + tls_input +
             f'action(type="omfile" file="{self.out}" template="parsed")\n')
-        log = open(f / "rsyslogd.log", "ab")
+        log = open(f / self.LOG, "ab")
         try:
             self.proc = subprocess.Popen(
                 [rsyslogd_binary(), "-n", "-f", str(f / "rsyslog.conf"),
@@ -263,19 +275,6 @@ class Rsyslogd:
         if self.certs is not None:
             self.tls_port = _until(lambda: listening("tls-port", self.tls_port), 60, self.log)
         return self
-
-    def log(self) -> str:
-        path = self.folder / "rsyslogd.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            finally:
-                reap(self.proc)
-            self.proc = None
 
     def lines(self) -> list[dict[str, str]]:
         if not self.out.exists():
