@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import selectors
 import signal
 import subprocess
 import time
@@ -114,26 +115,40 @@ def test_sigkill_during_back_to_back_writes(home):
                  for w in range(3)]
         try:
             # Event-driven, not timed: each writer is killed right after its k-th
-            # acknowledgement (while the others keep writing), whatever the machine's
-            # speed.
+            # acknowledgement while the others keep writing, whatever the machine's speed.
+            # The three are read together: the lock is not fair, so a writer may wait
+            # while the others write, and it is its turn once they are killed (reading
+            # one writer at a time, a loaded machine starved it past the lock's 30 s).
+            wants = {proc: rng.randint(2, 6) for proc in procs}
+            seen = {proc: 0 for proc in procs}
+            pending = {proc: b"" for proc in procs}
+
+            with selectors.DefaultSelector() as sel:
+                for proc in procs:
+                    assert proc.stdout is not None
+                    sel.register(proc.stdout.fileno(), selectors.EVENT_READ, proc)
+                while sel.get_map():
+                    ready = sel.select(timeout=120)
+                    assert ready, "no writer acknowledged a write in 120 s"
+                    for key, _ in ready:
+                        proc = key.data
+                        data = os.read(key.fd, 65536)
+                        assert data or seen[proc] >= wants[proc], proc.stderr.read() \
+                            if proc.stderr else "writer died"
+                        *lines, pending[proc] = (pending[proc] + data).split(b"\n")
+                        for line in lines:  # whole lines: a name is acknowledged with \n
+                            acknowledged.add(line.decode())
+                            if seen[proc] < wants[proc]:
+                                seen[proc] += 1
+                                expected_min += 1
+                        if seen[proc] >= wants[proc] and proc.returncode is None:
+                            proc.send_signal(signal.SIGKILL)
+                            proc.wait(timeout=120)
+                        if not data:  # killed, and everything it wrote is read
+                            sel.unregister(key.fd)
             for proc in procs:
-                assert proc.stdout is not None
-                for _ in range(rng.randint(2, 6)):
-                    line = proc.stdout.readline()
-                    assert line, proc.stderr.read() if proc.stderr else "writer died"
-                    acknowledged.add(line.strip())
-                    expected_min += 1
-                proc.send_signal(signal.SIGKILL)
-            for proc in procs:
-                # Read the rest through the same text wrapper that readline() used: what
-                # it had buffered comes first (communicate() would read the pipe's fd
-                # directly and start mid-line, turning a half-read name into a "lost" one).
-                assert proc.stdout is not None and proc.stderr is not None
-                out = proc.stdout.read()
-                err = proc.stderr.read()
-                proc.wait(timeout=120)
-                assert proc.returncode == -signal.SIGKILL, err
-                acknowledged.update(out.split())
+                assert proc.stderr is not None
+                assert proc.returncode == -signal.SIGKILL, proc.stderr.read()
         finally:
             for proc in procs:
                 reap(proc)
