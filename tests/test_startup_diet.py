@@ -61,6 +61,7 @@ FAMILIES = {
     "events list": (["events", "list", "--count", "10", "--output", "json"], None, ONE_NODE),
     "transfer list": (["transfer", "list", "--output", "json"], None, ONE_NODE),
     "access-key list": (["access-key", "list", "--output", "json"], None, ONE_NODE),
+    "events stats": (["events", "stats", "--output", "json"], None, ONE_NODE),
 }
 
 

@@ -336,7 +336,6 @@ def access_who_can(app: App, path: str, level: str | None, output_format: str,
       nodecli access who-can /finance --access-key ak1 -o csv
       nodecli access who-can /finance --nodes 'edge-*' --access-key ak1 -o json
     """
-    from nodecli.cli import fleet
     from nodecli.node.permissions import split_path
 
     rules = _rules(kwargs)
@@ -358,6 +357,8 @@ def access_who_can(app: App, path: str, level: str | None, output_format: str,
         return rows
 
     if names is not None:
+        from nodecli.cli import fleet  # only for many nodes (the start-up diet)
+
         rows, status = fleet.run(app, conn, names, fetch)
         _table(app, rows, WHO_COLUMNS, WHO_FIELDS, output_format, fleet=True)
         fleet.finish(status)
@@ -375,15 +376,16 @@ def _bypass_row(kind: str, holder: str) -> dict[str, Any]:
 
 def _table(app: App, rows: list[dict[str, Any]], columns: list[Column],
            fields: tuple[str, ...], output_format: str, fleet: bool = False) -> None:
-    from nodecli.cli import fleet as fleet_mod
-
     if output_format in ("json", "jsonl"):
         shown = rows
     else:
         shown = [{**r, "levels": ",".join(r["levels"])} for r in rows]
     cols = [Column(k, k) for k in fields] if output_format == "csv" else columns
-    app.term.table(shown, fleet_mod.columns(cols) if fleet else cols, output_format,
-                   empty="nobody")
+    if fleet:
+        from nodecli.cli import fleet as fleet_mod
+
+        cols = fleet_mod.columns(cols)
+    app.term.table(shown, cols, output_format, empty="nobody")
 
 
 # -- what-can ------------------------------------------------------------------------------
@@ -407,7 +409,6 @@ def access_what_can(app: App, user_id: str | None, group_ids: tuple[str, ...],
       nodecli access what-can --access-key ak1 --user-id alice -o json
       nodecli access what-can --access-key ak1 --user-id alice --verify
     """
-    from nodecli.cli import fleet
 
     rules = _rules(kwargs)
     conn = pop_node_options(kwargs)
@@ -429,6 +430,8 @@ def access_what_can(app: App, user_id: str | None, group_ids: tuple[str, ...],
         return rows
 
     if names is not None:
+        from nodecli.cli import fleet  # only for many nodes (the start-up diet)
+
         if output_format == "tree":
             output_format = "table"
         rows, status = fleet.run(app, conn, names, fetch)
