@@ -185,3 +185,29 @@ def test_a_restart_finds_each_nodes_own_lines_after_its_checkpoint(tmp_path):
         assert shared.sink_for("a").recover(None) == []
     finally:
         sink.close()
+
+
+def test_merged_ends_say_their_count_and_the_worst_status(nodes, invoke, home):
+    """The end of a merged run, tail and ship alike: the count over every node, and a
+    node that cannot be reached is one line and the exit status, not the others' loss."""
+    for count, server in zip((3, 5, 7), nodes, strict=True):
+        log_for(server.state).generate(count)
+    out = home / "all.jsonl"
+    r = invoke("events", "tail", "--all-nodes", "--since", "1h", "--to", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"wrote 15 events from 3 node(s) to {out}"
+    shipped = home / "shipped.jsonl"
+    r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", f"file:{shipped}")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == \
+        f"shipped 15 events from 3 node(s) to file:{shipped}"
+    assert _by_node(shipped) == {"n1": [1, 2, 3], "n2": list(range(1, 6)),
+                                 "n3": list(range(1, 8))}
+    nodes[2].stop()
+    log_for(nodes[0].state).generate(1)
+    r = invoke("events", "ship", "--all-nodes", "--to", f"file:{shipped}")
+    assert r.exit_code == 6, r.stderr  # the node that is down: unreachable (ExitCode)
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("nodecli: error: n3: GET "), r.stderr
+    assert lines[-1] == f"shipped 1 event from 3 node(s) to file:{shipped}", r.stderr
+    assert _by_node(shipped)["n1"] == [1, 2, 3, 4]

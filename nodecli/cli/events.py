@@ -387,17 +387,9 @@ def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
         app.term.status.clear()
         for _, client in clients:
             client.close()
-    failures += [(r.name, r.error) for r in runs if r.error is not None]
-    fleet.report(app, failures)
-    if any(r.interrupted for r in runs):
-        raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events from "
-                          f"{len(runs)} node(s)", hint="the same command resumes each node "
-                          "where it stopped" if resume_name or output_file else None)
-    if output_file is not None:
-        app.term.info(f"wrote {count_text(sum(r.emitted for r in runs))} from {len(runs)} "
-                      f"node(s) to {output_file}")
-    app.term.debug("; ".join(f"{r.name}: {r.emitted} events" for r in runs))
-    fleet.finish(fleet.worst(failures))
+    fleet.end_merged(app, runs, failures, resumable=bool(resume_name or output_file),
+                     done=None if output_file is None else lambda n: (
+                         f"wrote {count_text(n)} from {len(runs)} node(s) to {output_file}"))
 
 
 def _from_env(ctx: click.Context, name: str) -> bool:

@@ -280,15 +280,8 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
             shared.close()
         for _, client in clients:
             client.close()
-    failures += [(r.name, r.error) for r in runs if r.error is not None]
-    fleet.report(app, failures)
-    if any(r.interrupted for r in runs):
-        raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events from "
-                          f"{len(runs)} node(s)", hint="the same command resumes each node "
-                          "where it stopped")
-    app.term.info(f"shipped {count_text(sum(r.emitted for r in runs))} from {len(runs)} "
-                  f"node(s) to {_shown(to_url)}")
-    fleet.finish(fleet.worst(failures))
+    fleet.end_merged(app, runs, failures, resumable=True, done=lambda n: (
+        f"shipped {count_text(n)} from {len(runs)} node(s) to {_shown(to_url)}"))
 
 
 @events.command("ship")

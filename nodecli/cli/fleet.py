@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.errors import NodecliError
+from nodecli.errors import Interrupted, NodecliError
 from nodecli.render import Column
 
 
@@ -63,6 +63,24 @@ def run(app: App, conn: dict[str, Any], names: list[str],
 
 def columns(cols: list[Column]) -> list[Column]:
     return [Column("node", "node", whole=True), *cols]
+
+
+def end_merged(app: App, runs: list[Any], failures: list[tuple[str, NodecliError]], *,
+               resumable: bool, done: Callable[[int], str] | None) -> None:
+    """The end of a merged tail or ship over many nodes (``runs``: node/events/merged's
+    NodeRun): every node's failure said, an interruption raised with the count, else
+    ``done(events)`` said, and the exit status the worst of the nodes'."""
+    failures = failures + [(r.name, r.error) for r in runs if r.error is not None]
+    report(app, failures)
+    total = sum(r.emitted for r in runs)
+    if any(r.interrupted for r in runs):
+        raise Interrupted(f"interrupted after {total} events from {len(runs)} node(s)",
+                          hint="the same command resumes each node where it stopped"
+                          if resumable else None)
+    if done is not None:
+        app.term.info(done(total))
+    app.term.debug("; ".join(f"{r.name}: {r.emitted} events" for r in runs))
+    finish(worst(failures))
 
 
 def finish(status: int) -> None:
