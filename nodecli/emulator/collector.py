@@ -20,12 +20,13 @@ import base64
 import http.server
 import json
 import socketserver
-import ssl
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from nodecli.emulator.server import listen_tls, url_of
 
 MAX_BODY = 256 * 1024 * 1024
 
@@ -153,10 +154,7 @@ class CollectorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.state = state
         self.tls = tls is not None
         super().__init__((host, port), _Handler)
-        if tls is not None:
-            ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            ctx.load_cert_chain(tls[0], tls[1])
-            self.socket = ctx.wrap_socket(self.socket, server_side=True)
+        listen_tls(self, tls)
         self._thread: threading.Thread | None = None
 
     @property
@@ -165,8 +163,7 @@ class CollectorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
     @property
     def url(self) -> str:
-        host = "localhost" if self.tls else "127.0.0.1"
-        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+        return url_of(self)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         return

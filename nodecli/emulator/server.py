@@ -291,6 +291,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_CANCEL = do_GET
 
 
+
+def listen_tls(server: socketserver.TCPServer, tls: tuple[str, str] | None) -> None:
+    """Serve HTTPS on ``server``'s listening socket with ``tls`` = (certificate, key);
+    plain HTTP when None. The emulator and its collector serve alike."""
+    if tls is not None:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(tls[0], tls[1])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+
+
+def url_of(server: socketserver.TCPServer) -> str:
+    """The URL a client uses: ``localhost`` for TLS on a loopback or wildcard address
+    (the name the emulator's certificate holds)."""
+    tls = isinstance(server.socket, ssl.SSLSocket)
+    host = str(server.server_address[0])
+    if host in ("127.0.0.1", "0.0.0.0"):  # noqa: S104 - only a name for the URL
+        host = "localhost" if tls else "127.0.0.1"
+    return f"{'https' if tls else 'http'}://{host}:{server.server_address[1]}"
+
 class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -311,10 +330,7 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self._open_lock = threading.Lock()
         self.connections = 0  # accepted so far (tests count a command's connections)
         super().__init__((host, port), _Handler)
-        if tls is not None:
-            ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            ctx.load_cert_chain(tls[0], tls[1])
-            self.socket = ctx.wrap_socket(self.socket, server_side=True)
+        listen_tls(self, tls)
         self._thread: threading.Thread | None = None
 
     @property
@@ -323,10 +339,7 @@ class EmulatorServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
     @property
     def url(self) -> str:
-        host = str(self.server_address[0])
-        if host in ("127.0.0.1", "0.0.0.0"):  # noqa: S104 - only a name for the URL
-            host = "localhost" if self.tls else "127.0.0.1"
-        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+        return url_of(self)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # client went away, TLS handshake refused by a client that does not trust us...
