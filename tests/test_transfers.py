@@ -72,7 +72,10 @@ def test_cancel_is_observed_on_the_node_and_watch_exits_7(node, invoke):
 
 
 def test_modify_changes_the_rate_on_the_node(node, invoke):
-    node.book.seconds = 60
+    # long enough at the new rate (500 Mbps: days) that the watch below always finds
+    # it running; at 60 s of its first rate it ended 1.2 s after the modify, and a
+    # loaded machine got there first
+    node.book.seconds = 10**7
     r = invoke("transfer", "start", "--spec", str(node.spec), "-o", "json", env=node.env_token)
     tid = json.loads(r.stdout)["id"]
     r = invoke("transfer", "modify", tid, "--target-rate", "500m", "--set", "priority=2",
