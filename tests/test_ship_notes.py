@@ -11,13 +11,14 @@ import os
 import signal
 import subprocess
 
+from tests import test_events_ship as shipping
 from tests.conftest import nodecli_cmd, reap, subprocess_env
-from tests.test_events_ship import (  # noqa: F401 - the collector fixtures
-    _collector_server,
-    collector,
-    keys,
-    ship_env,
-)
+
+# the collector fixtures of tests/test_events_ship.py (module-scoped server, fresh state)
+_collector_server = shipping._collector_server
+collector = shipping.collector
+ship_env = shipping.ship_env
+keys = shipping.keys
 
 
 def _sending(ck) -> dict | None:
@@ -25,7 +26,7 @@ def _sending(ck) -> dict | None:
 
 
 def test_a_full_batch_is_not_noted_a_short_one_is_and_keeps_its_key(
-        ship_env, log, collector, tmp_path, pause_point):  # noqa: F811 - the fixtures
+        ship_env, log, collector, tmp_path, pause_point):
     log.generate(9)
     ck = tmp_path / "ck.json"
     args = ["events", "ship", "--to", collector.url, "--checkpoint", str(ck), "--since",
