@@ -1,7 +1,10 @@
-"""events ship --to https://...: the URL checks (one line, exit 2), and
-the bound on attempts per batch (nodecli.node.events.sink_http.ATTEMPTS)."""
+"""events ship --to https://...: the URL checks (one line, exit 2), the bound on attempts
+per batch (nodecli.node.events.sink_http.ATTEMPTS), the dead-letter file (appended, never
+through a link); events stats: the node named, hours in time order, odd node fields."""
 
 from __future__ import annotations
+
+import json
 
 from nodecli.node.events.sink_http import ATTEMPTS
 from tests import test_events_ship as shipping
@@ -46,3 +49,52 @@ def test_a_batch_is_tried_attempts_times_then_fails(
     assert r.exit_code == 6, r
     assert "did not take batch" in r.stderr and ":4:5" in r.stderr
     assert collector.state.posts == ATTEMPTS and collector.state.batches == 1
+
+
+def test_dead_letter_appends_every_batch_and_never_follows_a_link(invoke, ship_env, log,
+                                                                   collector, tmp_path):
+    log.generate(15)
+    collector.state.refuse = {2, 3}
+    dead = tmp_path / "dead.jsonl"
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "d", "--batch", "5",
+               "--since", "1h", "--dead-letter", str(dead), env=ship_env)
+    assert r.exit_code == 0, r
+    assert [json.loads(x)["id"] for x in dead.read_text().splitlines()] == \
+        [str(i) for i in range(6, 16)]  # the second batch set aside after the first
+    # a link at the dead-letter path is not followed (nor is the file it names written)
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_text("")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    log.generate(2)
+    collector.state.posts = 0
+    collector.state.refuse = {1}
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "d", "--batch", "5",
+               "--since", "1h", "--dead-letter", str(link), env=ship_env)
+    assert r.exit_code == 6, r
+    assert f"cannot open the dead-letter file {link}" in r.stderr
+    assert target.read_text() == ""
+
+
+def test_stats_name_the_node_read_and_hours_in_time_order(invoke, ship_env, log, tmp_path):
+    log.generate(5)
+    for when in ("2026-01-02T03:10:00Z", "2026-01-02T03:20:00Z", "2026-01-02T01:00:00Z"):
+        log.append({"user_id": "u", "types": ["x.y"], "time": when, "data": {}})
+    r = invoke("events", "stats", "-o", "json", "--by", "node", "--by", "hour",
+               env=ship_env)
+    assert r.exit_code == 0, r
+    rows = json.loads(r.stdout)
+    nodes = {x["key"]: x["count"] for x in rows if x["by"] == "node"}
+    assert list(nodes.values()) == [8] and "-" not in nodes  # the node read, not "-"
+    hours = [x["key"] for x in rows if x["by"] == "hour"]
+    assert hours == sorted(hours) and hours[:2] == ["2026-01-02T01:00:00Z",
+                                                    "2026-01-02T03:00:00Z"]
+    # in a file, a node that is not a non-empty string is no node
+    merged = tmp_path / "odd.jsonl"
+    merged.write_text("".join(json.dumps(x) + "\n" for x in
+                              [{"id": "1", "node": 5}, {"id": "2", "node": ""},
+                               {"id": "3", "node": "n"}]))
+    r = invoke("events", "stats", "--file", str(merged), "-o", "json", "--by", "node")
+    assert r.exit_code == 0, r
+    assert {x["key"]: x["count"] for x in json.loads(r.stdout) if x["by"] == "node"} == \
+        {"-": 2, "n": 1}
