@@ -1,13 +1,14 @@
 """``events ship``: the tail's engine with a batch sink (batch.py) at its end.
 
 Each page of the tail (``--batch N`` events) is one batch; the checkpoint moves past
-the batch only once the sink has it. Before a batch goes out, the checkpoint notes it
-without moving (``output.sending``: the node, the page's first id, the last id of each
-batch of the page so far, and ``last``, that of this batch). A process killed in between
-sends the page again on restart, cut at the same events even when the page has grown
-since (the end of the log), so that the repeats are the same batches with the same
+the batch only once the sink has it. Before a batch of fewer than N events goes out (a
+page at the end of the log, which may grow before a restart reads it again), the
+checkpoint notes it without moving (``output.sending``: the node, the page's first id,
+the last id of each batch of the page so far, and ``last``, that of this batch). A
+process killed in between sends the page again on restart, cut at the same events even
+when the page has grown since, so that the repeats are the same batches with the same
 idempotency keys (a collector, JetStream, can drop them); the rest of the page is one
-more batch.
+more batch. A page of N events is read again the same, so its batch needs no note.
 
 A retryable failure of the sink (a collector answering 503, a connection refused) is
 retried with backoff while following (``-f``), as a node that is down is; without
