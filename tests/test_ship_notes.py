@@ -57,3 +57,34 @@ def test_a_full_batch_is_not_noted_a_short_one_is_and_keeps_its_key(
     assert r.returncode == 0, r.stderr
     assert [k.split(":", 1)[1] for k in keys(collector.state)] == \
         ["1:5", "6:9", "6:9", "10:10", "11:12"]
+
+
+def test_a_page_with_a_gap_event_is_noted_even_when_it_is_n_long(ship_env, log, collector,
+                                                                 tmp_path, pause_point):
+    """The gap event is this run's, not the node's: with it a short page makes N events,
+    and it may come back longer after a restart: it is noted."""
+    log.retention = 8
+    log.generate(4)
+    ck = tmp_path / "ck.json"
+    args = ["events", "ship", "--to", collector.url, "--checkpoint", str(ck), "--since",
+            "1h", "--accept-gap"]
+    r = subprocess.run(nodecli_cmd(*args, "--batch", "50"), env=subprocess_env(ship_env),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    log.generate(30)  # events 5.. are gone
+    held = log.last_position - log.first_position + 1
+    pause = pause_point("batch-delivered")
+    proc = subprocess.Popen(nodecli_cmd(*args, "--batch", str(held + 1)),
+                            env=subprocess_env(dict(ship_env, **pause.env())),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        conn = pause.wait(proc)
+        assert conn is not None
+        sent = collector.state.stored[-1][1]
+        assert len(sent) == held + 1 and json.loads(sent[0])["types"] == ["nodecli.gap"]
+        sending = _sending(ck)
+        assert sending is not None and sending["last"] == str(log.last_position)
+        pause.release(conn)
+        assert proc.wait(timeout=120) == 0
+    finally:
+        reap(proc)
