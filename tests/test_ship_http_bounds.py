@@ -98,3 +98,32 @@ def test_stats_name_the_node_read_and_hours_in_time_order(invoke, ship_env, log,
     assert r.exit_code == 0, r
     assert {x["key"]: x["count"] for x in json.loads(r.stdout) if x["by"] == "node"} == \
         {"-": 2, "n": 1}
+
+
+def test_stats_of_a_file_count_unreadable_lines_and_bound_a_line(invoke, tmp_path):
+    from nodecli.node.events.stats import MAX_LINE
+
+    path = tmp_path / "big.jsonl"
+    with open(path, "wb") as fh:
+        fh.write(b'{"id": "1", "types": ["a.b"]}\n')
+        fh.write(b"not json\n[2]\n")
+        # an event of exactly MAX_LINE bytes with its newline: read
+        head = b'{"id": "2", "types": ["a.b"]}'
+        fh.write(head + b" " * (MAX_LINE - len(head) - 1) + b"\n")
+        # one longer: its first MAX_LINE bytes are not read as an event, though they
+        # hold one, and the rest (blank) is nothing
+        head = b'{"id": "3", "types": ["a.b"]}'
+        fh.write(head + b" " * (MAX_LINE - len(head)) + b"   \n")
+    r = invoke("events", "stats", "--file", str(path), "-o", "json", "--by", "type")
+    assert r.exit_code == 0, r
+    assert json.loads(r.stdout)[0] == {"by": "type", "key": "a.b", "count": 2}
+    assert f" 3 line(s) of {path} are not events" in r.stderr and "-3" not in r.stderr
+
+
+def test_a_refusal_says_what_the_collector_said(invoke, ship_env, log, collector):
+    log.generate(2)
+    collector.state.refuse = {1}
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "r", "--since", "1h",
+               env=ship_env)
+    assert r.exit_code == 6, r
+    assert "refused batch" in r.stderr and "batch 1 refused" in r.stderr  # its words
