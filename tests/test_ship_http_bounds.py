@@ -127,3 +127,21 @@ def test_a_refusal_says_what_the_collector_said(invoke, ship_env, log, collector
                env=ship_env)
     assert r.exit_code == 6, r
     assert "refused batch" in r.stderr and "batch 1 refused" in r.stderr  # its words
+
+
+def test_a_collector_slower_than_sink_timeout_fails_the_batch(invoke, ship_env, log,
+                                                              collector):
+    """--sink-timeout bounds each attempt, ATTEMPTS of them the batch: a collector that
+    answers after 3 s is given up on at 1 s each time (not waited for within the 5 s
+    the batch may take), and the batch is not delivered; a collector that answers after
+    1 s is waited for with a timeout of 4 s."""
+    log.generate(2)
+    collector.state.delay = 3.0
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "t", "--since", "1h",
+               "--sink-timeout", "1", env=ship_env)
+    assert r.exit_code == 6, r
+    assert "did not take batch" in r.stderr
+    collector.state.delay = 1.0
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "t", "--since", "1h",
+               "--sink-timeout", "4", env=ship_env)
+    assert r.exit_code == 0, r
