@@ -31,7 +31,6 @@ from nodecli.node.events.checkpoint import (
     ResumeCheck,
     event_mark,
     node_key,
-    pause_for_tests,
     resume_path,
 )
 from nodecli.node.events.delivery import DRAIN_SECONDS, Ledger, WrittenPage
@@ -54,6 +53,7 @@ from nodecli.node.events.pages import (
     require_events,
     validate_page_size,
 )
+from nodecli.node.events.readahead import ReadAhead
 from nodecli.node.events.sinks import FileSink, PipeSink, Sink, StreamSink, as_sink
 from nodecli.node.info import MIN_GET_BY_ID_VERSION, NodeInfo, Status, node_info
 from nodecli.timeparse import format_utc, shift
@@ -256,12 +256,9 @@ class _Run:
         self.first = True
         self.told_hosts: set[str] = set()
         self.guard = LoopGuard()
-        # Read the next page while the sink takes this one, for sinks that do not write to
-        # the terminal (a file, a shipper): there the fetch and the delivery each cost
-        # about as much, one after the other. Not for stdout: a terminal or a pipe's reader
-        # sets the pace, and the pipe's ledger stays as it is.
+        # the next page read while a quiet sink takes this one (not stdout: readahead.py)
         self.read_ahead = bool(getattr(sink, "quiet", False))
-        self.ahead: _ReadAhead | None = None
+        self.ahead: ReadAhead | None = None
 
     # -- the start point ---------------------------------------------------------------
 
@@ -318,8 +315,7 @@ class _Run:
         opts = self.opts
         ahead, self.ahead = self.ahead, None
         try:
-            if ahead is not None and ahead.target == self.target and ahead.params is None \
-                    and self.params is None:
+            if ahead is not None and ahead.target == self.target and self.params is None:
                 page = ahead.result()  # what it raised is raised here, handled as below
             else:
                 page = fetch_page(self.fetcher, self.target, self.params,
@@ -475,24 +471,21 @@ class _Run:
     def loop(self) -> None:
         try:
             self._loop()
-        finally:
-            if self.ahead is not None:  # an error or a signal while a page was written
-                self.ahead.abandon()
-                self.ahead = None
+        finally:  # an error or a signal while a page was written: drop the next one
+            ahead, self.ahead = self.ahead, None
+            if ahead is not None:
+                ahead.abandon()
 
     def _read_next(self, page: Page, caught_up: bool) -> None:
-        """Start fetching the page after ``page`` (at most that one: the worker fetches
-        one page and ends) when the tail will surely ask for it next: not caught up, not
-        stopping within this page, no checkpoint mark still to look up. Only the request
-        runs early; its answer is checked, and anything of it written, in order, as
-        without read-ahead."""
+        """Fetch the page after ``page`` (that one only) on a worker when the tail surely
+        asks for it next (not caught up, no stop within this page, no checkpoint mark to
+        look up); its answer is checked and written in order, as without read-ahead."""
         if (not self.read_ahead or caught_up or self.st.stopped_by or self.check.by_id
                 or self.ahead is not None):
             return
-        target = page.next_url or self.target
-        fetcher, follow = self.fetcher, self.opts.follow
-        self.ahead = _ReadAhead(
-            lambda: fetch_page(fetcher, target, None, retry_statuses=follow), target)
+        target, fetcher, follow = page.next_url or self.target, self.fetcher, self.opts.follow
+        self.ahead = ReadAhead(lambda: fetch_page(fetcher, target, None, retry_statuses=follow),
+                               target)
 
     def _loop(self) -> None:
         self.start()
@@ -516,44 +509,6 @@ class _Run:
             self.write(page, out, out_index, written_upto, partial)
             if self.st.stopped_by or self.advance(page, caught_up):
                 return
-
-
-class _ReadAhead:
-    """One page fetched on a worker thread while the sink takes the page before it. It
-    touches nothing of the tail's state: the page (or what the fetch raised) is handed to
-    the main thread, which checks and writes it as it would a page it fetched itself."""
-
-    def __init__(self, fetch: Callable[[], Page], target: str) -> None:
-        self.target = target
-        self.params: None = None
-        self._fetch = fetch
-        self._done = threading.Event()
-        self._page: Page | None = None
-        self._exc: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="nodecli-read-ahead",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._page = self._fetch()
-        except BaseException as exc:  # noqa: BLE001 - handed over to the main thread
-            self._exc = exc
-        finally:
-            pause_for_tests("read-ahead")  # the next page is read; not yet handed over
-            self._done.set()
-
-    def result(self) -> Page:
-        self._done.wait()  # (a signal interrupts the wait: Ctrl-C is not held up)
-        if self._exc is not None:
-            raise self._exc
-        assert self._page is not None
-        return self._page
-
-    def abandon(self) -> None:
-        """The tail ends without this page: its answer is dropped unread. The request is
-        bounded by the client's deadline; the thread ends with it and writes nothing."""
-        self._page = None
 
 
 def _token_refused(exc: NodecliError, from_checkpoint: bool, checkpoint: CheckpointFile | None,
