@@ -82,6 +82,8 @@ def main() -> None:
         results: dict[str, list[dict[str, float]]] = {"tail --to FILE": [], "ship": []}
         for _ in range(args.rounds):
             results["tail --to FILE"].append(measure_process(tail(), env))
+            with open(tmp / f"tail-{counter[0]}.jsonl", "rb") as written:
+                assert sum(1 for _ in written) == args.events, "not every event written"
             before = collector.state.events
             results["ship"].append(measure_process(ship(), env))
             assert collector.state.events - before == args.events, "not every event arrived"

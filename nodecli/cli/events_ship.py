@@ -208,7 +208,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         sink = ship.ShipSink(batch_sink, client.endpoint.label or "node",
                              CheckpointFile(path, node=node_key(client), flt=opts.flt)
                              if path else None, follow=follow, nap=time.sleep,
-                             status=status)
+                             status=status, batch_size=batch)
     try:
         with client:
             state = tail.run_tail(
@@ -266,7 +266,8 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
     def sink_for(name: str) -> Any:
         assert shared is not None
         return ship.ShipSink(shared, name, by_name[name].checkpoint, follow=opts.follow,
-                             nap=stop.sleep, status=lambda text: say(f"{name}: {text}"))
+                             nap=stop.sleep, status=lambda text: say(f"{name}: {text}"),
+                             batch_size=opts.page_size)
 
     try:
         merged.merged_tail(runs, opts, state_dir=app.paths.state_dir, out=app.term.out,

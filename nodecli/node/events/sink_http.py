@@ -64,7 +64,7 @@ class HttpSink:
             return
         from nodecli.node.events.ship import batch_key
 
-        body = b"".join(e.line + b"\n" for e in batch)
+        body = b"\n".join([e.line for e in batch]) + b"\n"
         key = batch_key(batch)
         try:
             self.client.request("POST", self.url, body=body, retry=True,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import threading
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -38,11 +39,15 @@ MAX_MSG_ID = 256
 _SPACE = frozenset(" \t\r\n\f\v")
 # room for the close and for the thread to end, beyond the configured timeout
 _GRACE = 5.0
+# a header value kept as it is: printable ASCII without "%" (most node names and ids)
+_PLAIN = re.compile(r"[!-$&-~]*")
 
 
 def header_value(text: str) -> str:
     """``text`` as a header value that is the same on every run: printable ASCII kept,
     everything else (and ``%``) percent-encoded from UTF-8, a digest past MAX_MSG_ID."""
+    if len(text) <= MAX_MSG_ID and _PLAIN.fullmatch(text):
+        return text  # (once per event shipped: the common case without the loop below)
     out = "".join(c if "!" <= c <= "~" and c != "%" else
                   "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
                   for c in text)
@@ -201,14 +206,19 @@ class NatsSink:
             await self._connect()
         futures: list[asyncio.Future[Any]] = []
         self._trouble = trouble = asyncio.get_running_loop().create_future()
+        per_node: dict[str, tuple[str, str]] = {}  # node -> (subject, node header)
         try:
             async with asyncio.timeout(self.ctx.timeout):
                 for item in batch:
+                    node = item.node
+                    if node not in per_node:
+                        per_node[node] = (self.subject.replace("{node}", node),
+                                          header_value(node))
+                    subject, node_header = per_node[node]
                     try:
                         futures.append(await self._js.publish_async(
-                            self.subject.replace("{node}", item.node), item.line,
-                            headers={MSG_ID_HEADER: msg_id(item),
-                                     NODE_HEADER: header_value(item.node)}))
+                            subject, item.line,
+                            headers={MSG_ID_HEADER: msg_id(item), NODE_HEADER: node_header}))
                     except MaxPayloadError:
                         raise SinkError(
                             f"event {item.event_id!r} of {item.node} is {len(item.line)} "

@@ -53,6 +53,7 @@ from nodecli.node.events.pages import (
     require_events,
     validate_page_size,
 )
+from nodecli.node.events.readahead import ReadAhead
 from nodecli.node.events.sinks import FileSink, PipeSink, Sink, StreamSink, as_sink
 from nodecli.node.info import MIN_GET_BY_ID_VERSION, NodeInfo, Status, node_info
 from nodecli.timeparse import format_utc, shift
@@ -255,6 +256,9 @@ class _Run:
         self.first = True
         self.told_hosts: set[str] = set()
         self.guard = LoopGuard()
+        # the next page read while a quiet sink takes this one (not stdout: readahead.py)
+        self.read_ahead = bool(getattr(sink, "quiet", False))
+        self.ahead: ReadAhead | None = None
 
     # -- the start point ---------------------------------------------------------------
 
@@ -309,8 +313,13 @@ class _Run:
         from nodecli.http.errors import backoff_delay
 
         opts = self.opts
+        ahead, self.ahead = self.ahead, None
         try:
-            page = fetch_page(self.fetcher, self.target, self.params, retry_statuses=opts.follow)
+            if ahead is not None and ahead.target == self.target and self.params is None:
+                page = ahead.result()  # what it raised is raised here, handled as below
+            else:
+                page = fetch_page(self.fetcher, self.target, self.params,
+                                  retry_statuses=opts.follow)
             if self.check.by_id:  # (after the page: a refused token says so first)
                 page = self._check_by_id(page)
             if page.link_problem:
@@ -460,6 +469,25 @@ class _Run:
         return False
 
     def loop(self) -> None:
+        try:
+            self._loop()
+        finally:  # an error or a signal while a page was written: drop the next one
+            ahead, self.ahead = self.ahead, None
+            if ahead is not None:
+                ahead.abandon()
+
+    def _read_next(self, page: Page, caught_up: bool) -> None:
+        """Fetch the page after ``page`` (that one only) on a worker when the tail surely
+        asks for it next (not caught up, no stop within this page, no checkpoint mark to
+        look up); its answer is checked and written in order, as without read-ahead."""
+        if (not self.read_ahead or caught_up or self.st.stopped_by or self.check.by_id
+                or self.ahead is not None):
+            return
+        target, fetcher, follow = page.next_url or self.target, self.fetcher, self.opts.follow
+        self.ahead = ReadAhead(lambda: fetch_page(fetcher, target, None, retry_statuses=follow),
+                               target)
+
+    def _loop(self) -> None:
         self.start()
         while True:
             page = self.fetch()
@@ -477,6 +505,7 @@ class _Run:
                 if self.advance(page, caught_up):
                     return
                 continue
+            self._read_next(page, caught_up)
             self.write(page, out, out_index, written_upto, partial)
             if self.st.stopped_by or self.advance(page, caught_up):
                 return
