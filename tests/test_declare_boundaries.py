@@ -63,3 +63,75 @@ def test_export_of_keys_by_id_whatever_the_node_says_of_their_storage(node, invo
     # no secret known for any of them: their permissions are not exported, each said once
     assert [line.split(":")[2] for line in r.stderr.splitlines()] == [
         " access key aa", " access key mm", " access key zz"], r.stderr
+
+
+DOC = """\
+version: 1
+access_keys:
+  ak1:
+    storage: {type: local, path: /data}
+    permissions:
+      - {path: /projects/alpha, user: alice, levels: [list, read]}
+      - {path: /projects, group: eng, levels: [list]}
+"""
+
+
+def seed(emulator) -> None:
+    from nodecli.emulator.storage import storage_of
+
+    st = storage_of(emulator.state)
+    st.ensure("/data/projects/alpha/a.txt", "file")
+    st.ensure("/data/projects/beta", "folder")
+
+
+@pytest.fixture
+def seen(emulator):
+    """The requests the emulator answers, as ``METHOD /path`` lines."""
+    lines: list[str] = []
+    before = emulator.server.access_log
+    emulator.server.access_log = lines.append
+    yield lines
+    emulator.server.access_log = before
+
+
+def requests(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        if '"' in line:
+            method, path = line.split('"', 1)[1].split(" ")[:2]
+            out.append(f"{method} {path.split('?')[0]}")
+    return out
+
+
+def test_export_reads_each_key_once_from_its_listed_root(node, invoke, tmp_path, seen):
+    """The key's root folder is the one the list names: no GET of the key itself; one
+    GET per distinct file below it."""
+    seed(node)
+    assert invoke("apply", "-f", write(tmp_path, DOC)).exit_code == 0
+    root = node.state.access_keys["ak1"].root_file_id
+    seen.clear()
+    r = invoke("export", "--node", "emu", "-o", "json")
+    assert r.exit_code == 0, r
+    assert json.loads(r.stdout)["access_keys"]["ak1"]["permissions"] == [
+        {"path": "/projects", "group": "eng", "levels": ["list"]},
+        {"path": "/projects/alpha", "user": "alice", "levels": ["list", "read"]}]
+    got = [x for x in requests(seen) if x != "GET /access_keys"]  # (the list's pages)
+    assert got[:2] == [f"GET /files/{root}", "GET /permissions"], got
+    assert len(got) == 4 and all(x.startswith("GET /files/") for x in got[2:]), got
+
+
+def test_export_logged_in_as_the_key_exports_its_permissions(node, invoke, tmp_path):
+    """Logged in as an access key, its secret is the login's: its permissions are
+    exported with no secret stored."""
+    seed(node)
+    node.add_access_key("ak9", "ak9-secret")
+    node.state.access_keys["ak9"].storage = {"type": "local", "path": "/data"}
+    env = {"NODECLI_URL": node.url, "NODECLI_ACCESS_KEY": "ak9",
+           "NODECLI_PASSWORD": "ak9-secret"}
+    assert invoke("permission", "grant", "/projects", "--user", "bob", "--levels", "list",
+                  env=env).exit_code == 0
+    r = invoke("export", "-o", "json", env=env)
+    assert r.exit_code == 0, r
+    assert json.loads(r.stdout)["access_keys"]["ak9"]["permissions"] == [
+        {"path": "/projects", "user": "bob", "levels": ["list"]}]
+    assert "not exported" not in r.stderr
