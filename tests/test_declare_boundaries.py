@@ -135,3 +135,56 @@ def test_export_logged_in_as_the_key_exports_its_permissions(node, invoke, tmp_p
     assert json.loads(r.stdout)["access_keys"]["ak9"]["permissions"] == [
         {"path": "/projects", "user": "bob", "levels": ["list"]}]
     assert "not exported" not in r.stderr
+
+
+def test_dry_run_prints_each_permission_request_whole(node, invoke, tmp_path, seen):
+    seed(node)
+    r = invoke("--dry-run", "apply", "-f", write(tmp_path, DOC))
+    assert r.exit_code == 0, r
+    body = {"file_id": "<id of /projects/alpha>", "access_type": "user", "access_id": "alice",
+            "access_levels": ["list", "read"], "tags": None}
+    assert "would send: POST /permissions\n" + json.dumps(body, indent=2) in r.stdout
+    assert [x for x in requests(seen) if not x.startswith(("GET", "HEAD"))] == []
+
+
+def test_permissions_of_a_key_made_elsewhere_are_set_with_its_referenced_secret(
+        node, invoke, tmp_path, seen):
+    """A key nodecli did not make: its secret is the document's reference, for reading
+    its permissions and for changing them (no secret in the store)."""
+    seed(node)
+    node.add_access_key("ak9", "ak9-secret")
+    node.state.access_keys["ak9"].storage = {"type": "local", "path": "/data"}
+    doc = write(tmp_path, DOC.replace("ak1:", "ak9:").replace(
+        "    permissions:", "    secret: env:AK9_SECRET\n    permissions:"))
+    r = invoke("apply", "-f", doc, env={"AK9_SECRET": "ak9-secret"})
+    assert r.exit_code == 0, r
+    assert [x for x in requests(seen) if x.startswith("POST")] == ["POST /permissions"] * 2
+    r = invoke("diff", "-f", doc, env={"AK9_SECRET": "ak9-secret"})
+    assert r.exit_code == 0, r
+
+
+# -- the steps, without a node -----------------------------------------------------------
+
+
+def test_requests_of_permission_changes_and_removals_name_the_id_escaped():
+    from nodecli.declare.execute import requests_of
+    from nodecli.declare.plan import Change
+
+    change = Change("emu", "permission", "ak1 /a user u", "change", ak="ak1",
+                    ident=("/a", "user", "u"), perm_id="7/8", body={"levels": ["read"]})
+    assert requests_of(change) == ("PUT", "/permissions/7%2F8", {"access_levels": ["read"]})
+    change.action = "remove"
+    assert requests_of(change) == ("DELETE", "/permissions/7%2F8", None)
+
+
+def test_forgetting_a_node_user_keeps_the_permissions_of_a_key_of_its_name():
+    from nodecli.declare.execute import forget
+    from nodecli.declare.plan import managed_id
+
+    perm = managed_id("permission", "u1", "/a", "user", "x")
+    objects = {perm, managed_id("node_user", "u1"), managed_id("access_key", "u1")}
+    assert forget(objects, {managed_id("node_user", "u1")}) == {
+        perm, managed_id("access_key", "u1")}
+    # a key removed takes its permissions with it
+    assert forget(objects, {managed_id("access_key", "u1"), managed_id("permission", "u1")}) \
+        == {managed_id("node_user", "u1")}
