@@ -135,3 +135,16 @@ def test_a_dry_run_removes_no_cache_either(tmp_path):
     finally:
         dryrun.activate(False)
     assert sorted(p.name for p in (tmp_path / "state").iterdir()) == before
+
+
+def test_a_json_document_is_read_as_its_file_and_a_path_of_any_bytes_has_a_cache(tmp_path):
+    doc = read(tmp_path, b'\n  {"version": 1, "node_users": {}}', "d.json")
+    assert (doc.source, doc.base_dir) == (str(tmp_path / "d.json"), str(tmp_path))
+    with pytest.raises(UsageError) as info:
+        read(tmp_path, b'{"version": 1, "node_users": []}', "e.json")
+    assert info.value.message.startswith(f"{tmp_path / 'e.json'}:1: node_users: ")
+    assert not (tmp_path / "state").exists()  # JSON, even after white space: no cache
+    # a path that is not UTF-8 (a file name of other bytes, as Python decodes it)
+    name = os.fsdecode(b"d\xff.yaml")
+    assert set(read(tmp_path, DOC, name).node_users or {}) == {"u1"}
+    assert cache_of(tmp_path, name).exists()
