@@ -188,3 +188,17 @@ def test_forgetting_a_node_user_keeps_the_permissions_of_a_key_of_its_name():
     # a key removed takes its permissions with it
     assert forget(objects, {managed_id("access_key", "u1"), managed_id("permission", "u1")}) \
         == {managed_id("node_user", "u1")}
+
+
+def test_a_new_keys_secret_is_24_random_bytes_shown_once(node, invoke, tmp_path):
+    import re
+
+    seed(node)
+    r = invoke("apply", "-f", write(tmp_path, DOC))
+    assert r.exit_code == 0, r
+    (secret,) = re.findall(r"access key ak1: new secret (\S+) \(stored; shown this once\)",
+                           r.stdout)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{32}", secret), secret  # base64url of 24 bytes
+    from nodecli.emulator.server import secret_digest
+
+    assert node.state.access_keys["ak1"].secret_digest == secret_digest(secret)
