@@ -202,3 +202,12 @@ def test_a_new_keys_secret_is_24_random_bytes_shown_once(node, invoke, tmp_path)
     from nodecli.emulator.server import secret_digest
 
     assert node.state.access_keys["ak1"].secret_digest == secret_digest(secret)
+
+
+def test_step_names_say_the_node_and_nothing_for_local_users():
+    from nodecli.declare.execute import step_name
+    from nodecli.declare.plan import LOCAL, Change
+
+    assert step_name(Change(LOCAL, "node_user", "u1", "add")) == "add node user u1"
+    assert step_name(Change("emu", "access_key", "ak1", "remove")) == \
+        "remove access key ak1 on emu"
