@@ -211,3 +211,18 @@ def test_step_names_say_the_node_and_nothing_for_local_users():
     assert step_name(Change(LOCAL, "node_user", "u1", "add")) == "add node user u1"
     assert step_name(Change("emu", "access_key", "ak1", "remove")) == \
         "remove access key ak1 on emu"
+
+
+def test_apply_adopts_transfer_users_and_node_users_and_the_record_says_so(tmp_path):
+    from nodecli.declare import document, execute
+    from nodecli.declare.plan import LOCAL, managed_id
+
+    doc = document.parse(b"version: 1\ntransfer_users:\n  x: {}\n  y: {}\n"
+                         b"node_users:\n  u: {transfer_user: x}\n", "d.yaml")
+    objects = execute.document_objects(doc, LOCAL)
+    assert objects == {managed_id("transfer_user", "x"), managed_id("transfer_user", "y"),
+                       managed_id("node_user", "u")}
+    execute.save_record(tmp_path, LOCAL, objects)
+    path = execute.record_path(tmp_path, LOCAL)
+    assert json.loads(path.read_text()) == {"version": 1, "node": LOCAL,
+                                            "objects": sorted(objects)}
