@@ -226,3 +226,23 @@ def test_apply_adopts_transfer_users_and_node_users_and_the_record_says_so(tmp_p
     path = execute.record_path(tmp_path, LOCAL)
     assert json.loads(path.read_text()) == {"version": 1, "node": LOCAL,
                                             "objects": sorted(objects)}
+
+
+def test_removed_objects_after_other_changes_and_the_records_names(tmp_path):
+    import hashlib
+
+    from nodecli.declare import execute
+    from nodecli.declare.plan import LOCAL, Change, managed_id
+
+    changes = [Change("n", "node_user", "u0", "add"),
+               Change("n", "permission", "ak1 /a user u", "remove", ak="ak1",
+                      ident=("/a", "user", "u")),
+               Change("n", "access_key", "k2", "remove", ak="k2")]
+    assert execute.removed_objects(changes) == {
+        managed_id("permission", "ak1", "/a", "user", "u"), managed_id("access_key", "k2"),
+        managed_id("permission", "k2")}
+    assert execute.record_path(tmp_path, LOCAL) == tmp_path / "declare" / "local.json"
+    label = "https://Node-A.example:9092/" + "x" * 40
+    digest = hashlib.sha256(label.encode()).hexdigest()[:12]
+    assert execute.record_path(tmp_path, label).name == \
+        f"{('https_Node-A.example_9092_' + 'x' * 40)[:40]}-{digest}.json"
