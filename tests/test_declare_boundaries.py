@@ -246,3 +246,23 @@ def test_removed_objects_after_other_changes_and_the_records_names(tmp_path):
     digest = hashlib.sha256(label.encode()).hexdigest()[:12]
     assert execute.record_path(tmp_path, label).name == \
         f"{('https_Node-A.example_9092_' + 'x' * 40)[:40]}-{digest}.json"
+
+
+def test_a_password_change_shows_only_8_hex_digits_of_each_hash(invoke, tmp_path):
+    import hashlib
+
+    from nodecli.users.passwords import hash_password
+
+    old, new = hash_password("pw-one", log_n=4), hash_password("pw-two", log_n=4)
+    doc = "version: 1\ntransfer_users:\n  x: {{}}\nnode_users:\n  u: {{transfer_user: x, " \
+          "password: '{}'}}\n"
+    assert invoke("apply", "-f", write(tmp_path, doc.format(old))).exit_code == 0
+    r = invoke("diff", "-f", write(tmp_path, doc.format(new), "new.yaml"), "-o", "json")
+    assert r.exit_code == 1, r
+
+    def shown(h: str) -> str:
+        return "hash " + hashlib.sha256(h.encode()).hexdigest()[:8]
+
+    assert json.loads(r.stdout)[0]["fields"] == {
+        "password": {"before": shown(old), "after": shown(new)}}
+    assert old not in r.stdout and new not in r.stdout
