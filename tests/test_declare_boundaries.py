@@ -266,3 +266,14 @@ def test_a_password_change_shows_only_8_hex_digits_of_each_hash(invoke, tmp_path
     assert json.loads(r.stdout)[0]["fields"] == {
         "password": {"before": shown(old), "after": shown(new)}}
     assert old not in r.stdout and new not in r.stdout
+
+
+def test_a_permission_added_to_a_key_there_is_one_whole_row(node, invoke, tmp_path):
+    seed(node)
+    assert invoke("apply", "-f", write(tmp_path, DOC)).exit_code == 0
+    more = DOC + "      - {path: /projects/beta, user: bob, levels: [read]}\n"
+    r = invoke("diff", "-f", write(tmp_path, more, "more.yaml"), "-o", "json")
+    assert r.exit_code == 1, r
+    assert json.loads(r.stdout) == [
+        {"node": "emu", "kind": "permission", "name": "ak1 /projects/beta user bob",
+         "action": "add", "fields": {"levels": {"before": None, "after": ["read"]}}}]
