@@ -277,3 +277,15 @@ def test_a_permission_added_to_a_key_there_is_one_whole_row(node, invoke, tmp_pa
     assert json.loads(r.stdout) == [
         {"node": "emu", "kind": "permission", "name": "ak1 /projects/beta user bob",
          "action": "add", "fields": {"levels": {"before": None, "after": ["read"]}}}]
+
+
+def test_a_permissions_levels_changed_is_one_whole_diff_row(node, invoke, tmp_path):
+    seed(node)
+    assert invoke("apply", "-f", write(tmp_path, DOC)).exit_code == 0
+    changed = DOC.replace("levels: [list]}", "levels: [list, read]}")
+    r = invoke("diff", "-f", write(tmp_path, changed, "changed.yaml"), "-o", "json")
+    assert r.exit_code == 1, r
+    assert json.loads(r.stdout) == [
+        {"node": "emu", "kind": "permission", "name": "ak1 /projects group eng",
+         "action": "change", "fields": {"levels": {"before": ["list"],
+                                                   "after": ["list", "read"]}}}]
