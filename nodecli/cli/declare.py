@@ -66,8 +66,9 @@ def _secrets(app: App, client: Any, base_dir: str) -> Any:
                       client.endpoint.base_url)
 
 
-def _read_document(path: str) -> Any:
-    from nodecli.declare.document import MAX_DOCUMENT_BYTES, parse
+def _read_document(app: App, path: str) -> Any:
+    from nodecli.declare.cached import parse_cached
+    from nodecli.declare.document import MAX_DOCUMENT_BYTES
     from nodecli.fsutil import read_limited
 
     if path == "-":
@@ -75,7 +76,7 @@ def _read_document(path: str) -> Any:
     else:
         raw = read_limited(path, MAX_DOCUMENT_BYTES, "document")
         source, base = path, os.path.dirname(os.path.abspath(path))
-    return parse(raw, source, base)
+    return parse_cached(raw, source, base, app.paths.state_dir / "declare")
 
 
 # -- export --------------------------------------------------------------------------------
@@ -146,9 +147,10 @@ def _changes_text(fields: dict[str, tuple[Any, Any]]) -> str:
 
 
 def _plan_for(app: App, doc: Any, conn: dict[str, Any] | None, prune: bool,
-              client: Any = None) -> tuple[list[Any], str, Any]:
+              client: Any = None, digest: bool = False) -> tuple[list[Any], str, Any]:
     """(changes, digest, node label) of the document against the local users and the
-    node ``client`` logs in to (None: local only)."""
+    node ``client`` logs in to (None: local only); the digest ("" unless ``digest``:
+    only a saved plan needs it, and it serialises the whole document)."""
     from nodecli.declare import plan
     from nodecli.declare.execute import load_record
 
@@ -165,8 +167,9 @@ def _plan_for(app: App, doc: Any, conn: dict[str, Any] | None, prune: bool,
         changes += plan.node_changes(doc, state, load_record(app.paths.state_dir,
                                                              client.endpoint.base_url),
                                      prune)
-    digest = plan.digest(doc, plan.local_digest_data(doc, cfg), state, prune)
-    return changes, digest, label
+    if not digest:
+        return changes, "", label
+    return changes, plan.digest(doc, plan.local_digest_data(doc, cfg), state, prune), label
 
 
 def _render(app: App, changes: list[Any], output_format: str, empty: str) -> None:
@@ -202,7 +205,7 @@ def diff_cmd(app: App, file: str, prune: bool, output_format: str, **kwargs: Any
 
     conn = pop_node_options(kwargs)
     try:
-        doc = _read_document(file)
+        doc = _read_document(app, file)
         names = fleet_names(app, conn, kwargs)
         changes: list[Any] = []
         status = 0
@@ -301,12 +304,13 @@ def apply_cmd(app: App, file: str | None, prune: bool, yes: bool, save_plan: str
         if saved.get("node") and not _node_wanted(conn):
             conn = dict(conn, node=saved["node"])
     else:
-        doc = _read_document(file or "")
+        doc = _read_document(app, file or "")
     client = None
     if doc.access_keys is not None or _node_wanted(conn):
         client = open_node_client(app, conn)
     try:
-        changes, digest, label = _plan_for(app, doc, conn, prune, client)
+        changes, digest, label = _plan_for(app, doc, conn, prune, client,
+                                           digest=saved is not None or save_plan is not None)
         if saved is not None and (saved.get("digest") != digest or
                                   (saved.get("node") or None) != label):
             from nodecli.errors import ConflictError
