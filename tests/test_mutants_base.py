@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from nodecli import timeparse
+from nodecli.errors import UsageError
 from nodecli.timeparse import (
     EXPIRY_FORMS,
     SINCE_FORMS,
@@ -19,6 +20,14 @@ from nodecli.timeparse import (
     parse_expiry,
     parse_iso8601,
     parse_since,
+)
+from nodecli.values import (
+    MAX_RAW,
+    build_object,
+    has_surrogates,
+    parse_assignment,
+    parse_body,
+    typed_value,
 )
 
 NOW = datetime(2030, 6, 15, 12, 0, 0, tzinfo=UTC)
@@ -145,3 +154,111 @@ def test_describe_delta_of_every_kind(seconds, text):
 def test_the_clock_hook_is_where_now_comes_from(monkeypatch):
     monkeypatch.setattr(timeparse, "clock", lambda: NOW)
     assert parse_expiry("+1h") == datetime(2030, 6, 15, 13, 0, 0, tzinfo=UTC)
+
+
+# -- values (--set KEY=VALUE, --body JSON) --------------------------------------------
+
+def _usage(call, *args) -> str:
+    with pytest.raises(UsageError) as info:
+        call(*args)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("\ud800", True), ("\udfff", True), ("a\udc80b", True),
+    ("\ud7ff", False), ("\ue000", False), ("plain", False), (None, False), (b"\xff", False),
+])
+def test_lone_surrogates_are_exactly_d800_to_dfff(text, expected):
+    assert has_surrogates(text) is expected
+
+
+def test_json_values_refuse_repeated_keys_nan_and_infinite_numbers():
+    assert _usage(typed_value, '{"a": 1, "a": 2}', "--set x") == (
+        "--set x is not valid JSON: duplicate key 'a'")
+    assert _usage(typed_value, "[NaN]", "--set x") == "--set x is not valid JSON: NaN is not JSON"
+    assert _usage(typed_value, "[1e999]", "--set x") == (
+        "--set x is not valid JSON: the number 1e999 is too large to send as JSON")
+    assert typed_value('{"a": [1, 2.5, "x"]}') == {"a": [1, 2.5, "x"]}
+
+
+def test_an_infinite_number_in_json_is_quoted_to_40_characters():
+    literal = "1" + "0" * 400 + ".5"
+    assert _usage(typed_value, f"[{literal}]", "--set x") == (
+        f"--set x is not valid JSON: the number {literal[:40]} is too large to send as JSON")
+
+
+def test_the_json_error_is_cut_at_120_characters():
+    key = "k" * 200
+    message = _usage(typed_value, f'{{"{key}": 1, "{key}": 2}}', "--set x")
+    assert message == "--set x is not valid JSON: " + f"duplicate key '{key}'"[:120]
+
+
+def test_a_body_of_exactly_one_mebibyte_is_read_and_one_byte_more_refused():
+    body = '{"a":"' + "x" * (MAX_RAW - 8) + '"}'
+    assert len(body) == MAX_RAW
+    assert parse_body(body) == {"a": "x" * (MAX_RAW - 8)}
+    assert _usage(parse_body, body[:-2] + 'x"}') == f"--body is larger than {MAX_RAW} bytes"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("true", True), ("false", False), ("null", None), ("42", 42), ("-1.5", -1.5),
+    ("1E5", 100000.0), ("1e2", 100.0), ("2.0", 2.0), ('"42"', "42"), ("0x10", "0x10"),
+    ("True", "True"), ("a=b", "a=b"), ("é\x80", "é\x80"),
+])
+def test_typed_values_of_every_kind(text, value):
+    result = typed_value(text)
+    assert result == value and type(result) is type(value)
+
+
+def test_typed_value_refusals_name_what_was_given():
+    assert _usage(typed_value, "1e999") == (
+        "value: the number 1e999 is too large to send as JSON")
+    assert _usage(typed_value, "{bad") == (
+        "value is not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)")
+    for text in ("a\x01b", "a\x7f", "\x1f", "a\udc80b"):
+        assert _usage(typed_value, text, "--set k") == (
+            "--set k contains control characters or bytes that are not UTF-8")
+
+
+def test_an_assignment_splits_at_its_first_equals_sign():
+    assert parse_assignment("a.b=c=d") == (["a", "b"], "c=d")
+    assert parse_assignment("k==") == (["k"], "=")
+    assert _usage(parse_assignment, "k={bad") == (
+        "--set k is not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)")
+
+
+def test_assignment_refusals_quote_60_characters():
+    text = "x" * 61
+    assert _usage(parse_assignment, text) == f"--set takes KEY=VALUE, not {text[:60]!r}"
+    key = "x" * 60 + "!"
+    assert _usage(parse_assignment, key + "=1") == (
+        f"--set: invalid key {key[:60]!r}: letters, digits, '_' and '-', "
+        "dots for nested objects")
+    assert _usage(parse_assignment, "=1").startswith("--set: invalid key ''")
+    assert _usage(parse_assignment, "a..b=1").startswith("--set: invalid key 'a..b'")
+
+
+def test_build_object_nests_by_dots_and_later_assignments_win():
+    assert build_object(["a.b=1", "a.c=x", "d=true", "a.b=2"]) == {
+        "a": {"b": 2, "c": "x"}, "d": True}
+    # a value replaced by an object when a later key goes below it
+    assert build_object(["a=1", "a.b.c=null"]) == {"a": {"b": {"c": None}}}
+    assert build_object([]) == {}
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("[1]", "an array"), ('"s"', "a string"), ("true", "a boolean"), ("null", "null"),
+    ("1.5", "a number"), ("7", "a number"),
+])
+def test_a_body_that_is_no_object_names_what_it_is(text, kind):
+    assert _usage(parse_body, text, "--body") == f"--body must be a JSON object, not {kind}"
+    assert _usage(parse_body, text, "the file") == f"the file must be a JSON object, not {kind}"
+
+
+def test_a_body_refused_as_json_names_the_option():
+    assert _usage(parse_body, "{") == (
+        "--body is not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)")
+    assert parse_body('{"a": {"b": []}}') == {"a": {"b": []}}
