@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from nodecli import timeparse
-from nodecli.errors import UsageError
+from nodecli.errors import NodecliError, UsageError, shorten
 from nodecli.timeparse import (
     EXPIRY_FORMS,
     SINCE_FORMS,
@@ -262,3 +262,26 @@ def test_a_body_refused_as_json_names_the_option():
         "--body is not valid JSON: Expecting property name enclosed in double quotes: "
         "line 1 column 2 (char 1)")
     assert parse_body('{"a": {"b": []}}') == {"a": {"b": []}}
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+def test_an_error_keeps_its_message_and_hint():
+    exc = NodecliError("it broke", hint="try again")
+    assert (str(exc), exc.message, exc.hint, exc.args) == (
+        "it broke", "it broke", "try again", ("it broke",))
+    assert NodecliError("m").hint is None
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    ("a\nb", "a?b"), ("a\rb", "a?b"), ("a\r\nb", "a??b"), ("plain", "plain"),
+    (None, ""), (12345, "12345"), ("x" * 200, "x" * 200), ("x" * 201, "x" * 199 + "\u2026"),
+])
+def test_shorten_keeps_200_characters_on_one_line(value, text):
+    assert shorten(value) == text
+
+
+def test_shorten_to_a_given_limit():
+    assert shorten("abcdef", 6) == "abcdef"
+    assert shorten("abcdefg", 6) == "abcde\u2026"
