@@ -1,0 +1,113 @@
+"""``access`` at the boundaries mutation testing found untested (docs/development.md,
+"Equivalent survivors: access"): who-can's order within one folder (holder type before
+holder id), the hint of a path component that is missing, and a hostile node that lists
+an entry with an empty id (over HTTPS, from tests/scripted_server.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from nodecli.errors import ExitCode
+from tests.scripted_server import ScriptedServer, Seen, certificates, reply
+from tests.test_access_can_i import World
+
+JSON = [("Content-Type", "application/json")]
+MISSING_HINT = "hint: paths start at the access key's storage root"
+
+
+@pytest.fixture
+def world(emulator, invoke, home) -> World:
+    return World(emulator, invoke, home)
+
+
+def _rows(r) -> list[dict]:
+    assert r.exit_code == 0, r
+    return json.loads(r.stdout)
+
+
+def test_who_can_orders_one_folder_by_holder_type_before_holder_id(world):
+    from nodecli.emulator.storage import Permission
+
+    node = world.storage.ensure("/data/shared")
+    # "aa" sorts before "staff" by id: the group still comes first, as a group
+    world.storage.permissions["900"] = Permission("900", node.id, "user", "aa", ["read"])
+    rows = _rows(world.run("ak-all", "who-can", "/shared", "--level", "read", "-o", "json"))
+    got = [(r["holder_type"], r["holder_id"], r["permission_id"]) for r in rows]
+    assert got[:2] == [("group", "staff", world.perm_ids[("/data/shared", "group", "staff")]),
+                       ("user", "aa", "900")]
+
+
+def test_a_missing_component_is_named_with_the_hint_where_paths_start(world):
+    for args in (["can-i", "read", "/project/q9", *world.who("alice")],
+                 ["who-can", "/project/q9/x"]):
+        r = world.run("ak-all", *args)
+        assert r.exit_code == ExitCode.NOT_FOUND, r
+        assert r.stderr.splitlines() == [
+            "nodecli: error: /project/q9: no such file or folder in access key ak-all's storage "
+            "(/data)", MISSING_HINT]
+
+
+# -- a hostile node: an entry without an id ------------------------------------------------
+
+
+class NoIdNode:
+    """A node whose storage root (file 1, at /data) lists ``x`` with an empty id, ``n``
+    with none, and ``y`` (file 2) holding a permission for user u."""
+
+    def answer(self, seen: Seen) -> list[bytes | float]:
+        path, _, query = seen.target.partition("?")
+        path = path.rstrip("/")
+        if path == "/access_keys/self":
+            body = {"id": "ak", "storage": {"type": "local", "path": "/data"},
+                    "root_file_id": "1"}
+        elif path == "/files/1/files":
+            body = [{"name": "x", "id": "", "type": "folder"},
+                    {"name": "n", "id": None, "type": "folder"},
+                    {"name": "y", "id": "2", "type": "folder"}]
+        elif path == "/files/2/files":
+            body = []
+        elif path == "/permissions" and "file_id=2" in query.split("&"):
+            body = [{"id": "7", "file_id": "2", "access_type": "user", "access_id": "u",
+                     "access_levels": ["list", "read"]}]
+        elif path == "/permissions":
+            body = []
+        else:
+            return [reply(404, b'{"error": {"user_message": "no such thing"}}', JSON,
+                          close=False)]
+        return [reply(200, json.dumps(body).encode(), JSON, close=False)]
+
+
+@pytest.fixture(scope="module")
+def no_id_node(tmp_path_factory) -> Iterator[tuple[ScriptedServer, str]]:
+    ca, cert, key = certificates(tmp_path_factory.mktemp("tls"))
+    with ScriptedServer(NoIdNode().answer, tls=(cert, key)) as srv:
+        yield srv, ca
+
+
+def _asked_for_an_empty_id(srv: ScriptedServer) -> list[str]:
+    return [s.target for s in srv.seen
+            if "/files//" in s.target or s.target.endswith("/files/")
+            or any(p == "file_id=" for p in s.target.partition("?")[2].split("&"))]
+
+
+def test_an_entry_with_an_empty_id_is_no_such_file_and_never_asked_for(no_id_node, invoke,
+                                                                         home):
+    srv, ca = no_id_node
+    env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak",
+           "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
+    srv.seen.clear()
+    for name in ("x", "n"):
+        r = invoke("access", "can-i", "read", f"/{name}", "--user-id", "u", env=env)
+        assert r.exit_code == ExitCode.NOT_FOUND, r
+        assert r.stderr.splitlines() == [
+            f"nodecli: error: /{name}: no such file or folder in access key ak's storage (/data)",
+            MISSING_HINT]
+    r = invoke("access", "can-i", "read", "/y", "--user-id", "u", env=env)
+    assert (r.exit_code, r.stdout.splitlines()[0]) == (0, "yes"), r
+    # what-can walks the storage: the entries without an id are left out, never asked for
+    r = invoke("access", "what-can", "--user-id", "u", "-o", "json", env=env)
+    assert [row["path"] for row in _rows(r)] == ["/", "/y"]
+    assert _asked_for_an_empty_id(srv) == []
