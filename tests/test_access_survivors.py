@@ -111,3 +111,28 @@ def test_an_entry_with_an_empty_id_is_no_such_file_and_never_asked_for(no_id_nod
     r = invoke("access", "what-can", "--user-id", "u", "-o", "json", env=env)
     assert [row["path"] for row in _rows(r)] == ["/", "/y"]
     assert _asked_for_an_empty_id(srv) == []
+
+
+def test_a_key_on_the_node_root_verifies_the_root_listing(world):
+    """A folder's children are the entries one component below it: for ``/`` not ``/``
+    itself (nor those below ``//``), for ``/data/taX`` not those of ``/data/ta``."""
+    from nodecli.config.paths import resolve_paths
+    from nodecli.emulator.storage import Permission
+
+    world.emulator.add_access_key("ak-root", "ak-root-secret")
+    state_key = world.emulator.state.access_keys["ak-root"]
+    state_key.storage = {"type": "local", "path": "/"}
+    state_key.token_verification_key = world.emulator.state.access_keys[
+        "ak-all"].token_verification_key
+    keys = resolve_paths(None).keys_dir
+    (keys / "ak-root").mkdir()
+    (keys / "ak-root" / "private.pem").write_bytes((keys / "ak-all" / "private.pem")
+                                                   .read_bytes())
+    (keys / "ak-root" / "private.pem").chmod(0o600)
+    world.storage.ensure("/data/taX/f.txt", "file", 1)
+    node = world.storage.ensure("/data/taX")
+    world.storage.permissions["901"] = Permission("901", node.id, "user", "alice", ["list"])
+    r = world.run("ak-root", "what-can", *world.who("alice"), "--verify", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert "the node agrees with the model" in r.stderr
+    assert [row["path"] for row in json.loads(r.stdout)][:2] == ["/", "/data"]
