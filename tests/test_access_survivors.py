@@ -136,3 +136,66 @@ def test_a_key_on_the_node_root_verifies_the_root_listing(world):
     assert r.exit_code == 0, r.stderr
     assert "the node agrees with the model" in r.stderr
     assert [row["path"] for row in json.loads(r.stdout)][:2] == ["/", "/data"]
+
+
+# -- --verify against a node that answers otherwise than the emulator ------------------------
+
+
+class OtherNode:
+    """As the key (Basic): root file 1 at /data holds ``y`` (file id ``a/b``: a slash
+    in an id) where user u holds read, and ``h`` (file 3) where it holds nothing. As the
+    token (Bearer): a hidden file is 403 (not 404), a refused listing 404 (not 403)."""
+
+    def answer(self, seen: Seen) -> list[bytes | float]:
+        token = seen.headers.get("authorization", "").startswith("Bearer ")
+        path, _, query = seen.target.partition("?")
+        body: object
+        if path == "/access_keys/self":
+            body = {"id": "ak", "storage": {"type": "local", "path": "/data"},
+                    "root_file_id": "1"}
+        elif path == "/files/1/files":
+            body = [{"name": "y", "id": "a/b", "type": "folder"}] if token else [
+                {"name": "y", "id": "a/b", "type": "folder"},
+                {"name": "h", "id": "3", "type": "folder"}]
+        elif path in ("/files/1", "/files/a%2Fb"):
+            body = {"id": path.rsplit("/", 1)[1]}
+        elif path == "/files/a%2Fb/files" and token:
+            return [reply(404, b'{"error": {"user_message": "not listable"}}', JSON,
+                          close=False)]
+        elif path == "/files/3" and token:
+            return [reply(403, b'{"error": {"user_message": "forbidden"}}', JSON,
+                          close=False)]
+        elif path in ("/files/a%2Fb/files", "/files/3/files") and not token:
+            body = []
+        elif path == "/permissions" and "file_id=a%2Fb" in query.split("&"):
+            body = [{"id": "7", "file_id": "a/b", "access_type": "user", "access_id": "u",
+                     "access_levels": ["read"]}]
+        elif path == "/permissions":
+            body = []
+        else:
+            return [reply(404, b'{"error": {"user_message": "no such thing"}}', JSON,
+                          close=False)]
+        return [reply(200, json.dumps(body).encode(), JSON, close=False)]
+
+
+def test_verify_reads_403_and_404_alike_and_quotes_every_id(tmp_path_factory, invoke, home):
+    from tests.test_access_can_i import _pems
+
+    folder = tmp_path_factory.mktemp("verify")
+    ca, cert, key = certificates(folder)
+    pem = folder / "private.pem"
+    pem.write_bytes(_pems()[0])
+    pem.chmod(0o600)
+    with ScriptedServer(OtherNode().answer, tls=(cert, key)) as srv:
+        env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak",
+               "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
+        r = invoke("access", "what-can", "--user-id", "u", "--verify", "--key-file-path",
+                   str(pem), "-o", "json", env=env)
+        assert r.exit_code == 0, r.stderr
+        # /, /h and /y: visible or not; the listings of / and /y
+        assert "verify: the node agrees with the model (5 checks)" in r.stderr, r.stderr
+        assert [(row["path"], row["levels"]) for row in json.loads(r.stdout)] == [
+            ("/", []), ("/y", ["read"])]
+        asked = [s.target for s in srv.seen if s.headers.get("authorization", "")
+                 .startswith("Bearer ")]
+        assert "/files/a%2Fb" in asked and "/files/3" in asked
