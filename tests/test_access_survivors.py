@@ -199,3 +199,87 @@ def test_verify_reads_403_and_404_alike_and_quotes_every_id(tmp_path_factory, in
         asked = [s.target for s in srv.seen if s.headers.get("authorization", "")
                  .startswith("Bearer ")]
         assert "/files/a%2Fb" in asked and "/files/3" in asked
+
+
+# -- a node that describes its access key badly ---------------------------------------------
+
+
+class KeyNode:
+    """GET /access_keys/self answers ``key``; the storage root (whatever its id) is empty
+    and holds no permission."""
+
+    key: object = None
+
+    def answer(self, seen: Seen) -> list[bytes | float]:
+        path = seen.target.partition("?")[0]
+        if path == "/access_keys/self":
+            return [reply(200, json.dumps(self.key).encode(), JSON, close=False)]
+        if path.startswith("/files/") or path == "/permissions":
+            return [reply(200, b"[]", JSON, close=False)]
+        return [reply(404, b'{"error": {"user_message": "no such thing"}}', JSON,
+                      close=False)]
+
+
+@pytest.fixture(scope="module")
+def key_node(tmp_path_factory) -> Iterator[tuple[KeyNode, ScriptedServer, str]]:
+    ca, cert, key = certificates(tmp_path_factory.mktemp("tls"))
+    node = KeyNode()
+    with ScriptedServer(node.answer, tls=(cert, key)) as srv:
+        yield node, srv, ca
+
+
+NO_PATH = "the node did not say the access key's storage path (storage.path in GET " \
+          "/access_keys/self)"
+NO_ROOT = "the node did not say the access key's root_file_id"
+GOOD = {"id": "ak-9", "storage": {"type": "local", "path": "/data"}, "root_file_id": "1"}
+
+
+@pytest.mark.parametrize(("key", "message"), [
+    ({**GOOD, "storage": None}, NO_PATH),
+    ({**GOOD, "storage": "/data"}, NO_PATH),
+    ({**GOOD, "storage": {"type": "local"}}, NO_PATH),
+    ({**GOOD, "storage": {"path": 5}}, NO_PATH),
+    ({**GOOD, "storage": {"path": "data"}}, NO_PATH),
+    ({**GOOD, "storage": {"path": ""}}, NO_PATH),
+    ({k: v for k, v in GOOD.items() if k != "root_file_id"}, NO_ROOT),
+    ({**GOOD, "root_file_id": True}, NO_ROOT),
+    ({**GOOD, "root_file_id": ""}, NO_ROOT),
+    ({**GOOD, "root_file_id": None}, NO_ROOT),
+    ({**GOOD, "root_file_id": [1]}, NO_ROOT),
+])
+def test_a_key_without_a_storage_path_or_root_id_is_a_remote_error(key_node, invoke, home,
+                                                                    key, message):
+    node, srv, ca = key_node
+    node.key = key
+    env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak-env",
+           "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
+    r = invoke("access", "can-i", "read", "/", "--user-id", "u", env=env)
+    assert (r.exit_code, r.stderr.splitlines()) == (ExitCode.REMOTE,
+                                                    [f"nodecli: error: {message}"])
+
+
+@pytest.mark.parametrize(("key", "ak", "root"), [
+    (GOOD, "ak-9", "/data"),
+    ({**GOOD, "id": 42, "root_file_id": 0, "storage": {"path": "/data//x/"}}, "42", "/data/x"),
+    ({**GOOD, "id": True}, "ak-env", "/data"),
+    ({**GOOD, "id": ""}, "ak-env", "/data"),
+    ({k: v for k, v in GOOD.items() if k != "id"}, "ak-env", "/data"),
+    ({**GOOD, "id": None, "storage": {"path": "/"}}, "ak-env", "/"),
+])
+def test_the_key_names_its_id_and_storage_or_the_login_does(key_node, invoke, home, key, ak,
+                                                            root):
+    node, srv, ca = key_node
+    node.key = key
+    env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak-env",
+           "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
+    r = invoke("access", "can-i", "read", "/", "--user-id", "u", "-o", "json", env=env)
+    assert r.exit_code == 1, r.stderr
+    body = json.loads(r.stdout)
+    assert (body["access_key"], body["node_path"], body["scope"], body["reason"]) == (
+        ak, root, f"node.{ak}:user:all", "no-permission")
+    srv.seen.clear()
+    r = invoke("access", "what-can", "--user-id", "u", "--scope-role", "admin", "-o", "json",
+               env=env)
+    assert [row["path"] for row in json.loads(r.stdout)] == ["/"]
+    root_id = str(key["root_file_id"])
+    assert f"/files/{root_id}/files" in [s.target for s in srv.seen]
