@@ -283,3 +283,36 @@ def test_the_key_names_its_id_and_storage_or_the_login_does(key_node, invoke, ho
     assert [row["path"] for row in json.loads(r.stdout)] == ["/"]
     root_id = str(key["root_file_id"])
     assert f"/files/{root_id}/files" in [s.target for s in srv.seen]
+
+
+# -- what the CLI prints, line by line -------------------------------------------------------
+
+
+def test_what_can_tree_report_and_who_can_table_line_by_line(world):
+    r = world.run("ak-all", "what-can", *world.who("erin"), "--verify")
+    assert (r.exit_code, r.stdout.splitlines()) == (0, [
+        "/  (on the way)", "  fin  list,read", "  project  (on the way)",
+        "    q3  (on the way)", "      deep  read"]), r.stderr
+    assert r.stderr == "verify: the node agrees with the model (32 checks)\n"
+    r = world.run("ak-all", "what-can", *world.who("erin"), "--verify", "--no-traverse")
+    assert (r.exit_code, r.stdout) == (1, "  fin  list,read\n      deep  read\n")
+    assert r.stderr.splitlines() == [
+        *(f"nodecli: error: disagreement at {p} (visible): the node says visible, the "
+          "model hidden" for p in ("/data", "/data/project", "/data/project/q3")),
+        "nodecli: error: verify: 3 disagreement(s) in 29 checks",
+        "hint: the model or the node is wrong: the rule flags (--no-traverse, "
+        "--no-inherit-above-root, --no-admin-bypass) say which choice differs; else "
+        "report it"]
+    r = world.run("ak-all", "what-can", "--user-id", "erin", "--scope", "node.other:user:all")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "nothing visible\n")
+    r = world.run("ak-all", "who-can", "/shared/inbox", "-o", "table")
+    ids = world.perm_ids
+    assert [line.split() for line in r.stdout.splitlines()] == [
+        ["type", "holder", "levels", "set", "on", "inherited", "permission"],
+        ["group", "staff", "write,mkdir", "/shared/inbox", "no",
+         ids[("/data/shared/inbox", "group", "staff")]],
+        ["group", "staff", "list,read", "/shared", "yes",
+         ids[("/data/shared", "group", "staff")]],
+        ["user", "frank", "list", "/", "yes", ids[("/data", "user", "frank")]],
+        ["scope", "node.ak-all:admin:all", "all", "(bypasses", "permissions)", "no", "-"],
+        ["access_key", "ak-all", "all", "(bypasses", "permissions)", "no", "-"]]
