@@ -208,13 +208,17 @@ class KeyNode:
     """GET /access_keys/self answers ``key``; the storage root (whatever its id) is empty
     and holds no permission."""
 
-    key: object = None
+    def __init__(self) -> None:
+        self.key: object = None
+        self.perms: list[object] = []
 
     def answer(self, seen: Seen) -> list[bytes | float]:
         path = seen.target.partition("?")[0]
         if path == "/access_keys/self":
             return [reply(200, json.dumps(self.key).encode(), JSON, close=False)]
-        if path.startswith("/files/") or path == "/permissions":
+        if path == "/permissions":
+            return [reply(200, json.dumps(self.perms).encode(), JSON, close=False)]
+        if path.startswith("/files/"):
             return [reply(200, b"[]", JSON, close=False)]
         return [reply(404, b'{"error": {"user_message": "no such thing"}}', JSON,
                       close=False)]
@@ -316,3 +320,42 @@ def test_what_can_tree_report_and_who_can_table_line_by_line(world):
         ["user", "frank", "list", "/", "yes", ids[("/data", "user", "frank")]],
         ["scope", "node.ak-all:admin:all", "all", "(bypasses", "permissions)", "no", "-"],
         ["access_key", "ak-all", "all", "(bypasses", "permissions)", "no", "-"]]
+
+
+# -- a node whose permissions are odd ---------------------------------------------------------
+
+ODD_PERMS = [
+    {"id": "1", "file_id": "1", "access_type": "user", "access_id": "u",
+     "access_levels": ["read", "fly", "list"]},  # an unknown level is left out
+    {"id": "2", "file_id": "1", "access_type": "role", "access_id": "u",
+     "access_levels": ["read"]},  # neither user nor group: left out
+    {"id": "3", "file_id": "1", "access_type": "user", "access_id": True,
+     "access_levels": ["read"]},  # a holder that is no id: left out
+    {"id": "4", "file_id": "1", "access_type": "user", "access_id": None,
+     "access_levels": ["read"]},
+    {"id": "5", "file_id": "1", "access_type": "user", "access_id": 1.5,
+     "access_levels": ["read"]},
+    {"id": "6", "file_id": 1, "access_type": "group", "access_id": 7,
+     "access_levels": {"read": True}},  # numbers read as text; levels not a list: none
+    {"file_id": "99", "access_type": "user", "access_id": "v",
+     "access_levels": ["write"]},  # no id; a file outside the storage: above it
+    {"id": "8", "access_type": "user", "access_id": "w", "access_levels": ["read"]},
+]
+
+
+def test_odd_permissions_are_read_as_far_as_they_can_be(key_node, invoke, home):
+    node, srv, ca = key_node
+    node.key = GOOD
+    node.perms = ODD_PERMS
+    env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak-env",
+           "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
+    try:
+        rows = _rows(invoke("access", "who-can", "/", "-o", "json", env=env))
+    finally:
+        node.perms = []
+    assert [(r["holder_type"], r["holder_id"], r["levels"], r["set_on"], r["permission_id"],
+             r["file_id"]) for r in rows[:-2]] == [
+        ("group", "7", [], "/", "6", "1"),
+        ("user", "u", ["read", "list"], "/", "1", "1"),
+        ("user", "v", ["write"], "(above the storage root, file 99)", "", "99"),
+        ("user", "w", ["read"], "(above the storage root, file ?)", "8", "")]
