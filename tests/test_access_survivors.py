@@ -359,3 +359,21 @@ def test_odd_permissions_are_read_as_far_as_they_can_be(key_node, invoke, home):
         ("user", "u", ["read", "list"], "/", "1", "1"),
         ("user", "v", ["write"], "(above the storage root, file 99)", "", "99"),
         ("user", "w", ["read"], "(above the storage root, file ?)", "8", "")]
+
+
+def test_verify_signs_with_the_profile_mint_key_of_the_same_access_key(world, invoke,
+                                                                        tmp_path):
+    from nodecli.config.paths import resolve_paths
+
+    managed = resolve_paths(None).keys_dir / "ak-all" / "private.pem"
+    pem = tmp_path / "mint.pem"
+    pem.write_bytes(managed.read_bytes())
+    pem.chmod(0o600)
+    managed.unlink()  # only the profile's key can sign now
+    r = invoke("node", "add", "minted", "--url", world.emulator.url, "--access-key", "ak-all",
+               "--mint-key", str(pem), "--mint-user-id", "root", "--mint-scope-role", "admin",
+               "--no-check")
+    assert r.exit_code == 0, r.stderr
+    r = invoke("access", "what-can", "--node", "minted", *world.who("erin"), "--verify")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == "verify: the node agrees with the model (32 checks)\n"
