@@ -377,3 +377,73 @@ def test_verify_signs_with_the_profile_mint_key_of_the_same_access_key(world, in
     r = invoke("access", "what-can", "--node", "minted", *world.who("erin"), "--verify")
     assert r.exit_code == 0, r.stderr
     assert r.stderr == "verify: the node agrees with the model (32 checks)\n"
+
+
+# -- a node whose listings are odd: what the survey walks -------------------------------------
+
+
+TREE_LISTINGS = {
+    "1": [{"name": "ok", "id": "2", "type": "directory"},
+          {"name": "ok", "id": "9", "type": "folder"},
+          {"name": "a/b", "id": "3", "type": "folder"},
+          {"name": "", "id": "4", "type": "folder"},
+          {"name": ".", "id": "5", "type": "folder"},
+          {"name": "..", "id": "6", "type": "folder"},
+          {"name": 5, "id": "7", "type": "folder"},
+          {"name": "f", "id": "8", "type": "file"},
+          {"name": "nt", "id": "10"}],
+    "2": [{"name": "in", "id": "11", "type": "folder"}],
+    "11": [],
+}
+
+
+class TreeNode:
+    """Root file 1 at /data lists a folder ``ok`` (type ``directory``) twice, names no
+    path may hold, and files; ``ok`` holds the folder ``in``. User u holds read on
+    ``ok`` (set there) and list above the storage."""
+
+
+    def answer(self, seen: Seen) -> list[bytes | float]:
+        path, _, query = seen.target.partition("?")
+        params = query.split("&")
+        body: object
+        if path == "/access_keys/self":
+            body = GOOD
+        elif path.startswith("/files/") and path.endswith("/files"):
+            body = TREE_LISTINGS.get(path.split("/")[2], [])
+        elif path == "/permissions" and "file_id=2" in params:
+            body = [{"id": "1", "file_id": "2", "access_type": "user", "access_id": "u",
+                     "access_levels": ["read"]}]
+        elif path == "/permissions" and "file_id=1" in params and "inherited=false" \
+                not in params:
+            # an inherited list that also names one set below (on ok): not taken from it
+            body = [{"id": "3", "file_id": "99", "access_type": "user", "access_id": "u",
+                     "access_levels": ["list"]},
+                    {"id": "12", "file_id": "2", "access_type": "user", "access_id": "u",
+                     "access_levels": ["write"]}]
+        elif path == "/permissions":
+            body = []
+        else:
+            return [reply(404, b'{"error": {"user_message": "no such thing"}}', JSON,
+                          close=False)]
+        return [reply(200, json.dumps(body).encode(), JSON, close=False)]
+
+
+def test_the_survey_walks_folders_only_once_and_no_name_a_path_cannot_hold(tmp_path_factory,
+                                                                           invoke, home):
+    ca, cert, key = certificates(tmp_path_factory.mktemp("tls"))
+    with ScriptedServer(TreeNode().answer, tls=(cert, key)) as srv:
+        env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak-9",
+               "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
+        rows = _rows(invoke("access", "what-can", "--user-id", "u", "-o", "json", env=env))
+        assert [(r["path"], r["levels"]) for r in rows] == [
+            ("/", ["list"]), ("/ok", ["list", "read"]), ("/ok/in", ["list", "read"])]
+        listed = [s.target.split("/")[2] for s in srv.seen
+                  if s.target.partition("?")[0].endswith("/files")]
+        assert listed == ["1", "2", "11"]
+        asked = sorted(p.removeprefix("file_id=") for s in srv.seen
+                       if s.target.startswith("/permissions?")
+                       for p in s.target.partition("?")[2].split("&")
+                       if p.startswith("file_id="))
+        # every entry's own permissions (files too), and the root's inherited ones
+        assert asked == ["1", "1", "10", "11", "2", "8"]
