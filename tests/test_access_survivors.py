@@ -146,10 +146,15 @@ class OtherNode:
     in an id) where user u holds read, and ``h`` (file 3) where it holds nothing. As the
     token (Bearer): a hidden file is 403 (not 404), a refused listing 404 (not 403)."""
 
+    hide_y = False  # as the token, y is hidden too (the node disagrees with the model)
+
     def answer(self, seen: Seen) -> list[bytes | float]:
         token = seen.headers.get("authorization", "").startswith("Bearer ")
         path, _, query = seen.target.partition("?")
         body: object
+        if token and self.hide_y and path.startswith("/files/a%2Fb"):
+            return [reply(404, b'{"error": {"user_message": "no such file"}}', JSON,
+                          close=False)]
         if path == "/access_keys/self":
             body = {"id": "ak", "storage": {"type": "local", "path": "/data"},
                     "root_file_id": "1"}
@@ -186,7 +191,8 @@ def test_verify_reads_403_and_404_alike_and_quotes_every_id(tmp_path_factory, in
     pem = folder / "private.pem"
     pem.write_bytes(_pems()[0])
     pem.chmod(0o600)
-    with ScriptedServer(OtherNode().answer, tls=(cert, key)) as srv:
+    node = OtherNode()
+    with ScriptedServer(node.answer, tls=(cert, key)) as srv:
         env = {"NODECLI_URL": srv.url(), "NODECLI_ACCESS_KEY": "ak",
                "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": ca}
         r = invoke("access", "what-can", "--user-id", "u", "--verify", "--key-file-path",
@@ -199,6 +205,12 @@ def test_verify_reads_403_and_404_alike_and_quotes_every_id(tmp_path_factory, in
         asked = [s.target for s in srv.seen if s.headers.get("authorization", "")
                  .startswith("Bearer ")]
         assert "/files/a%2Fb" in asked and "/files/3" in asked
+        node.hide_y = True
+        r = invoke("access", "what-can", "--user-id", "u", "--verify", "--key-file-path",
+                   str(pem), env=env)
+        assert r.exit_code == 1
+        assert r.stderr.splitlines()[0] == "nodecli: error: disagreement at /data/y " \
+            "(visible): the node says hidden, the model visible"
 
 
 # -- a node that describes its access key badly ---------------------------------------------
