@@ -459,3 +459,32 @@ def test_the_survey_walks_folders_only_once_and_no_name_a_path_cannot_hold(tmp_p
                        if p.startswith("file_id="))
         # every entry's own permissions (files too), and the root's inherited ones
         assert asked == ["1", "1", "10", "11", "2", "8"]
+
+
+def test_can_i_json_names_the_subject_as_given_once_and_refuses_empty_ids(world, invoke):
+    body = json.loads(world.run("ak-all", "can-i", "read", "/shared", "--user-id", "erin",
+                                "--group-id", "staff", "--group-id", "eng", "--group-id",
+                                "staff", "--scope-role", "user", "-o", "json").stdout)
+    assert (body["answer"], body["user_id"], body["group_ids"], body["scope"]) == (
+        "yes", "erin", ["staff", "eng"], "node.ak-all:user:all")
+    assert [p["holder_id"] for p in body["because"]] == ["staff"]
+    assert [r["verdict"] for r in body["rules"]][:2] == ["pass", "pass"]
+    assert body["summary"] == "group staff holds read on /shared (directly)"
+    for bad in (["--user-id", ""], ["--user-id", "erin", "--group-id", ""],
+                ["--user-id", " "], ["--user-id", "erin", "--group-id", "x" * 257]):
+        r = world.run("ak-all", "can-i", "read", "/shared", *bad)
+        assert r.exit_code == ExitCode.USAGE, (bad, r)
+        assert len(r.stderr.splitlines()) == 1, r.stderr
+    r = world.run("ak-all", "can-i", "read", "/shared", "--user-id", "erin", "--group-id",
+                  "x" * 256, "-o", "json")
+    assert r.exit_code == 1, r.stderr  # 256 characters: an id still
+    assert invoke("xuser", "add", "rooted", "--docroot", "/srv/in").exit_code == 0
+    r = invoke("user", "add", "rob", "--xuser", "rooted", "--password-stdin", input="pw\n")
+    assert r.exit_code == 0, r.stderr
+    body = json.loads(invoke("access", "can-i", "read", "/srv//in/a/", "--node-user", "rob",
+                             "-o", "json").stdout)
+    assert {k: body[k] for k in ("access_key", "user_id", "group_ids", "scope", "because",
+                                 "path")} == {
+        "access_key": None, "user_id": None, "group_ids": [], "scope": None, "because": [],
+        "path": "/srv//in/a/"}
+    assert body["node_path"] == "/srv/in/a"
