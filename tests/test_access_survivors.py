@@ -488,3 +488,21 @@ def test_can_i_json_names_the_subject_as_given_once_and_refuses_empty_ids(world,
         "access_key": None, "user_id": None, "group_ids": [], "scope": None, "because": [],
         "path": "/srv//in/a/"}
     assert body["node_path"] == "/srv/in/a"
+
+
+def test_what_can_rows_say_how_each_folder_is_seen(world):
+    rows = _rows(world.run("ak-all", "what-can", *world.who("erin"), "-o", "json"))
+    fin = world.perm_ids[("/data/fin", "user", "erin")]
+    assert rows[:2] == [
+        {"path": "/", "type": "folder", "levels": [], "lists": False,
+         "via": "on the way to a permitted folder"},
+        {"path": "/fin", "type": "folder", "levels": ["list", "read"], "lists": True,
+         "via": f"permission {fin}: user erin on /fin"}]
+    deep = {r["path"]: r for r in rows}["/project/q3/deep"]
+    assert (deep["levels"], deep["lists"]) == (["read"], False)  # levels, not list
+    rows = _rows(world.run("ak-fin", "what-can", "--user-id", "erin", "--scope-role",
+                           "admin", "-o", "json"))
+    assert rows[0] == {"path": "/", "type": "folder", "levels": list(
+        ("list", "read", "write", "delete", "mkdir", "rename", "preview")), "lists": True,
+        "via": "the token's scope (bypasses permissions)"}
+    assert [r["path"] for r in rows] == ["/", "/2025", "/2026"]
