@@ -424,8 +424,13 @@ class TreeNode:
         elif path.startswith("/files/") and path.endswith("/files"):
             body = TREE_LISTINGS.get(path.split("/")[2], [])
         elif path == "/permissions" and "file_id=2" in params:
+            # with one the model cannot read, and one on a file the key does not know
             body = [{"id": "1", "file_id": "2", "access_type": "user", "access_id": "u",
-                     "access_levels": ["read"]}]
+                     "access_levels": ["read"]},
+                    {"id": "13", "file_id": "2", "access_type": "role", "access_id": "u",
+                     "access_levels": ["write"]},
+                    {"id": "14", "file_id": "77", "access_type": "user", "access_id": "u",
+                     "access_levels": ["delete"]}]
         elif path == "/permissions" and "file_id=1" in params and "inherited=false" \
                 not in params:
             # an inherited list that also names one set below (on ok): not taken from it
