@@ -511,3 +511,17 @@ def test_what_can_rows_say_how_each_folder_is_seen(world):
         ("list", "read", "write", "delete", "mkdir", "rename", "preview")), "lists": True,
         "via": "the token's scope (bypasses permissions)"}
     assert [r["path"] for r in rows] == ["/", "/2025", "/2026"]
+
+
+def test_a_storage_256_folders_deep_is_walked_and_257_refused(world):
+    deepest = "/data/" + "/".join(["d"] * 255)  # 256 components from the node's root
+    world.storage.ensure(deepest, "folder")
+    r = world.run("ak-all", "what-can", "--user-id", "erin", "--scope-role", "admin",
+                  "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert max(row["path"].count("/") for row in json.loads(r.stdout)) == 255  # from /data
+    world.storage.ensure(deepest + "/d", "folder")
+    r = world.run("ak-all", "what-can", "--user-id", "erin")
+    assert (r.exit_code, r.stderr) == (ExitCode.REMOTE, (
+        "nodecli: error: access key ak-all's storage goes deeper than 256 folders: a node "
+        "that lists a folder inside itself?\n"))
