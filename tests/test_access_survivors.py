@@ -525,3 +525,18 @@ def test_a_storage_256_folders_deep_is_walked_and_257_refused(world):
     assert (r.exit_code, r.stderr) == (ExitCode.REMOTE, (
         "nodecli: error: access key ak-all's storage goes deeper than 256 folders: a node "
         "that lists a folder inside itself?\n"))
+
+
+def test_the_survey_holds_max_entries_and_refuses_one_more(world):
+    from nodecli.errors import NodecliError
+    from nodecli.http.client import Auth, open_client
+    from nodecli.node.access_survey import whole
+
+    with open_client(world.emulator.endpoint(Auth("basic", username="ak-fin",
+                                                  password="ak-fin-secret"))) as client:
+        n = len(whole(client).entries)  # the storage root and everything below it
+        assert len(whole(client, max_entries=n).entries) == n
+        with pytest.raises(NodecliError) as exc:
+            whole(client, max_entries=n - 1)
+    assert exc.value.message == (f"access key ak-fin's storage holds more than {n - 1} "
+                                 "entries: too many to survey")
