@@ -437,6 +437,8 @@ class TreeNode:
             body = [{"id": "3", "file_id": "99", "access_type": "user", "access_id": "u",
                      "access_levels": ["list"]},
                     {"id": "12", "file_id": "2", "access_type": "user", "access_id": "u",
+                     "access_levels": ["write"]},
+                    {"id": "15", "file_id": "99", "access_type": "role", "access_id": "u",
                      "access_levels": ["write"]}]
         elif path == "/permissions":
             body = []
