@@ -51,8 +51,9 @@ class Survey:
 
     def children(self, path: str) -> list[Entry]:
         prefix = path.rstrip("/") + "/"
+        # not the folder itself: the node's root ``/`` starts with its own prefix
         return [e for p, e in self.entries.items()
-                if p.startswith(prefix) and "/" not in p[len(prefix):]]
+                if p.startswith(prefix) and p != path and "/" not in p[len(prefix):]]
 
 
 def key_root(client: Client) -> tuple[str, str, str]:
