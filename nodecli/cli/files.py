@@ -107,7 +107,10 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
 
     from nodecli.node.files import parse_size, resolve, walk
 
-    size = parse_size(min_size) if min_size is not None else None
+    try:
+        size = parse_size(min_size) if min_size is not None else None
+    except UsageError as exc:
+        raise UsageError(f"--min-size: {exc.message}") from None
     since = None
     if newer is not None:
         from nodecli.timeparse import TimeParseError, parse_since
