@@ -319,3 +319,41 @@ def test_a_bearer_token_sees_what_it_holds_a_permission_on(node, invoke, monkeyp
     finally:
         del st.permissions["p-files"]
         ak.token_verification_key = None
+
+
+def test_a_folder_the_token_may_not_list_is_skipped_with_a_warning_exit_1(node, invoke,
+                                                                          monkeypatch):
+    """The token's user holds list on dir0001 but only read on dir0002: find lists the
+    rest, warns about that folder, exits 1."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from nodecli.emulator.storage import Permission, storage_of
+    from nodecli.tokens.wire import create_token
+
+    paging(node, "numbered")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - a test key, fast
+    ak = node.state.access_keys[AK]
+    ak.token_verification_key = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    st = storage_of(node.state)
+    st.permissions["p-l"] = Permission("p-l", "g.1", "user", "u-skip", ["list", "read"])
+    st.permissions["p-r"] = Permission("p-r", "g.2", "user", "u-skip", ["read"])
+    try:
+        monkeypatch.delenv("NODECLI_PASSWORD")
+        monkeypatch.setenv("NODECLI_BEARER", create_token(key, AK, "u-skip", role="user"))
+        r = invoke("files", "find", "/generated", "--type", "d", "-o", "json")
+        assert r.exit_code == ExitCode.ERROR, r
+        assert [x["path"] for x in json.loads(r.stdout)] == [
+            "/generated/dir0001", *[f"/generated/dir0001/dir000{i}" for i in range(3)],
+            "/generated/dir0002"]
+        warning, error = r.stderr.splitlines()
+        assert warning.startswith("nodecli: warning: /generated/dir0002: not read (GET ")
+        assert warning.endswith("HTTP 403: listing folder g.2 needs the list level)")
+        assert error == ("nodecli: error: 1 folder(s) could not be read; what they hold is "
+                         "not listed above")
+        r = invoke("files", "tree", "/generated/dir0001", "--depth", "1")
+        assert r.exit_code == 0, r.stderr  # not reached: nothing skipped
+    finally:
+        del st.permissions["p-l"], st.permissions["p-r"]
+        ak.token_verification_key = None
