@@ -77,24 +77,25 @@ PAGINGS = ["numbered:5", "token:5", "bare:5"]
 
 @pytest.mark.parametrize("mode", PAGINGS)
 @pytest.mark.parametrize("count", [0, 1, 4, 5, 6, 10, 11])
-def test_list_folder_reads_every_page_whatever_the_paging(node, mode, count):
+def test_list_folder_reads_every_page_whatever_the_paging(node, served_files, mode, count):
     from nodecli.node.files import list_folder
 
     paging(node, mode)
     fid = folder(node, f"/pages/{mode.replace(':', '-')}/n{count}", count)
-    requests: list[int] = []
+    pages: list[int] = []
     with client_for(node) as client:
-        names = [e.name for e in list_folder(client, fid, per_page=5,
-                                             on_page=requests.append)]
+        names = [e.name for e in list_folder(client, fid, per_page=5, on_page=pages.append)]
     assert names == [f"f{i:03d}" for i in range(count)]
-    # full pages are followed, the last short (or, by number, empty) page ends the list
-    if mode.startswith("token"):
-        expected = max(1, -(-count // 5))
-    elif mode.startswith("numbered"):
-        expected = max(1, -(-count // 5))
-    else:
-        expected = count // 5 + 1
-    assert len(requests) == expected
+    # a Link or a total is followed to the last page and no further; without either
+    # (bare), a full page asks for one more; by Link, a single full page too (page 2 by
+    # number: the same page again, which ends it)
+    expected = count // 5 + 1 if mode.startswith("bare") else max(1, -(-count // 5))
+    expected += mode.startswith("token") and count == 5
+    asked = [line for line in served_files if f"/files/{fid}/files" in line]
+    assert len(asked) == expected, asked
+    assert pages == [min(count, 5 * n) for n in range(1, len(pages) + 1)]
+    assert len(pages) == max(1, -(-count // 5)) + (mode.startswith("bare") and count % 5 == 0
+                                                    and count > 0)
 
 
 def test_a_node_capping_per_page_below_the_request_is_read_to_the_end(node):
