@@ -410,3 +410,13 @@ def test_tree_draws_the_last_of_each_folder_across_pages(node, invoke, mode):
         "    └── z"]
     r = invoke("files", "tree", "/draw", "--depth", "1")
     assert r.stdout.splitlines() == ["/draw", "├── a/", "├── b", "└── c/"]
+
+
+def test_resolve_asks_for_the_page_size_it_is_given(node, served_files):
+    from nodecli.node.files import resolve
+
+    paging(node, "numbered")
+    with client_for(node) as client:
+        assert resolve(client, "/generated/dir0001/dir0002", per_page=2).id == "g.1.2"
+    asked = [line for line in served_files if "/files/g" in line]
+    assert asked and all("per_page=2 " in line for line in asked), asked

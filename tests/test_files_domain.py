@@ -162,3 +162,25 @@ def test_emulator_serve_refuses_bad_tree_and_paging_options(invoke):
     assert r.exit_code == ExitCode.USAGE
     assert r.stderr.splitlines()[0].startswith("nodecli: error: --files-paging: paging is "
                                                "one of numbered, token, bare[:SIZE]")
+
+
+def test_a_server_value_is_quoted_as_json_whole_up_to_60_characters():
+    from nodecli.node.files import ListingError, entry_from
+
+    def why(**fields: object) -> str:
+        with pytest.raises(ListingError) as info:
+            entry_from({"id": "i", "name": "n", "type": "file", **fields}, "/", "GET")
+        return info.value.message
+
+    assert why(size="é") == 'GET: entry n: its size "é" is not a whole number of bytes'
+    exactly = "x" * 58  # 60 characters with its quotes
+    assert f'its size "{exactly}" is' in why(size=exactly)
+    assert f'its size "{exactly}… is' in why(size=exactly + "x")  # 61: cut at 60
+
+
+def test_a_size_text_of_40_characters_is_read_41_is_not():
+    from nodecli.node.files import parse_size
+
+    assert parse_size(" " * 39 + "1") == 1
+    with pytest.raises(UsageError):
+        parse_size(" " * 40 + "1")

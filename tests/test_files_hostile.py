@@ -227,3 +227,22 @@ def test_a_tree_that_never_ends_is_stopped_at_max_depth(node, monkeypatch):
     assert r.exit_code == ExitCode.REMOTE, r
     assert "/d/d/d/d: deeper than 4 levels" in one_error_line(r)
     assert len(r.stdout.splitlines()) == 4  # what was found before is out (a stream)
+
+
+@pytest.mark.parametrize(("total", "repeats_are"), [
+    ("999999999999999999", "an error"),  # 18 digits: a total, which promised more
+    ("9999999999999999999", "the end"),  # 19: no total a node means; ignored
+    ("ten", "the end"), ("-1", "the end"), ("", "the end"),
+])
+def test_a_total_is_18_digits_at_most(node, total, repeats_are):
+    """A node that ignores ``page``: the same page again is the end of a listing that
+    promised nothing, and an error after a total that said more."""
+    run, server = node(lambda seen: ([entry(1)], [("X-Total-Count", total)]))
+    r = run("files", "ls", "/", "-o", "json")
+    if repeats_are == "the end":
+        assert r.exit_code == 0, r.stderr
+        assert [x["name"] for x in json.loads(r.stdout)] == ["n1"]
+    else:
+        assert r.exit_code == ExitCode.REMOTE
+        assert "page 2 repeats a page already read" in one_error_line(r)
+    assert len([s for s in server.seen if s.target.startswith("/files/1/files")]) == 2
