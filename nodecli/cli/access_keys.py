@@ -57,9 +57,10 @@ STORAGE_CHOICES = ["local", "aws_s3", "ibm-s3", "azure", "azure_sas", "swift"]
 
 @access_key.command("create", context_settings=CONTEXT)
 @click.option("--storage", "--storage-type", "storage_type",
-              type=click.Choice(STORAGE_CHOICES),
-              help="Storage of the key (default local; with --parent, the parent's). "
-                   "--storage-type is the old spelling.")
+              type=click.Choice(STORAGE_CHOICES), metavar="TYPE",
+              help="Storage of the key: local, aws_s3, ibm-s3, azure, azure_sas, swift "
+                   "(default local; with --parent, the parent's). --storage-type is the "
+                   "old spelling.")
 @click.option("--path", "storage_path", metavar="/PATH",
               help="Folder the key gives access to (absolute; local storage needs it). "
                    "With --parent: the sub-key's folder, inside the parent's or relative "
@@ -184,7 +185,14 @@ def _check_restrictions(app: App, client: Any, storage: dict[str, Any],
                                         f"transfer user {xuser.name!r} of node user "
                                         f"{user!r} (local config)")
         return
-    info = client.json("GET", "/info")
+    from nodecli.errors import NodecliError
+
+    try:
+        info = client.json("GET", "/info")
+    except NodecliError as exc:  # the node may still take the key: it decides
+        app.term.warn(f"could not read the node's /info ({exc.message}): the storage was "
+                      "not checked against the restrictions")
+        return
     found = storage_keys.info_restrictions(info)
     if found:
         xname = info.get("transfer_user") if isinstance(info, dict) else None
