@@ -49,8 +49,8 @@ def check_storage(storage: Any) -> dict[str, Any]:
     creds = storage.get("credentials")
     if creds_needed:
         if not isinstance(creds, dict):
-            raise HttpError(400, f"storage.credentials (an object) is required for {kind} "
-                                 "storage")
+            raise HttpError(400, f"storage.credentials is required for {kind} storage "
+                                 "(an object)")
         for name in creds_needed:
             if not _text(creds.get(name)):
                 raise HttpError(400, f"storage.credentials.{name} is required for {kind} "
