@@ -450,26 +450,27 @@ def test_the_tree_shows_each_key_with_its_sub_keys(parent, invoke):
     assert r.exit_code == 0, r
     r = invoke("access-key", "tree", "-o", "json", env=ADMIN)
     assert r.exit_code == 0, r
-    forest = json.loads(r.stdout)
-    assert [k["id"] for k in forest] == ["ak-p", "ak-s3"]
-    assert [k["id"] for k in forest[0]["sub_keys"]] == ["p-a", "p-b"]
-    assert [k["id"] for k in forest[0]["sub_keys"][0]["sub_keys"]] == ["p-a-1"]
-    assert forest[1]["sub_keys"][0]["storage_url"] == "s3://s3.amazonaws.com/b/in/t/"
+    rows = json.loads(r.stdout)
+    assert [(k["id"], k["depth"], k["sub_keys"]) for k in rows] == [
+        ("ak-p", 0, ["p-a", "p-b"]), ("p-a", 1, ["p-a-1"]), ("p-a-1", 2, []), ("p-b", 1, []),
+        ("ak-s3", 0, ["s3-t"]), ("s3-t", 1, [])]
+    assert rows[5]["storage_url"] == "s3://s3.amazonaws.com/b/in/t/"
     assert SECRET not in r.stdout
-    assert forest[1]["storage"]["credentials"]["secret_access_key"] == "********"
+    assert rows[4]["storage"]["credentials"]["secret_access_key"] == "********"
     r = invoke("access-key", "tree", "-o", "csv", env=ADMIN)
     assert r.exit_code == 0, r
     lines = r.stdout.splitlines()
     assert lines[0] == "id,parent_id,depth,storage_type,storage_url,sub_keys"
-    assert lines[1:] == ["ak-p,,0,local,file:////data/p/,2",
-                         "p-a,ak-p,1,local,file:////data/p/a/,1",
-                         "p-a-1,p-a,2,local,file:////data/p/a/deeper/,0",
-                         "p-b,ak-p,1,local,file:////data/p/b/,0",
-                         "ak-s3,,0,aws_s3,s3://s3.amazonaws.com/b/in/,1",
-                         "s3-t,ak-s3,1,aws_s3,s3://s3.amazonaws.com/b/in/t/,0"]
+    assert lines[1:] == ['ak-p,,0,local,file:////data/p/,"p-a,p-b"',
+                         "p-a,ak-p,1,local,file:////data/p/a/,p-a-1",
+                         "p-a-1,p-a,2,local,file:////data/p/a/deeper/,",
+                         "p-b,ak-p,1,local,file:////data/p/b/,",
+                         "ak-s3,,0,aws_s3,s3://s3.amazonaws.com/b/in/,s3-t",
+                         "s3-t,ak-s3,1,aws_s3,s3://s3.amazonaws.com/b/in/t/,"]
     r = invoke("access-key", "tree", env=ADMIN)
     assert r.exit_code == 0, r
     assert "\n    p-a-1 " in r.stdout and "\n  p-b " in r.stdout
+    assert r.stdout.splitlines()[1].split() == ["ak-p", "local", "file:////data/p/", "2"]
     # an access key sees itself and what is below it
     r = invoke("access-key", "tree", "-o", "csv", env={"NODECLI_ACCESS_KEY": "p-a",
                                                        "NODECLI_PASSWORD": "p-a-secret"})

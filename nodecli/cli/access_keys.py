@@ -348,25 +348,24 @@ def access_key_tree(app: App, output_format: str, **kwargs: Any) -> None:
 
     \b
       nodecli access-key tree
-      nodecli access-key tree -o json     # nested: each key's sub_keys
-      nodecli access-key tree -o csv      # one row per key: id, parent_id, depth...
+      nodecli access-key tree -o json     # depth first: parent_id, depth, sub_keys
+      nodecli access-key tree -o csv      # the same rows: id, parent_id, depth...
     """
     from nodecli.node.access_keys import list_access_keys
     from nodecli.node.storage_keys import flatten, tree
 
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
-        forest = tree(list_access_keys(client))
+        rows = flatten(tree(list_access_keys(client)))
     if output_format == "json":
-        app.term.json(forest)
+        app.term.json(rows)
         return
-    rows = flatten(forest)
     if output_format == "csv":
         app.term.table(rows, TREE_CSV, "csv")
         return
     shown = [{"key": "  " * min(r["depth"], 20) + str(r["id"]),
               "storage": f"{r['storage_type'] or '?'} {r['storage_url'] or '?'}",
-              "sub_keys": r["sub_keys"]} for r in rows]
+              "sub_keys": len(r["sub_keys"])} for r in rows]
     app.term.table(shown, TREE_COLUMNS, output_format, empty="no access keys")
 
 

@@ -357,8 +357,9 @@ def _parent(key: Mapping[str, Any]) -> str | None:
 
 
 def flatten(forest: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Depth-first rows: ``id``, ``parent_id``, ``depth``, ``storage_type``,
-    ``storage_url``, ``sub_keys`` (how many)."""
+    """Depth-first rows (a key, then its sub-keys): ``id``, ``parent_id``, ``depth``,
+    ``storage_type``, ``storage_url``, ``sub_keys`` (the ids of its direct sub-keys),
+    ``storage`` (masked)."""
     rows: list[dict[str, Any]] = []
     stack = [(node, 0) for node in reversed(forest)]
     while stack:
@@ -367,6 +368,7 @@ def flatten(forest: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append({"id": node["id"], "parent_id": node["parent_id"], "depth": depth,
                      "storage_type": storage.get("type"),
                      "storage_url": node["storage_url"] or storage.get("path"),
-                     "sub_keys": len(node["sub_keys"])})
+                     "sub_keys": [child["id"] for child in node["sub_keys"]],
+                     "storage": node["storage"]})
         stack.extend((child, depth + 1) for child in reversed(node["sub_keys"]))
     return rows
