@@ -609,3 +609,33 @@ def test_hostile_values_end_with_a_documented_exit_and_one_line(node, invoke, op
     assert r.exit_code in (0, 1, 2, 4, 5), r
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr
     node.state.access_keys.pop("kh", None)
+
+
+def test_a_node_that_echoes_the_secret_in_its_error_never_gets_it_shown(invoke, tmp_path,
+                                                                        monkeypatch):
+    """A hostile node answers the POST with the body it got: the message is shown with
+    the storage secret as *** (the client redacts what it sent)."""
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path)
+
+    def script(seen):
+        if seen.method == "GET":
+            yield reply(200, b'{"restrictions": ["s3://*"]}',
+                        [("Content-Type", "application/json")])
+            return
+        echoed = json.dumps({"error": {"code": 400, "user_message": seen.body.decode()}})
+        yield reply(400, echoed.encode(), [("Content-Type", "application/json")])
+
+    monkeypatch.setenv("STORE_SECRET", SECRET)
+    server = ScriptedServer(script, tls=(cert, key))
+    try:
+        for verbosity in ([], ["-vv"]):
+            r = invoke(*verbosity, "access-key", "create", "--storage", "aws_s3", "--bucket",
+                       "b", "--access-key-id", "A", "--storage-secret", "env:STORE_SECRET",
+                       "--url", server.url(), "--cacert", ca, env=ADMIN)
+            assert r.exit_code == 1, r
+            assert "HTTP 400" in r.stderr and '"bucket"' in r.stderr
+            assert SECRET not in r.stdout + r.stderr
+    finally:
+        server.close()
