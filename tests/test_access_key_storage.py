@@ -427,7 +427,7 @@ def test_a_sub_key_is_made_by_its_parent_and_only_with_a_path(parent, invoke):
                "--path", "x", env={"NODECLI_PASSWORD": "s3-secret"})
     assert r.exit_code == 2 and "log in as ak-p" in r.stderr, r
     r = _sub(invoke, "ak-p", "", "sub1", "p-secret")
-    assert r.exit_code == 2, r
+    assert r.exit_code == 2 and "--path: give the sub-key's folder" in r.stderr, r
     r = invoke("access-key", "create", "--parent", "ak-p", env={"NODECLI_PASSWORD": "p"})
     assert r.exit_code == 2 and "--parent needs --path" in r.stderr, r
     r = invoke("access-key", "create", "--parent", "ak-p", "--path", "x", "--bucket", "b",
@@ -644,3 +644,39 @@ def test_a_node_that_echoes_the_secret_in_its_error_never_gets_it_shown(invoke, 
             assert SECRET not in r.stdout + r.stderr
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(("storage", "sub", "want"), [
+    ({"type": "local"}, "t", "/t"), ({"type": "local", "path": None}, "/t/u", "/t/u"),
+    ({"type": "local", "path": "/"}, "/", "/"), ({"type": "local", "path": "/a/"}, "b/", "/a/b"),
+    (None, "t", None), ("text", "t", None), ({"path": "/a"}, "t", None),
+    ({"type": 7, "path": "/a"}, "t", None)])
+def test_a_sub_storage_from_what_the_node_showed_of_its_parent(storage, sub, want):
+    from nodecli.errors import NodecliError
+    from nodecli.node.storage_keys import sub_storage
+
+    parent = {"id": "p", "storage": storage}
+    if want is None:
+        with pytest.raises(NodecliError, match="the node did not show its storage"):
+            sub_storage(parent, sub)
+        return
+    assert sub_storage(parent, sub) == {"type": "local", "path": want}
+
+
+@pytest.mark.parametrize(("path", "root", "inside"), [
+    ("/a", "/a", True), ("/a/", "/a", True), ("/a/b", "/a", True), ("/ab", "/a", False),
+    ("/", "/a", False), ("/x", "/", True), ("/", "/", True), ("/a/b", "/a/b/", True)])
+def test_within_is_component_by_component(path, root, inside):
+    from nodecli.node.storage_keys import within
+
+    assert within(path, root) is inside
+
+
+@pytest.mark.parametrize(("storage", "fix"), [
+    ({"type": "local", "path": "/d"}, "file:////d/*"), ({"type": "local"}, "file:////*"),
+    (GOOD["azure"], "azu://*"), (GOOD["softlayer_swift"], "swift://*"),
+    ({"type": "gs", "path": "/"}, "*"), ({}, "*")])
+def test_the_restriction_that_would_allow_a_storage(storage, fix):
+    from nodecli.node.storage_keys import fix_for
+
+    assert fix_for(storage) == fix

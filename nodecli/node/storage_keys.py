@@ -295,8 +295,8 @@ def info_restrictions(info: Any) -> list[str]:
 
 
 def within(path: str, root: str) -> bool:
-    root = _folder(root)
-    return root == "/" or _folder(path) == root or _folder(path).startswith(root)
+    """``path`` is ``root`` or below it (component by component: /a/b is not in /a/bc)."""
+    return _folder(path).startswith(_folder(root))
 
 
 def sub_storage(parent: Mapping[str, Any], sub: str) -> dict[str, Any]:
