@@ -391,6 +391,9 @@ def test_a_sub_key_inside_its_parent(parent, invoke, path, stored):
 def test_a_sub_key_outside_its_parent_is_refused(parent, invoke, path):
     r = _sub(invoke, "ak-p", path, "sub1", "p-secret")
     assert r.exit_code == 2, r
+    if ".." not in path:
+        assert f"--path {path!r} is outside the parent key's path '/data/p'" in r.stderr
+        assert "hint: give a path under /data/p (or one relative to it)" in r.stderr
     assert "sub1" not in parent.state.access_keys
 
 
@@ -414,6 +417,12 @@ def test_an_object_storage_sub_key_keeps_its_parents_bucket_and_credentials(pare
     storage = parent.state.access_keys["sub-s3"].storage
     assert storage["path"] == "/in/t1" and storage["bucket"] == "b"
     assert storage["credentials"]["secret_access_key"] == SECRET  # the parent's
+    # the parent's credentials stay on the node: the body names the place only
+    r = invoke("--dry-run", "access-key", "create", "--parent", "ak-s3", "--path", "t2",
+               env={"NODECLI_PASSWORD": "s3-secret"})
+    assert r.exit_code == 0, r
+    assert '"bucket": "b"' in r.stdout and '"path": "/in/t2"' in r.stdout
+    assert "credentials" not in r.stdout
     code, body = _post(parent, {"type": "aws_s3", "bucket": "other", "path": "/in/x"},
                        user="ak-s3", password="s3-secret")
     assert code == 400 and "storage.bucket: a sub-key keeps its parent's" in json.dumps(body)
@@ -649,6 +658,7 @@ def test_a_node_that_echoes_the_secret_in_its_error_never_gets_it_shown(invoke, 
 @pytest.mark.parametrize(("storage", "sub", "want"), [
     ({"type": "local"}, "t", "/t"), ({"type": "local", "path": None}, "/t/u", "/t/u"),
     ({"type": "local", "path": "/"}, "/", "/"), ({"type": "local", "path": "/a/"}, "b/", "/a/b"),
+    ({"type": "local", "path": "/boX"}, "t", "/boX/t"),
     (None, "t", None), ("text", "t", None), ({"path": "/a"}, "t", None),
     ({"type": 7, "path": "/a"}, "t", None)])
 def test_a_sub_storage_from_what_the_node_showed_of_its_parent(storage, sub, want):
