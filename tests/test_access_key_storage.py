@@ -690,3 +690,23 @@ def test_the_restriction_that_would_allow_a_storage(storage, fix):
     from nodecli.node.storage_keys import fix_for
 
     assert fix_for(storage) == fix
+
+
+def test_the_tree_of_keys_nodecli_half_knows():
+    """A storage type nodecli does not know shows its path; an empty parent id is none."""
+    from nodecli.node.storage_keys import flatten, tree
+
+    rows = flatten(tree([{"id": "g", "parent_id": "", "storage": {"type": "gs", "path": "/b"}},
+                         {"id": 5, "parent_id": 0, "storage": None}]))
+    assert [(r["id"], r["parent_id"], r["storage_type"], r["storage_url"]) for r in rows] == [
+        ("g", None, "gs", "/b"), ("5", "0", None, None)]
+
+
+def test_read_secret_ref_itself_refuses_a_literal():
+    from nodecli.errors import UsageError
+    from nodecli.node.storage_keys import read_secret_ref
+
+    with pytest.raises(UsageError, match=r"^--storage-secret: give env:NAME, file:PATH or stdin"):
+        read_secret_ref(SECRET, "--storage-secret", {}, lambda what: SECRET)
+    assert read_secret_ref("stdin", "x", {}, lambda what: f"line for {what}") == "line for x"
+    assert read_secret_ref("env:V", "x", {"V": "v1"}, lambda what: "") == "v1"
