@@ -82,6 +82,7 @@ RUNS: dict[str, Run] = {
     "access-key set-verification-key": Run(("ak1", "--public-key", "{pem}"), "node",
                                            changes="node"),
     "access-key show": Run(("ak1",), "node"),
+    "access-key tree": Run((), "node"),
     "access can-i": Run(("list", "/projects", "--user-id", "bob"), "ak"),
     "access what-can": Run(("--user-id", "bob"), "ak"),
     "access who-can": Run(("/projects",), "ak"),

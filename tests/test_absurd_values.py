@@ -194,6 +194,7 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
     ("access-key", "set"): [["ak", "--path", "/y"]],
     ("access-key", "set-verification-key"): [["ak", "--public-key", "@PEM"]],
     ("access-key", "show"): [["ak"], ["ak", "-o", "json"]],
+    ("access-key", "tree"): [[], ["-o", "json"], ["-o", "csv"]],
     ("access", "can-i"): [["read", "/x", "--user-id", "u"],
                           ["read", "/x", "--user-id", "u", "-o", "json"]],
     ("access", "what-can"): [["--user-id", "u"], ["--user-id", "u", "-o", "csv"]],
@@ -261,7 +262,7 @@ LOCAL = {
 #: commands that must end with exit 0 whatever the values (their answer is all data);
 #: the others act on what they read (a watch ends on an unknown status, a resolve finds
 #: nothing stopped...): any documented exit, always with a one-line reason
-READS = {("access-key", "list"), ("access-key", "show"), ("events", "get"),
+READS = {("access-key", "list"), ("access-key", "show"), ("access-key", "tree"), ("events", "get"),
          ("events", "list"), ("events", "tail"), ("events", "stats"), ("node", "info"),
          ("operations", "list"), ("operations", "show"), ("permission", "list"),
          ("permission", "show"), ("transfer", "list"), ("transfer", "show"),

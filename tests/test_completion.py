@@ -168,7 +168,8 @@ def test_home_given_on_the_command_line_wins(filled_home, tmp_path):
 def test_access_keys_of_an_emulator_run_with_the_home(invoke, node_env, emulator, tmp_path):
     """Keys created on the emulator over HTTP are offered when completing with its home
     (its state/emulator/access_keys.json); nothing is asked of the running node."""
-    r = invoke("access-key", "create", "--path", "/", "--id", "AKemu1", "--secret-stdin",
+    r = invoke("access-key", "create", "--path", "/", "--no-check", "--id", "AKemu1",
+               "--secret-stdin",
                input="ak-secret\n", env=node_env)
     assert r.exit_code == 0, r
     emulator_home = emulator.paths.config_dir

@@ -50,6 +50,7 @@ WIDTHS = (60, 80, 120)
 READS: dict[str, list[list[str]]] = {
     "access-key list": [[]],
     "access-key show": [["AKconv"]],
+    "access-key tree": [[]],
     "access can-i": [["read", "{dir}", "--user-id", "alice@" + LONG_HOST]],
     "access what-can": [["--user-id", "alice@" + LONG_HOST]],
     "access who-can": [["{dir}"]],

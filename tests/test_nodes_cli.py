@@ -110,7 +110,7 @@ def test_get_retried_through_503_and_reset_shown_with_v(invoke, emulator):
 
 def test_post_is_not_retried(invoke, emulator):
     emulator.faults.push("503")
-    r = invoke("-v", "access-key", "create", "--path", "/data/a", "--id", "once",
+    r = invoke("-v", "access-key", "create", "--path", "/data/a", "--id", "once", "--no-check",
                "--url", emulator.url, "--user", "admin", "--password-stdin", input=PW)
     assert r.exit_code == 6, r
     assert "retry " not in r.stderr

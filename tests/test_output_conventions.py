@@ -34,7 +34,8 @@ def world(invoke, emulator, node_env, log, home, tmp_path):
            "--password-stdin", input="admin-pass\n")
     token = mint_service_token(emulator.state, "u1", "user:all")
     invoke("service", "add", "corp", "--url", emulator.url, "--token-stdin", input=token + "\n")
-    r = invoke("access-key", "create", "--path", "/", "--id", "AKconv", "--secret-stdin",
+    r = invoke("access-key", "create", "--path", "/", "--no-check", "--id", "AKconv",
+               "--secret-stdin",
                input="ak-secret\n", env=node_env)
     assert r.exit_code == 0, r.stderr
     log.generate(3, families=["file", "transfer"])

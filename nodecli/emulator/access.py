@@ -49,7 +49,12 @@ def _visible_keys(state: NodeState, principal: Principal) -> list[AccessKey]:
     keys = sorted(state.access_keys.values(), key=lambda k: k.created_at)
     if principal.kind == "node_user":
         return [k for k in keys if k.owner == principal.name]
-    return [k for k in keys if k.id == principal.access_key]
+    # an access key sees itself and the sub-keys below it
+    mine = {principal.access_key}
+    for k in keys:  # a sub-key is always created after its parent
+        if k.parent_id in mine:
+            mine.add(k.id)
+    return [k for k in keys if k.id in mine]
 
 
 def _key_for(state: NodeState, req: Request, ak_id: str) -> AccessKey:

@@ -118,9 +118,17 @@ def register(router: Router, state: NodeState) -> None:
         body = req.json()
         if not isinstance(body, dict):
             raise HttpError(400, "the body must be a JSON object")
-        storage = body.get("storage")
-        if not isinstance(storage, dict) or not isinstance(storage.get("type"), str):
-            raise HttpError(400, "storage (an object with a type) is required")
+        from nodecli.emulator.storage_types import check_storage, sub_key_storage
+
+        parent = None
+        if principal.kind == "access_key":  # a sub-key (interface.md 5.1.4)
+            with state.lock:
+                parent = state.access_keys.get(principal.access_key or "")
+            if parent is None:
+                raise HttpError(401, "invalid credentials")
+            body = {**body, "storage": sub_key_storage(parent.storage, body.get("storage"))}
+        else:
+            check_storage(body.get("storage"))
         for key in ("id", "secret"):
             if key in body and not (isinstance(body[key], str) and body[key]):
                 raise HttpError(400, f"{key} must be a non-empty string")
@@ -129,7 +137,7 @@ def register(router: Router, state: NodeState) -> None:
         pem = body.get("token_verification_key")
         if pem is not None and not (isinstance(pem, str) and "BEGIN PUBLIC KEY" in pem):
             raise HttpError(400, "token_verification_key must be a PEM public key")
-        xuser = state.transfer_user_of(principal.name)
+        xuser = state.transfer_user_of(parent.owner if parent else principal.name)
         if xuser is None or not xuser.restrictions:
             raise HttpError(
                 403,
@@ -141,7 +149,8 @@ def register(router: Router, state: NodeState) -> None:
 
             generated = secrets.token_urlsafe(24)
             body = {**body, "secret": generated}
-        ak = state.create_access_key(principal.name, body)
+        ak = state.create_access_key(parent.owner if parent else principal.name, body,
+                                     parent_id=parent.id if parent else None)
         hook = state.extensions.get("on_access_key")
         if hook:
             hook(ak)
@@ -151,4 +160,5 @@ def register(router: Router, state: NodeState) -> None:
         return Reply(201, reply)
 
     router.add("GET", r"/info", info, auth="basic")
-    router.add("POST", r"/access_keys", create_access_key, auth="node")
+    # a node user creates keys; an access key creates sub-keys (interface.md 5.1.4)
+    router.add("POST", r"/access_keys", create_access_key, auth="basic")

@@ -28,9 +28,12 @@ class AccessKey:
     created_at: float = field(default_factory=time.time)
     configuration: dict[str, Any] = field(default_factory=dict)
     root_file_id: str | None = None
+    parent_id: str | None = None  # the key that created this sub-key
 
     def public(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "storage": self.storage}
+        if self.parent_id is not None:
+            d["parent_id"] = self.parent_id
         if self.root_file_id is not None:
             d["root_file_id"] = self.root_file_id
         d["configuration"] = dict(self.configuration)
@@ -201,7 +204,8 @@ class NodeState:
 
     # -- access keys ------------------------------------------------------------------
 
-    def create_access_key(self, owner: str, body: dict[str, Any]) -> AccessKey:
+    def create_access_key(self, owner: str, body: dict[str, Any], *,
+                          parent_id: str | None = None) -> AccessKey:
         with self.lock:
             ak_id = body.get("id") or uuid.uuid4().hex[:20]
             if ak_id in self.access_keys:
@@ -212,6 +216,7 @@ class NodeState:
                            configuration=dict(body.get("configuration") or {}))
             if body.get("token_verification_key"):
                 ak.token_verification_key = body["token_verification_key"]
+            ak.parent_id = parent_id
             self.access_keys[ak_id] = ak
             self.save_access_keys()
             return ak
@@ -233,7 +238,8 @@ class NodeState:
             data = {"version": 1, "access_keys": [
                 {"id": ak.id, "secret_digest": ak.secret_digest, "storage": ak.storage,
                  "owner": ak.owner, "token_verification_key": ak.token_verification_key,
-                 "created_at": ak.created_at, "configuration": ak.configuration}
+                 "created_at": ak.created_at, "configuration": ak.configuration,
+                 "parent_id": ak.parent_id}
                 for ak in self.access_keys.values()]}
             ensure_private_dir(self.state_folder())
             atomic_write(self.access_keys_file(), json.dumps(data, indent=1).encode())
@@ -258,6 +264,7 @@ class NodeState:
                                item.get("token_verification_key"),
                                float(item.get("created_at") or time.time()),
                                dict(item.get("configuration") or {}))
+                ak.parent_id = item.get("parent_id")
                 keys[ak.id] = ak
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise ConfigError(f"{path}: damaged emulator state ({type(exc).__name__}: {exc})",

@@ -555,7 +555,9 @@ class Client:
         msg = node_message(resp.body)
         text = f"{method} {self.redact(resp.url)}: HTTP {resp.status}"
         if msg:
-            text += ": " + " ".join(msg.split())  # one line; the writer strips controls
+            # one line (the writer strips controls), without what we sent that is secret:
+            # a node may echo the body it refused
+            text += ": " + self.redact(" ".join(msg.split()))
         hint = hint_for(resp.status) if hint_for else None
         raise status_error(resp.status, text, auth=self.endpoint.auth, url=resp.url, hint=hint)
 

@@ -222,22 +222,28 @@ MAX_PEM_BYTES = 64 * 1024
 STORAGE_TYPES = ("local",)
 
 
-def create_access_key(client: Any, storage_type: str, path: str, id: str | None = None,
-                      secret: str | None = None,
+def create_access_key(client: Any, storage_type: str | dict[str, Any], path: str = "/",
+                      id: str | None = None, secret: str | None = None,
                       extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """POST /access_keys; return the node's answer (without the secret). ``extra``:
     more properties of the new key (``configuration``, ``token_verification_key``).
+    ``storage_type`` is ``local`` (with ``path``) or a whole storage object
+    (:mod:`nodecli.node.storage_keys` builds them; ``path`` is then unused).
 
     409 (the id exists) becomes a ConflictError that says so and how to proceed.
     """
-    if storage_type not in STORAGE_TYPES:
+    if isinstance(storage_type, dict):
+        storage = storage_type
+    elif storage_type not in STORAGE_TYPES:
         raise UsageError(f"storage type {storage_type!r} is not supported "
                          f"(supported: {', '.join(STORAGE_TYPES)})")
-    if not path.startswith("/"):
+    elif not path.startswith("/"):
         raise UsageError(f"--path must be absolute (start with /), not {path!r}")
+    else:
+        storage = {"type": storage_type, "path": path}
     if id is not None and not AK_ID_RE.match(id):
         raise UsageError(f"invalid access key id {id!r}: use letters, digits and . _ @ + -")
-    body: dict[str, Any] = {**(extra or {}), "storage": {"type": storage_type, "path": path}}
+    body: dict[str, Any] = {**(extra or {}), "storage": storage}
     if id:
         body["id"] = id
     if secret:
