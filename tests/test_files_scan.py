@@ -516,3 +516,42 @@ def test_progress_reports_counts_and_a_rate() -> None:
     last = seen[-1]
     assert (last.files, last.size) == (2, 3)
     assert last.rate > 0 and last.pending >= 0
+
+
+def test_an_interruption_inside_a_commit_saves_nothing_half_done(tmp_path: Path) -> None:
+    """Ctrl-C while a listing is being applied (the state is half changed): the way out
+    leaves the last snapshot as it was, and the resume counts that listing once."""
+    tree = Tree({"a": {"x": 1}, "b": {"y": 2}})
+
+    class CutShort(Scan):
+        def _offer_top(self, heap: list[Any], size: int, path: str) -> None:
+            if self.snap is not None and heap is self.snap.top and path == "/data/b/y":
+                raise KeyboardInterrupt  # after the stack moved on, before the totals
+            super()._offer_top(heap, size, path)
+
+    state = ScanState(tmp_path / "s.json", "s")
+    with pytest.raises(KeyboardInterrupt):
+        CutShort(tree.list_folder, tree.root(), node="n", state=state, top=1,
+                 save_every_folders=1).run()
+    saved = json.loads(state.path.read_bytes())
+    assert saved["counts"]["files"] == 1 and saved["counts"]["listings"] == 2
+    result = Scan(tree.list_folder, tree.root(), node="n", state=state, top=1).run()
+    assert (result.files, result.size, result.listings) == (2, 3, 1)
+    assert result.top == [{"path": "/data/b/y", "size": 2}]
+
+
+def test_the_ncdu_output_is_cut_back_to_what_the_state_counts(tmp_path: Path) -> None:
+    """Killed inside a listing whose folder then shrinks: what that listing had written
+    past the snapshot is gone from the output, not left at its end."""
+    tree = Tree({"a": {f"file-{i}": i for i in range(20)}, "b": {"y": 2}})
+    state = KillableState(tmp_path / "s.json", "s")
+    with pytest.raises(Crash):
+        Scan(crashing(tree, 2, 19, state, True), tree.root(), node="n", state=state,
+             ncdu=True, save_every_folders=1).run()
+    a_id = next(e["id"] for e in tree.folders[tree.root_id] if e["name"] == "a")
+    del tree.folders[a_id][1:]
+    result = Scan(tree.list_folder, tree.root(), node="n", state=ScanState(state.path, "s"),
+                  ncdu=True).run()
+    assert ncdu_tree(result)[3][1:] == [
+        [{"name": "a", "asize": 0, "dsize": 0}, {"name": "file-0", "asize": 0, "dsize": 0}],
+        [{"name": "b", "asize": 0, "dsize": 0}, {"name": "y", "asize": 2, "dsize": 2}]]
