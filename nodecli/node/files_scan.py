@@ -50,7 +50,7 @@ LIST, CLOSE = "L", "C"
 NCDU_MAJOR, NCDU_MINOR = 1, 2
 
 
-def _size(entry: Mapping[str, Any]) -> int:
+def entry_size(entry: Mapping[str, Any]) -> int:
     """An entry's size in bytes: a non-negative integer, else 0 (a hostile node's
     ``"12"``, ``true``, ``-5`` or ``1e3`` adds nothing)."""
     value = entry.get("size")
@@ -69,6 +69,13 @@ def _mtime(entry: Mapping[str, Any]) -> int | None:
         return int(parse_iso8601(value).timestamp())
     except (TimeParseError, ValueError, OverflowError, OSError):
         return None
+
+
+def _ncdu_json(obj: dict[str, Any]) -> bytes:
+    """An item of ncdu's format: UTF-8 as it is, not ``\\u`` escapes (ncdu 1.x decodes
+    each escape alone, so a character beyond the BMP, a surrogate pair, would come out
+    as garbage); a lone surrogate a hostile node sent becomes ``?``."""
+    return json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
 
 
 def child_path(parent: str, name: str) -> str:
@@ -463,7 +470,7 @@ class Scan:
         floor = snap.top[0] if len(snap.top) >= self.top_n > 0 else None
         if out is not None:
             info: dict[str, Any] = {"name": name, "asize": 0, "dsize": 0}
-            self._write(b",[" + json.dumps(info).encode())
+            self._write(b",[" + _ncdu_json(info))
         try:
             for entry in self.lister(fid):
                 self.entries += 1
@@ -473,7 +480,7 @@ class Scan:
                     sid = entry.get("id")
                     subs.append((str(sid) if sid is not None else "", ename))
                     continue
-                n = _size(entry)
+                n = entry_size(entry)
                 files += 1
                 size += n
                 if self.top_n > 0:
@@ -485,7 +492,7 @@ class Scan:
                     mtime = _mtime(entry)
                     if mtime is not None:
                         obj["mtime"] = mtime
-                    self._write(b"," + json.dumps(obj).encode())
+                    self._write(b"," + _ncdu_json(obj))
         except self.vanished as exc:
             if depth == 0:
                 raise
@@ -543,7 +550,7 @@ class Scan:
         if self.out is not None:  # what the listing wrote is cut back first
             self._seek(snap.ncdu_length)
             info = {"name": frame[4], "asize": 0, "dsize": 0, "read_error": True}
-            self._write(b",[" + json.dumps(info).encode() + b"]")
+            self._write(b",[" + _ncdu_json(info) + b"]")
             snap.ncdu_length = self._tell()
         snap.stack.pop()
         self._note_skip(snap, frame[2], "vanished: " + shorten(why, 120))
@@ -608,7 +615,7 @@ class Scan:
 
         meta = {"progname": "nodecli", "progver": __version__,
                 "timestamp": int(datetime.fromisoformat(snap.started_at).timestamp())}
-        return f"[{NCDU_MAJOR},{NCDU_MINOR},".encode() + json.dumps(meta).encode()
+        return f"[{NCDU_MAJOR},{NCDU_MINOR},".encode() + _ncdu_json(meta)
 
     def _write(self, data: bytes) -> None:
         assert self.out is not None
