@@ -60,7 +60,14 @@ def entry_size(entry: Mapping[str, Any]) -> int:
 
 
 def _mtime(entry: Mapping[str, Any]) -> int | None:
-    value = entry.get("mtime", entry.get("modified_time"))
+    """An entry's modification time as ncdu keeps it (seconds since the epoch), from
+    an aware datetime or ISO 8601 text; None when there is none."""
+    value = entry.get("mtime")
+    if isinstance(value, datetime):
+        try:
+            return int(value.timestamp())
+        except (ValueError, OverflowError, OSError):
+            return None
     if not isinstance(value, str) or not value:
         return None
     from nodecli.timeparse import TimeParseError, parse_iso8601
@@ -71,11 +78,15 @@ def _mtime(entry: Mapping[str, Any]) -> int | None:
         return None
 
 
+# one encoder for every item: json.dumps with options builds a new one per call
+_NCDU_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _ncdu_json(obj: dict[str, Any]) -> bytes:
     """An item of ncdu's format: UTF-8 as it is, not ``\\u`` escapes (ncdu 1.x decodes
     each escape alone, so a character beyond the BMP, a surrogate pair, would come out
     as garbage); a lone surrogate a hostile node sent becomes ``?``."""
-    return json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
+    return _NCDU_ENCODER.encode(obj).encode("utf-8", "replace")
 
 
 def child_path(parent: str, name: str) -> str:
@@ -353,7 +364,7 @@ class Scan:
                  progress: Callable[[Progress], None] | None = None,
                  save_every: float = SAVE_EVERY, save_every_folders: int | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 vanished: tuple[type[BaseException], ...] = (NotFoundError,)) -> None:
+                 unreadable: Callable[[BaseException], bool] | None = None) -> None:
         self.lister, self.root, self.node = lister, root, node
         self.depth, self.top_n = depth, top
         self.want_ncdu = ncdu
@@ -364,7 +375,9 @@ class Scan:
         self.progress = progress
         self.save_every, self.save_every_folders = save_every, save_every_folders
         self.clock = clock
-        self.vanished = vanished
+        # a folder below the path that cannot be listed (deleted meanwhile, refused) is
+        # noted and the scan goes on; anything else stops it
+        self.unreadable = unreadable or (lambda exc: isinstance(exc, NotFoundError))
         self.snap: Snapshot | None = None
         self._chain: list[list[Any]] = []  # the open folders: the C frames, root first
         self._open: set[str] = set()
@@ -395,7 +408,8 @@ class Scan:
         if snap.finished_at is not None:
             return self._result(snap, resumed=True, was_finished=True)
         started = self.clock()
-        self._last_save = self._last_progress = started
+        self._last_save = started
+        self._last_progress = started - PROGRESS_EVERY  # the first listing is reported
         self._started = started
         try:
             self._walk(snap)
@@ -471,9 +485,12 @@ class Scan:
         if out is not None:
             info: dict[str, Any] = {"name": name, "asize": 0, "dsize": 0}
             self._write(b",[" + _ncdu_json(info))
+        top_n, seen = self.top_n, 0
+        write = out.write if out is not None else None
+        encode = _NCDU_ENCODER.encode
         try:
             for entry in self.lister(fid):
-                self.entries += 1
+                seen += 1
                 ename = entry.get("name")
                 ename = ename if isinstance(ename, str) and ename else str(entry.get("id"))
                 if entry.get("type") == "folder":
@@ -483,21 +500,22 @@ class Scan:
                 n = entry_size(entry)
                 files += 1
                 size += n
-                if self.top_n > 0:
+                if top_n > 0 and (floor is None or n >= floor.size):
                     cand = _Ranked(n, child_path(path, ename))
                     if floor is None or floor < cand:
                         self._offer_top(best, n, cand.path)
-                if out is not None:
-                    obj: dict[str, Any] = {"name": ename, "asize": n, "dsize": n}
+                if write is not None:  # (an item of ncdu's format, as _ncdu_json makes it)
                     mtime = _mtime(entry)
-                    if mtime is not None:
-                        obj["mtime"] = mtime
-                    self._write(b"," + _ncdu_json(obj))
-        except self.vanished as exc:
-            if depth == 0:
+                    write(b',{"name":' + encode(ename).encode("utf-8", "replace")
+                          + (b',"asize":%d,"dsize":%d' % (n, n))
+                          + (b',"mtime":%d}' % mtime if mtime is not None else b"}"))
+        except Exception as exc:
+            self.entries += seen
+            if depth == 0 or not self.unreadable(exc):
                 raise
-            self._commit_vanished(snap, frame, str(exc))
+            self._commit_unreadable(snap, frame, str(exc))
             return
+        self.entries += seen
         self._commit(snap, frame, files, size, subs, best)
 
     def _commit(self, snap: Snapshot, frame: list[Any], files: int, size: int,
@@ -543,9 +561,9 @@ class Scan:
             snap.ncdu_length = self._tell()
         self._dirty = False
 
-    def _commit_vanished(self, snap: Snapshot, frame: list[Any], why: str) -> None:
-        """A folder the node no longer has (deleted during the scan): noted, not
-        counted inside; ncdu marks it as a folder it could not read."""
+    def _commit_unreadable(self, snap: Snapshot, frame: list[Any], why: str) -> None:
+        """A folder the node does not list (deleted during the scan, refused): noted,
+        nothing inside counted; ncdu marks it as a folder it could not read."""
         self._dirty = True
         if self.out is not None:  # what the listing wrote is cut back first
             self._seek(snap.ncdu_length)
@@ -553,7 +571,7 @@ class Scan:
             self._write(b",[" + _ncdu_json(info) + b"]")
             snap.ncdu_length = self._tell()
         snap.stack.pop()
-        self._note_skip(snap, frame[2], "vanished: " + shorten(why, 120))
+        self._note_skip(snap, frame[2], "not listed: " + shorten(why, 120))
         self._dirty = False
 
     def _note_skip(self, snap: Snapshot, path: str, why: str) -> None:
