@@ -115,7 +115,7 @@ def test_the_remote_reads_are_many():
 def test_a_wrong_password_exits_4(realistic, invoke, path):
     argv = _argv(path, READS[path][0], realistic)
     env = {**realistic["env"], "NODECLI_PASSWORD": "wrong-password"}
-    if path in ("permission list", "permission show"):
+    if path in ("permission list", "permission show") or path.startswith("files "):
         env.update(NODECLI_USER="", NODECLI_ACCESS_KEY="AKconv")
     r = invoke(*argv, env=env)
     assert r.exit_code == 4, r

@@ -116,6 +116,13 @@ def _port_file_holds(path: Path, ports: str) -> bool:
 @click.option("--cert-days", type=click.IntRange(-3650, 3650), metavar="D",
               help="The TLS certificate expires D days from now (0 or less: expired); "
                    "its own CA, printed as cacert.")
+@click.option("--generated-tree", metavar="SPEC", default=None,
+              help="Serve a tree made on demand: fanout=F,depth=D,files=N[,seed=S]"
+                   "[,at=/PATH] (mounted at /generated unless at= says where).")
+@click.option("--files-paging", metavar="MODE[:SIZE]", default="numbered", show_default=True,
+              help="How GET /files/{id}/files pages: numbered (page, per_page, "
+                   "X-Total-Count, Link), token (opaque Link token, SIZE a page, no total) "
+                   "or bare (page, per_page only); SIZE caps per_page.")
 @click.option("--service-token-file", type=UserPath(dir_okay=False), metavar="PATH",
               help="Write an OAuth access token of the emulated collaboration service "
                    "(user admin, scope user:all, valid 24 h; 0600) for the operations commands.")
@@ -130,7 +137,8 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
           token_max_age: float | None, outage_every: float | None, outage_length: float,
           idle_timeout: float | None, clock_offset: float, seed_transfers: int,
           transfer_seconds: float, service_token_file: str | None, node_count: int,
-          cert_days: int | None) -> None:
+          cert_days: int | None, generated_tree: str | None = None,
+          files_paging: str = "numbered") -> None:
     """Serve the node interface until Ctrl-C or SIGTERM (then exit 0).
 
     Node users (and their passwords) are those of this home's config.toml; access
@@ -159,6 +167,16 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
                          f"not {access_key_header!r}")
     if link_host is not None and not _LINK_HOST_RE.fullmatch(link_host):
         raise UsageError(f"--link-host must be HOST or HOST:PORT, not {link_host[:60]!r}")
+    from nodecli.emulator.generated import Paging, TreeSpec
+
+    try:
+        tree = TreeSpec.parse(generated_tree) if generated_tree is not None else None
+    except ValueError as exc:
+        raise UsageError(f"--generated-tree: {exc}") from None
+    try:
+        paging = Paging.parse(files_paging)
+    except ValueError as exc:
+        raise UsageError(f"--files-paging: {exc}") from None
     from nodecli.config.service_paths import parse_path_overrides
 
     paths = parse_path_overrides(service_paths)
@@ -206,6 +224,7 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
             raise
         raise NodecliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     from nodecli.emulator.events import log_for, start_generator
+    from nodecli.emulator.storage import storage_of
     from nodecli.emulator.transfers import book_of
 
     for server in servers:
@@ -217,6 +236,9 @@ def serve(app: App, host: str, port: int, port_file: str | None, no_tls: bool,
         faults.slow_seconds = slow_seconds
         server.state.token_max_age, server.state.clock_offset = token_max_age, clock_offset
         server.idle_timeout = idle_timeout
+        files = storage_of(server.state)
+        files.generate(tree)
+        files.paging = paging
         book = book_of(server.state)
         book.seconds = transfer_seconds
         book.seed(seed_transfers)

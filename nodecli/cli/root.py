@@ -23,6 +23,8 @@ SUBCOMMANDS = {
                    "Access keys: create, list, show, set, delete; verification keys."),
     "permission": ("nodecli.cli.permissions:permission",
                    "Permissions on files: list, grant, revoke, show."),
+    "files": ("nodecli.cli.files:files",
+              "Browse a node's files: ls, find, tree (every page of every folder)."),
     "access": ("nodecli.cli.access:access",
                "Who may see what: can-i, who-can, what-can (--verify asks the node)."),
     "transfer": ("nodecli.cli.transfers:transfer",

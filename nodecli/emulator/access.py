@@ -16,7 +16,7 @@ Who may see what is :mod:`nodecli.emulator.storage`.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from nodecli.emulator.server import HttpError, Principal, Reply, Request, Router
 from nodecli.emulator.state import AccessKey, NodeState
@@ -202,7 +202,7 @@ def register(router: Router, state: NodeState) -> None:
             ak = state.access_keys.get(principal.access_key or "")
             if ak is not None:
                 root_of(state, ak)
-            node = st.by_id.get(req.match.group("id"))
+            node = st.get(req.match.group("id"))
             if node is None or not file_visible(state, principal, node):
                 raise HttpError(404, f"no file {req.match.group('id')!r}")
             return node
@@ -218,8 +218,7 @@ def register(router: Router, state: NodeState) -> None:
         with state.lock:
             if listing_refused(state, principal, node):
                 raise HttpError(403, f"listing folder {node.id} needs the list level")
-            return Reply(200, [c.public() for c in st.children(node)
-                               if file_visible(state, principal, c)])
+            return page_of(req, state, principal, node)
 
     # -- permissions -------------------------------------------------------------------
 
@@ -257,7 +256,7 @@ def register(router: Router, state: NodeState) -> None:
         return body
 
     def _check_file(req: Request, principal: Principal, file_id: str) -> FileNode:
-        node = st.by_id.get(file_id)
+        node = st.get(file_id)
         root = key_path(state, principal)
         if node is None or root is None or not within(node.path, root):
             raise HttpError(404, f"no file {file_id!r}")
@@ -285,9 +284,9 @@ def register(router: Router, state: NodeState) -> None:
             if not file_id:  # every permission the key set, in its storage
                 root = key_path(state, principal)
                 perms = [p.public() for p in st.permissions.values()
-                         if root is not None and p.file_id in st.by_id
+                         if root is not None and (node := st.get(p.file_id)) is not None
                          and p.access_key in (None, principal.access_key)
-                         and within(st.by_id[p.file_id].path, root)]
+                         and within(node.path, root)]
                 return Reply(200, sorted(perms, key=lambda p: int(p["id"])))
             node = _check_file(req, principal, file_id)
             ids = set(st.lineage(node.id)) if inherited else {node.id}
@@ -322,8 +321,9 @@ def register(router: Router, state: NodeState) -> None:
                     setattr(perm, key, body[key])
             if "access_levels" in body:
                 perm.access_levels = list(body["access_levels"])
-            node = st.by_id[perm.file_id]
-        _log(state, principal, ["permission.modified"], perm.public(), node.path)
+            node = st.get(perm.file_id)
+        _log(state, principal, ["permission.modified"], perm.public(),
+             node.path if node else None)
         return Reply(200, perm.public())
 
     def delete_permission(req: Request) -> Reply:
@@ -331,7 +331,7 @@ def register(router: Router, state: NodeState) -> None:
         with state.lock:
             perm = _perm(req, principal)
             del st.permissions[perm.id]
-            node = st.by_id.get(perm.file_id)
+            node = st.get(perm.file_id)
         _log(state, principal, ["permission.deleted"], perm.public(),
              node.path if node else None)
         return Reply(204)
@@ -349,6 +349,65 @@ def register(router: Router, state: NodeState) -> None:
     router.add("GET", rf"/permissions/{seg}", get_permission, auth="any")
     router.add("PUT", rf"/permissions/{seg}", update_permission, auth="any")
     router.add("DELETE", rf"/permissions/{seg}", delete_permission, auth="any")
+
+
+def page_of(req: Request, state: NodeState, principal: Principal, node: FileNode) -> Reply:
+    """One page of a folder's entries, paged as ``storage.paging`` says (see
+    :mod:`nodecli.emulator.generated`)."""
+    from nodecli.emulator.generated import (
+        DEFAULT_MAX_PER_PAGE,
+        DEFAULT_PER_PAGE,
+        DEFAULT_TOKEN_PAGE,
+        Paging,
+        decode_token,
+        encode_token,
+    )
+    from nodecli.emulator.storage import bearer_is_admin
+
+    st = storage_of(state)
+    paging = st.paging or Paging()
+    if paging.mode == "token":
+        token = req.arg("iteration_token")
+        start = 0
+        if token is not None:
+            decoded = decode_token(token)
+            if decoded is None or decoded[0] != node.id:
+                raise HttpError(400, "invalid iteration_token")
+            start = decoded[1]
+        size = paging.size or DEFAULT_TOKEN_PAGE
+    else:
+        try:
+            page = int(req.arg("page") or 1)
+            size = int(req.arg("per_page") or DEFAULT_PER_PAGE)
+        except ValueError:
+            raise HttpError(400, "page and per_page are whole numbers") from None
+        if page < 1 or size < 1:
+            raise HttpError(400, "page and per_page start at 1")
+        size = min(size, paging.size or DEFAULT_MAX_PER_PAGE)
+        start = (page - 1) * size
+    everything = principal.kind == "access_key" or bearer_is_admin(
+        principal, principal.access_key or "")
+    if st.generated is not None and node.id.startswith("g") and everything:
+        # the folder is visible, so all below it is: slice without listing the folder
+        total = st.generated.count(node.id)
+        chunk = [c.public() for c in st.generated.children(node, start, start + size)]
+    else:
+        visible = [c for c in st.children(node) if file_visible(state, principal, c)]
+        total = len(visible)
+        chunk = [c.public() for c in visible[start:start + size]]
+    headers: dict[str, str] = {}
+    more = start + size < total
+    where = f"{req.base_url}/files/{quote(node.id, safe='')}/files"
+    if paging.mode == "token":
+        if more:
+            headers["Link"] = f'<{where}?iteration_token={encode_token(node.id, start + size)}>; ' \
+                              'rel="next"'
+    elif paging.mode == "numbered":
+        headers["X-Total-Count"] = str(total)
+        if more:
+            query = urlencode({"page": start // size + 2, "per_page": size})
+            headers["Link"] = f'<{where}?{query}>; rel="next"'
+    return Reply(200, chunk, headers)
 
 
 def _check_pem(pem: Any) -> None:

@@ -34,14 +34,20 @@ class FileNode:
     path: str
     type: str  # "folder" or "file"
     size: int = 0
+    mtime: float | None = None  # seconds since the epoch
 
     @property
     def name(self) -> str:
         return self.path.rstrip("/").rsplit("/", 1)[-1] or "/"
 
     def public(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "type": self.type, "path": self.path,
-                "size": self.size}
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type,
+                               "path": self.path, "size": self.size}
+        if self.mtime is not None:
+            import time
+
+            out["mtime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.mtime))
+        return out
 
 
 @dataclass(slots=True)
@@ -73,6 +79,9 @@ class Storage:
     # playing a faulty node: a permission on /data/fin also covers /data/finance (the
     # folder matched as a string prefix, not component by component)
     prefix_match: bool = False
+    # the tree made on demand (nodecli.emulator.generated), and how listings are paged
+    generated: Any = None
+    paging: Any = None
 
     def reset(self) -> None:
         self.by_id.clear()
@@ -81,13 +90,37 @@ class Storage:
         self.file_ids = itertools.count(1000)
         self.perm_ids = itertools.count(1)
         self.prefix_match = False
+        self.generated = None
+        self.paging = None
+
+    def generate(self, spec: Any) -> None:
+        """Mount the generated tree of ``spec`` (a generated.TreeSpec; None: none)."""
+        from nodecli.emulator.generated import GeneratedTree
+
+        self.generated = GeneratedTree(spec, FileNode) if spec is not None else None
+        if spec is not None:
+            self.ensure(spec.at.rsplit("/", 1)[0] or "/")
+
+    def get(self, file_id: str) -> FileNode | None:
+        """The entry with this id, in memory or generated."""
+        node = self.by_id.get(file_id)
+        if node is None and self.generated is not None:
+            node = self.generated.node(file_id)
+        return node
+
+    def at_path(self, path: str) -> FileNode | None:
+        if self.generated is not None and within(path, self.generated.spec.at):
+            return self.generated.by_path(path)
+        return self.by_path.get(path)
 
     def ensure(self, path: str, kind: str = "folder", size: int = 0) -> FileNode:
         """The node at ``path`` (an absolute path), made with its parent folders."""
         path = normalize(path)
-        node = self.by_path.get(path)
+        node = self.at_path(path)
         if node is not None:
             return node
+        if self.generated is not None and within(path, self.generated.spec.at):
+            raise HttpError(409, f"{path} is inside the generated tree, which is read-only")
         if path != "/":
             self.ensure(path.rsplit("/", 1)[0] or "/")
         node = FileNode(str(next(self.file_ids)), path, kind, size)
@@ -96,18 +129,27 @@ class Storage:
         return node
 
     def children(self, node: FileNode) -> list[FileNode]:
+        """The folder's entries, held in memory (see :meth:`count` for generated ones)."""
+        if self.generated is not None and node.id.startswith("g"):
+            return list(self.generated.children(node))
         prefix = node.path.rstrip("/") + "/"
-        return sorted((n for p, n in self.by_path.items()
-                       if p.startswith(prefix) and "/" not in p[len(prefix):] and p != prefix),
-                      key=lambda n: n.path)
+        found = [n for p, n in self.by_path.items()
+                 if p.startswith(prefix) and "/" not in p[len(prefix):] and p != prefix]
+        if self.generated is not None and node.path == (
+                self.generated.spec.at.rsplit("/", 1)[0] or "/"):
+            found.append(self.generated.node("g"))
+        return sorted(found, key=lambda n: n.path)
 
     def lineage(self, file_id: str) -> list[str]:
         """The file's id and its folders' ids, up to the root."""
-        node = self.by_id.get(file_id)
+        node = self.get(file_id)
         if node is None:
             return [file_id]
         out = []
         path = node.path
+        if self.generated is not None and node.id.startswith("g"):
+            out = self.generated.lineage(node.id)
+            path = self.generated.spec.at.rsplit("/", 1)[0] or "/"
         while True:
             n = self.by_path.get(path)
             if n is not None:
@@ -223,9 +265,13 @@ def file_visible(state: NodeState, principal: Principal | None, node: FileNode) 
         return True  # node.AK:admin:all administers the key and its storage
     if principal.kind == "bearer":
         # browsing: a folder on the way to something permitted is visible too
+        st = storage_of(state)
         return holds_permission(state, principal, node.id) or any(
-            holds_permission(state, principal, n.id) for p, n in storage_of(state).by_path.items()
-            if within(p, node.path))
+            holds_permission(state, principal, n.id) for p, n in st.by_path.items()
+            if within(p, node.path)) or (st.generated is not None and any(
+                perm.file_id.startswith("g") and (held := st.get(perm.file_id)) is not None
+                and within(held.path, node.path) and holds_permission(state, principal, held.id)
+                for perm in st.permissions.values()))
     return False
 
 
@@ -239,7 +285,7 @@ def event_filter(state: NodeState, principal: Principal | None,
     def path_of(file_id: str | None, path: str | None) -> str | None:
         if path:
             return path
-        node = st.by_id.get(file_id or "")
+        node = st.get(file_id or "")
         return node.path if node else None
 
     if principal.kind == "node_user":

@@ -1,0 +1,177 @@
+"""``nodecli files``: browse what a node holds (ls, find, tree), every page of every
+folder (thin: the domain is nodecli.node.files)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import click
+
+from nodecli.cli.app import App
+from nodecli.cli.common import CONTEXT, output_option, pass_app
+from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.remote import access_options, open_node_client, pop_node_options
+from nodecli.errors import UsageError
+from nodecli.render import Column
+
+LS_COLUMNS = [Column("type", "type"), Column("size", "size", justify="right", whole=True),
+              Column("mtime", "modified", whole=True, drop=1),
+              Column("name", "name", whole=True), Column("id", "id", drop=2)]
+FIND_COLUMNS = [*LS_COLUMNS[:4], Column("path", "path", free=True),
+                Column("id", "id", drop=3)]
+ENTRY_CSV = [Column(k, k) for k in ("path", "name", "type", "size", "mtime", "id")]
+
+
+@click.group("files", cls=HelpGroup, context_settings=CONTEXT,
+             help="""Browse what a node holds: every page of every folder.
+
+Log in with an access key (--access-key AK, its secret) or a bearer token: a node serves
+/files to those, not to node users. PATH starts at the root the credentials see (the
+key's storage root); a bearer token's user sees only what it holds a permission on.
+
+\b
+  nodecli files ls /projects
+  nodecli files find /projects --name '*.mov' --min-size 1G --newer 7d
+  nodecli files tree /projects --depth 2
+""")
+def files() -> None:
+    pass
+
+
+def _rows(entries: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    for entry in entries:
+        yield entry.as_dict()
+
+
+def _render(app: App, entries: Iterable[Any], fmt: str, empty: str,
+            columns: list[Column] = LS_COLUMNS) -> None:
+    if fmt == "jsonl":  # a stream: one line per entry as it comes
+        app.term.jsonl(_rows(entries))
+        return
+    rows = list(_rows(entries))
+    app.term.table(rows, ENTRY_CSV if fmt == "csv" else columns, fmt, empty=empty)
+
+
+@files.command("ls", context_settings=CONTEXT)
+@click.argument("path", default="/")
+@access_options
+@output_option()
+@pass_app
+def files_ls(app: App, path: str, output_format: str, **kwargs: Any) -> None:
+    """What a folder holds (GET /files/{id}/files, every page); a file: itself.
+
+    \b
+      nodecli files ls /
+      nodecli files ls /projects/alpha -o json
+    """
+    from nodecli.node.files import list_folder, resolve
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        entry = resolve(client, path)
+        if not entry.is_folder:
+            _render(app, [entry], output_format, "nothing to list")
+            return
+        _render(app, list_folder(client, entry.id, parent_path=entry.path), output_format,
+                f"{entry.path}: empty folder")
+
+
+@files.command("find", context_settings=CONTEXT)
+@click.argument("path", default="/")
+@click.option("--name", "glob", metavar="GLOB",
+              help="Names matching GLOB (* ? [abc], case-sensitive), as find -name.")
+@click.option("--type", "kind", type=click.Choice(["f", "d"]),
+              help="f: files only; d: folders only.")
+@click.option("--min-size", metavar="SIZE",
+              help="Files of at least SIZE bytes (10M, 1.5G: 1024-based units).")
+@click.option("--newer", metavar="WHEN",
+              help="Modified at or after WHEN: a duration ago (10m, 2h, 7d) or an ISO 8601 "
+                   "time.")
+@click.option("--depth", "max_depth", type=click.IntRange(0, 256), metavar="N",
+              help="At most N levels below PATH (default: all).")
+@access_options
+@output_option()
+@pass_app
+def files_find(app: App, path: str, glob: str | None, kind: str | None,
+               min_size: str | None, newer: str | None, max_depth: int | None,
+               output_format: str, **kwargs: Any) -> None:
+    """Entries below PATH that match every test given (a walk of every page of every
+    folder, depth first).
+
+    \b
+      nodecli files find /projects --name '*.mov'
+      nodecli files find / --type f --min-size 1G --newer 7d -o jsonl
+    """
+    import fnmatch
+
+    from nodecli.node.files import parse_size, resolve, walk
+
+    size = parse_size(min_size) if min_size is not None else None
+    since = None
+    if newer is not None:
+        from nodecli.timeparse import TimeParseError, parse_since
+
+        try:
+            since = parse_since(newer)
+        except TimeParseError as exc:
+            raise UsageError(f"--newer: {exc}") from None
+    if glob is not None and (not glob or len(glob) > 1024):
+        raise UsageError("--name takes a glob of 1 to 1024 characters")
+
+    def matches(entry: Any) -> bool:
+        if kind is not None and entry.is_folder != (kind == "d"):
+            return False
+        if glob is not None and not fnmatch.fnmatchcase(entry.name, glob):
+            return False
+        if size is not None and (entry.is_folder or entry.size is None or entry.size < size):
+            return False
+        return since is None or (entry.mtime is not None and entry.mtime >= since)
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        top = resolve(client, path)
+        if not top.is_folder:
+            found: Iterable[Any] = [top] if matches(top) else []
+        else:
+            found = (e for e, _ in walk(client, top, max_depth=max_depth) if matches(e))
+        _render(app, found, output_format, "nothing found", FIND_COLUMNS)
+
+
+@files.command("tree", context_settings=CONTEXT)
+@click.argument("path", default="/")
+@click.option("--depth", "max_depth", type=click.IntRange(0, 256), metavar="N",
+              help="At most N levels below PATH (default: all).")
+@access_options
+@output_option(("table", "json", "jsonl", "csv"))
+@pass_app
+def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
+               **kwargs: Any) -> None:
+    """The folders and files below PATH, drawn as a tree (json: one entry per line of
+    the drawing, with its depth).
+
+    \b
+      nodecli files tree /projects --depth 2
+    """
+    from nodecli.node.files import resolve, walk
+    from nodecli.render import sanitize
+
+    conn = pop_node_options(kwargs)
+    with open_node_client(app, conn) as client:
+        top = resolve(client, path)
+        if not top.is_folder:
+            raise UsageError(f"{top.path} is a {top.type}, not a folder: 'files tree' draws "
+                             "a folder", hint=f"nodecli files ls {top.path}")
+        entries = walk(client, top, max_depth=max_depth)
+        if output_format in ("json", "jsonl", "csv"):
+            rows = ({**e.as_dict(), "depth": d} for e, d in entries)
+            if output_format == "jsonl":
+                app.term.jsonl(rows)
+            else:
+                app.term.table(list(rows), [*ENTRY_CSV, Column("depth", "depth")],
+                               output_format)
+            return
+        app.term.data(sanitize(top.path))
+        for entry, depth in entries:
+            suffix = "/" if entry.is_folder else ""
+            app.term.data("    " * depth + sanitize(entry.name) + suffix)
