@@ -481,7 +481,7 @@ def test_a_folder_that_vanishes_is_noted_and_the_scan_goes_on() -> None:
 
     result = Scan(lister, tree.root(), ncdu=True).run()
     assert (result.files, result.size) == (1, 2)
-    assert result.skipped == [{"path": "/data/a", "reason": "vanished: not found"}]
+    assert result.skipped == [{"path": "/data/a", "reason": "not listed: not found"}]
     assert ncdu_tree(result)[3][1] == [{"name": "a", "asize": 0, "dsize": 0,
                                         "read_error": True}]
     with pytest.raises(NotFoundError):  # the path itself: nothing to scan
