@@ -65,6 +65,7 @@ def du(app: App, path: str, depth: int, top: int, resume_name: str | None, resta
     if state is not None and dryrun.active():
         state = None  # --dry-run writes nothing: the saved place is not used
     conn = pop_node_options(kwargs)
+    app.budget.follow()  # each request within --deadline: a scan may take hours
     with open_node_client(app, conn) as client:
         from nodecli.node import files as node_files
 
