@@ -7,9 +7,14 @@ The emulator (this checkout's, its own process, its own CA) serves the generated
 (``fanout=10,depth=4``: 11,111 folders, and ``files`` files in each) paged by number,
 1000 entries a page, and counts the requests it serves.
 
-    python bench/files_du.py                   # 1,000,000 entries (and 100,000)
+    python bench/files_du.py                   # 1,000,000 entries
+    python bench/files_du.py --small           # and first a tree of 100,000 (flat memory)
     python bench/files_du.py --files 8         # a smaller tree (about 100,000 entries)
     python bench/files_du.py --kills 3         # three SIGKILLs in the resumed scan
+    python bench/files_du.py --no-whole        # only the killed and resumed scan
+
+Every scan's totals are checked against the tree's own, added up by the emulator from
+its generator without HTTP, and the resumed scan's against the uninterrupted one's.
 """
 
 from __future__ import annotations
@@ -56,6 +61,15 @@ for line in sys.stdin:  # "tree SPEC": a new tree; "count": requests since the l
     elif word == "count":
         print(count[0], flush=True)
         count[0] = 0
+    elif word == "sum":  # the tree's own totals, from the generator (no HTTP)
+        tree, files, size, stack = storage.generated, 0, 0, [storage.generated.node("g")]
+        while stack:
+            for child in tree.children(stack.pop()):
+                if child.type == "folder":
+                    stack.append(child)
+                else:
+                    files, size = files + 1, size + child.size
+        print(files, size, flush=True)
 """
 
 
@@ -117,6 +131,8 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=89,
                     help="files per folder (89: 999,989 entries below the mount)")
     ap.add_argument("--kills", type=int, default=1)
+    ap.add_argument("--small", action="store_true", help="first a tree of a tenth")
+    ap.add_argument("--no-whole", action="store_true", help="no uninterrupted scan")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-bench-du-"))
     emu = Emulator(tmp / "emulator")
@@ -126,19 +142,26 @@ def main() -> None:
                         NODECLI_PASSWORD=SECRET, NODECLI_CACERT=emu.ca)
         du = nodecli_argv("files", "du", "/generated", "--depth", "1", "-o", "json")
         rows = []
-        for files in sorted({max(1, args.files // 10), args.files}):
+        sizes = [max(1, args.files // 10), args.files] if args.small else [args.files]
+        for files in sizes:
             emu.say(f"tree fanout={FANOUT},depth={DEPTH},files={files},seed=1")
+            expected = [int(x) for x in emu.say("sum").split()]
             entries = FOLDERS - 1 + FOLDERS * files
+            if args.no_whole and files == args.files:
+                break
             emu.say("count")
             fig = run(du, env, tmp / f"du-{files}.json")
             fig["requests"] = int(emu.say("count"))
             fig["entries"] = entries
             rows.append(fig)
+            got = totals(tmp / f"du-{files}.json")[0]
             print(f"files du of {entries:>9,} entries: {fig['wall']:6.1f} s wall, "
                   f"{fig['cpu']:6.1f} s CPU, peak RSS {fig['rss_mib']:5.1f} MiB, "
                   f"{fig['requests']:,} requests "
-                  f"({fig['entries'] / fig['wall']:,.0f} entries/s)", flush=True)
-        whole = totals(tmp / f"du-{args.files}.json")
+                  f"({fig['entries'] / fig['wall']:,.0f} entries/s); totals equal to the "
+                  f"tree's: {'yes' if [got['files'], got['size']] == expected else 'NO'}",
+                  flush=True)
+        whole = None if args.no_whole else totals(tmp / f"du-{args.files}.json")
         if len(rows) == 2:
             print(f"peak RSS at {rows[1]['entries']:,} / at {rows[0]['entries']:,}: "
                   f"{rows[1]['rss_mib'] / rows[0]['rss_mib']:.2f}x")
@@ -158,13 +181,17 @@ def main() -> None:
         fig = run(resume, env, tmp / "resumed.json")
         fig["requests"] = int(emu.say("count"))
         parts.append(fig)
-        same = totals(tmp / "resumed.json") == whole
-        print(f"resumed to the end: {fig['wall']:.1f} s, {fig['requests']:,} requests, "
-              f"peak RSS {fig['rss_mib']:.1f} MiB; totals equal to the uninterrupted run: "
-              f"{'yes' if same else 'NO'}")
+        resumed = totals(tmp / "resumed.json")
+        same = (whole is None or resumed == whole) \
+            and [resumed[0]["files"], resumed[0]["size"]] == expected
+        print(f"resumed to the end: {fig['wall']:.1f} s, {fig['cpu']:.1f} s CPU, "
+              f"{fig['requests']:,} requests, peak RSS {fig['rss_mib']:.1f} MiB; totals "
+              f"equal to the tree's{'' if whole is None else ' and the uninterrupted run'}"
+              f"'s: {'yes' if same else 'NO'} ({resumed[0]['files']:,} files, "
+              f"{resumed[0]['size']:,} bytes, {resumed[0]['folders']:,} folders)")
         print(f"requests of the killed and resumed scan: "
-              f"{sum(int(p['requests']) for p in parts):,} (uninterrupted: "
-              f"{rows[-1]['requests']:,})")
+              f"{sum(int(p['requests']) for p in parts):,}"
+              + (f" (uninterrupted: {rows[-1]['requests']:,})" if rows else ""))
         if not same:
             raise SystemExit(1)
     finally:
