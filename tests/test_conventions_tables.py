@@ -58,7 +58,7 @@ READS: dict[str, list[list[str]]] = {
     "events get": [["{event}"]],
     "events list": [[]],
     "events stats": [[], ["--since", "1d", "--by", "type"]],
-    "files du": [["/"], ["/", "--depth", "3"]],
+    "files du": [["/"], ["{dir}", "--depth", "3"]],
     "files find": [["/", "--depth", "1"], ["/data", "--type", "d", "--depth", "1"]],
     "files ls": [["/"]],
     "files tree": [["/"]],
