@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from nodecli.errors import ExitCode
 from tests.conftest import EmulatorHandle, _start_emulator
 
 AK, SECRET = "ak-files", "ak-files-secret"
@@ -76,24 +77,25 @@ PAGINGS = ["numbered:5", "token:5", "bare:5"]
 
 @pytest.mark.parametrize("mode", PAGINGS)
 @pytest.mark.parametrize("count", [0, 1, 4, 5, 6, 10, 11])
-def test_list_folder_reads_every_page_whatever_the_paging(node, mode, count):
+def test_list_folder_reads_every_page_whatever_the_paging(node, served_files, mode, count):
     from nodecli.node.files import list_folder
 
     paging(node, mode)
     fid = folder(node, f"/pages/{mode.replace(':', '-')}/n{count}", count)
-    requests: list[int] = []
+    pages: list[int] = []
     with client_for(node) as client:
-        names = [e.name for e in list_folder(client, fid, per_page=5,
-                                             on_page=requests.append)]
+        names = [e.name for e in list_folder(client, fid, per_page=5, on_page=pages.append)]
     assert names == [f"f{i:03d}" for i in range(count)]
-    # full pages are followed, the last short (or, by number, empty) page ends the list
-    if mode.startswith("token"):
-        expected = max(1, -(-count // 5))
-    elif mode.startswith("numbered"):
-        expected = max(1, -(-count // 5))
-    else:
-        expected = count // 5 + 1
-    assert len(requests) == expected
+    # a Link or a total is followed to the last page and no further; without either
+    # (bare), a full page asks for one more; by Link, a single full page too (page 2 by
+    # number: the same page again, which ends it)
+    expected = count // 5 + 1 if mode.startswith("bare") else max(1, -(-count // 5))
+    expected += mode.startswith("token") and count == 5
+    asked = [line for line in served_files if f"/files/{fid}/files" in line]
+    assert len(asked) == expected, asked
+    assert pages == [min(count, 5 * n) for n in range(1, len(pages) + 1)]
+    assert len(pages) == max(1, -(-count // 5)) + (mode.startswith("bare") and count % 5 == 0
+                                                    and count > 0)
 
 
 def test_a_node_capping_per_page_below_the_request_is_read_to_the_end(node):
@@ -128,3 +130,231 @@ def test_generated_tree_is_the_same_on_every_read(node):
     assert first == second
     # 3 + 9 folders below the mount, 4 files in each of the 13 folders
     assert len(first) == 3 + 9 + 13 * 4
+
+
+# -- the CLI at its boundaries ------------------------------------------------------------
+
+
+def test_ls_of_an_empty_folder_a_file_and_a_missing_path(node, invoke):
+    from nodecli.emulator.storage import storage_of
+
+    paging(node, "numbered")
+    folder(node, "/edge/empty", 0)
+    r = invoke("files", "ls", "/edge/empty")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "/edge/empty: empty folder\n")
+    r = invoke("files", "ls", "/edge/empty", "-o", "json")
+    assert (r.exit_code, json.loads(r.stdout)) == (0, [])
+    storage_of(node.state).ensure("/edge/one.bin", "file", 7)
+    r = invoke("files", "ls", "/edge/one.bin", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert [(x["path"], x["size"]) for x in json.loads(r.stdout)] == [("/edge/one.bin", 7)]
+    r = invoke("files", "ls", "/edge/nothing")
+    assert r.exit_code == ExitCode.NOT_FOUND
+    assert r.stderr.splitlines()[0] == ("nodecli: error: /edge/nothing: no such file or "
+                                        "folder (the path stops at /edge)")
+    r = invoke("files", "ls", "/edge/one.bin/below")
+    assert r.exit_code == ExitCode.NOT_FOUND
+    assert r.stderr.splitlines()[0] == ("nodecli: error: /edge/one.bin is a file, not a "
+                                        "folder: /edge/one.bin/below does not exist")
+    r = invoke("files", "tree", "/edge/one.bin")
+    assert r.exit_code == ExitCode.USAGE
+    assert r.stderr.splitlines()[0] == ("nodecli: error: /edge/one.bin is a file, not a "
+                                        "folder: 'files tree' draws a folder")
+
+
+def test_a_relative_path_starts_at_the_root(node, invoke):
+    r = invoke("files", "ls", "generated/dir0001", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)[0]["path"] == "/generated/dir0001/dir0000"
+
+
+@pytest.mark.parametrize("mode", ["numbered:3", "token:3"])
+def test_tree_and_find_at_depth_0_1_and_all(node, invoke, mode):
+    paging(node, mode)
+    r = invoke("files", "tree", "/generated", "--depth", "0")
+    assert (r.exit_code, r.stdout) == (0, "/generated\n")
+    r = invoke("files", "tree", "/generated/dir0002", "--depth", "1")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "/generated/dir0002", "    dir0000/", "    dir0001/", "    dir0002/",
+        *[f"    {name}" for name in _files_of(node, "g.2")]]
+    r = invoke("files", "find", "/generated", "--depth", "0", "-o", "json")
+    assert (r.exit_code, json.loads(r.stdout)) == (0, [])
+    r = invoke("files", "find", "/generated", "--depth", "1", "--type", "d", "-o", "json")
+    assert [x["path"] for x in json.loads(r.stdout)] == [
+        f"/generated/dir000{i}" for i in range(3)]
+    r = invoke("files", "find", "/generated", "-o", "jsonl")
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(rows) == 3 + 9 + 13 * 4
+    # depth first: a folder, then what it holds
+    assert [x["path"] for x in rows[:3]] == [
+        "/generated/dir0000", "/generated/dir0000/dir0000", "/generated/dir0000/dir0000/" +
+        _files_of(node, "g.0.0")[0]]
+    r = invoke("files", "tree", "/generated", "-o", "json")
+    assert max(x["depth"] for x in json.loads(r.stdout)) == 3
+
+
+def _files_of(handle: EmulatorHandle, folder_id: str) -> list[str]:
+    from nodecli.emulator.storage import storage_of
+
+    tree = storage_of(handle.state).generated
+    return [tree.file_name(folder_id, i) for i in range(tree.spec.files)]
+
+
+def _dated(handle: EmulatorHandle, path: str, sizes_times: list[tuple[int, float]]) -> None:
+    from nodecli.emulator.storage import storage_of
+
+    st = storage_of(handle.state)
+    with handle.state.lock:
+        for i, (size, mtime) in enumerate(sizes_times):
+            st.ensure(f"{path}/f{i}", "file", size).mtime = mtime
+
+
+T = 1735689600  # 2025-01-01T00:00:00Z
+
+
+def test_find_tests_at_their_exact_bounds(node, invoke):
+    _dated(node, "/bounds", [(1023, T - 1), (1024, T), (1025, T + 1)])
+    folder(node, "/bounds/sub", 0)
+
+    def names(*args: str) -> list[str]:
+        r = invoke("files", "find", "/bounds", *args, "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        return [x["name"] for x in json.loads(r.stdout)]
+
+    assert names("--min-size", "1K") == ["f1", "f2"]
+    assert names("--min-size", "1024") == ["f1", "f2"]
+    assert names("--min-size", "1025") == ["f2"]
+    assert names("--min-size", "0") == ["f0", "f1", "f2"]  # folders have no size to test
+    assert names("--newer", "2025-01-01T00:00:00Z") == ["f1", "f2"]
+    assert names("--newer", "2025-01-01T00:00:01Z") == ["f2"]
+    assert names("--type", "d") == ["sub"]
+    assert names("--type", "f", "--min-size", "1025", "--newer", "2024-12-31T23:59:59Z") == \
+        ["f2"]
+
+
+def test_find_name_globs_match_whole_names(node, invoke):
+    from nodecli.emulator.storage import storage_of
+
+    st = storage_of(node.state)
+    for name in ("a.txt", "a.txt.bak", "b.TXT", ".txt", "xa.txt"):
+        st.ensure(f"/globs/{name}", "file", 1)
+
+    def names(glob: str) -> list[str]:
+        r = invoke("files", "find", "/globs", "--name", glob, "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        return sorted(x["name"] for x in json.loads(r.stdout))
+
+    assert names("*.txt") == [".txt", "a.txt", "xa.txt"]
+    assert names("a.txt") == ["a.txt"]
+    assert names("?.txt") == ["a.txt"]
+    assert names("[ab].*") == ["a.txt", "a.txt.bak", "b.TXT"]
+    assert names("*.TXT") == ["b.TXT"]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (("find", "/", "--min-size", "10X"), "--min-size: invalid size '10X'"),
+    (("find", "/", "--min-size", "-1"), "invalid size '-1'"),
+    (("find", "/", "--newer", "soon"), "--newer: invalid start time 'soon'"),
+    (("find", "/", "--newer", "2999-01-01T00:00:00Z"), "--newer: start time 2999-01-01"),
+])
+def test_bad_tests_are_refused_before_any_request(node, invoke, served_files, argv, words):
+    r = invoke("files", *argv)
+    assert r.exit_code == ExitCode.USAGE
+    assert words in r.stderr.splitlines()[0], r.stderr
+    assert served_files == []
+
+
+@pytest.fixture
+def served_files(node: EmulatorHandle) -> Iterator[list[str]]:
+    lines: list[str] = []
+    before = node.server.access_log
+    node.server.access_log = lines.append
+    yield lines
+    node.server.access_log = before
+
+
+def test_a_node_user_is_told_to_log_in_with_a_key(node, invoke, monkeypatch, served_files):
+    monkeypatch.delenv("NODECLI_ACCESS_KEY")
+    node.add_node_user("browser", "browser-pass")
+    r = invoke("node", "add", "emu", "--url", node.url, "--user", "browser",
+               "--password-stdin", "--no-check", input="browser-pass\n")
+    assert r.exit_code == 0, r.stderr
+    monkeypatch.delenv("NODECLI_URL")
+    r = invoke("files", "ls", "/", "--node", "emu")
+    assert r.exit_code == ExitCode.USAGE, r
+    assert r.stderr.splitlines()[0] == (
+        "nodecli: error: files are browsed with an access key or a bearer token: a node "
+        "refuses node-user credentials on /files")
+    assert served_files == []
+
+
+def test_a_bearer_token_sees_what_it_holds_a_permission_on(node, invoke, monkeypatch):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from nodecli.emulator.storage import Permission, storage_of
+    from nodecli.tokens.wire import create_token
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - a test key, fast
+    ak = node.state.access_keys[AK]
+    ak.token_verification_key = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    st = storage_of(node.state)
+    st.permissions["p-files"] = Permission("p-files", "g.1", "user", "u-files",
+                                           ["list", "read"])
+    try:
+        monkeypatch.delenv("NODECLI_PASSWORD")
+        monkeypatch.setenv("NODECLI_BEARER", create_token(key, AK, "u-files", role="user"))
+        r = invoke("files", "ls", "/", "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        assert [x["name"] for x in json.loads(r.stdout)] == ["generated"]  # on the way
+        r = invoke("files", "find", "/generated", "--type", "d", "-o", "json")
+        assert [x["path"] for x in json.loads(r.stdout)] == [
+            "/generated/dir0001", *[f"/generated/dir0001/dir000{i}" for i in range(3)]]
+        r = invoke("files", "find", "/generated", "--type", "f", "-o", "json")
+        assert len(json.loads(r.stdout)) == 4 + 3 * 4
+        r = invoke("files", "ls", "/generated/dir0002")
+        assert r.exit_code == ExitCode.NOT_FOUND
+        assert "a bearer token's user sees only what it holds a permission on" in r.stderr
+    finally:
+        del st.permissions["p-files"]
+        ak.token_verification_key = None
+
+
+def test_a_folder_the_token_may_not_list_is_skipped_with_a_warning_exit_1(node, invoke,
+                                                                          monkeypatch):
+    """The token's user holds list on dir0001 but only read on dir0002: find lists the
+    rest, warns about that folder, exits 1."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from nodecli.emulator.storage import Permission, storage_of
+    from nodecli.tokens.wire import create_token
+
+    paging(node, "numbered")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - a test key, fast
+    ak = node.state.access_keys[AK]
+    ak.token_verification_key = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    st = storage_of(node.state)
+    st.permissions["p-l"] = Permission("p-l", "g.1", "user", "u-skip", ["list", "read"])
+    st.permissions["p-r"] = Permission("p-r", "g.2", "user", "u-skip", ["read"])
+    try:
+        monkeypatch.delenv("NODECLI_PASSWORD")
+        monkeypatch.setenv("NODECLI_BEARER", create_token(key, AK, "u-skip", role="user"))
+        r = invoke("files", "find", "/generated", "--type", "d", "-o", "json")
+        assert r.exit_code == ExitCode.ERROR, r
+        assert [x["path"] for x in json.loads(r.stdout)] == [
+            "/generated/dir0001", *[f"/generated/dir0001/dir000{i}" for i in range(3)],
+            "/generated/dir0002"]
+        warning, error = r.stderr.splitlines()
+        assert warning.startswith("nodecli: warning: /generated/dir0002: not read (GET ")
+        assert warning.endswith("HTTP 403: listing folder g.2 needs the list level)")
+        assert error == ("nodecli: error: 1 folder(s) could not be read; what they hold is "
+                         "not listed above")
+        r = invoke("files", "tree", "/generated/dir0001", "--depth", "1")
+        assert r.exit_code == 0, r.stderr  # not reached: nothing skipped
+    finally:
+        del st.permissions["p-l"], st.permissions["p-r"]
+        ak.token_verification_key = None

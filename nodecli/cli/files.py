@@ -45,6 +45,25 @@ def _rows(entries: Iterable[Any]) -> Iterator[dict[str, Any]]:
         yield entry.as_dict()
 
 
+class _Skipped:
+    """Folders a walk could not read (403/404: a token's user without the list level,
+    a folder removed meanwhile): each warned about, the command then exits 1."""
+
+    def __init__(self, app: App) -> None:
+        self.app, self.count = app, 0
+
+    def __call__(self, folder: Any, exc: Any) -> None:
+        self.count += 1
+        self.app.term.warn(f"{folder.path}: not read ({exc.message})")
+
+    def finish(self) -> None:
+        if self.count:
+            from nodecli.errors import NodecliError
+
+            raise NodecliError(f"{self.count} folder(s) could not be read; what they hold "
+                               "is not listed above")
+
+
 def _render(app: App, entries: Iterable[Any], fmt: str, empty: str,
             columns: list[Column] = LS_COLUMNS) -> None:
     if fmt == "jsonl":  # a stream: one line per entry as it comes
@@ -108,7 +127,10 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
 
     from nodecli.node.files import parse_size, resolve, walk
 
-    size = parse_size(min_size) if min_size is not None else None
+    try:
+        size = parse_size(min_size) if min_size is not None else None
+    except UsageError as exc:
+        raise UsageError(f"--min-size: {exc.message}") from None
     since = None
     if newer is not None:
         from nodecli.timeparse import TimeParseError, parse_since
@@ -129,14 +151,17 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
             return False
         return since is None or (entry.mtime is not None and entry.mtime >= since)
 
+    skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         top = resolve(client, path)
         if not top.is_folder:
             found: Iterable[Any] = [top] if matches(top) else []
         else:
-            found = (e for e, _ in walk(client, top, max_depth=max_depth) if matches(e))
+            found = (e for e, _ in walk(client, top, max_depth=max_depth, on_error=skipped)
+                     if matches(e))
         _render(app, found, output_format, "nothing found", FIND_COLUMNS)
+    skipped.finish()
 
 
 @files.command("tree", context_settings=CONTEXT)
@@ -157,13 +182,14 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
     from nodecli.node.files import resolve, walk
     from nodecli.render import sanitize
 
+    skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
         top = resolve(client, path)
         if not top.is_folder:
             raise UsageError(f"{top.path} is a {top.type}, not a folder: 'files tree' draws "
                              "a folder", hint=f"nodecli files ls {top.path}")
-        entries = walk(client, top, max_depth=max_depth)
+        entries = walk(client, top, max_depth=max_depth, on_error=skipped)
         if output_format in ("json", "jsonl", "csv"):
             rows = ({**e.as_dict(), "depth": d} for e, d in entries)
             if output_format == "jsonl":
@@ -171,8 +197,9 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
             else:
                 app.term.table(list(rows), [*ENTRY_CSV, Column("depth", "depth")],
                                output_format)
-            return
-        app.term.data(sanitize(top.path))
-        for entry, depth in entries:
-            suffix = "/" if entry.is_folder else ""
-            app.term.data("    " * depth + sanitize(entry.name) + suffix)
+        else:
+            app.term.data(sanitize(top.path))
+            for entry, depth in entries:
+                suffix = "/" if entry.is_folder else ""
+                app.term.data("    " * depth + sanitize(entry.name) + suffix)
+    skipped.finish()

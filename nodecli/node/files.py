@@ -78,6 +78,17 @@ class Entry:
                 "id": self.id}
 
 
+def _shown(value: Any) -> str:
+    """A server's value as JSON (``"12"``, ``null``, ``1.5``), cut to 60 characters."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return shorten(text, 60)
+
+
 def _bad(what: str, why: str) -> ListingError:
     return ListingError(f"{what}: {why}",
                         hint="the node sent a listing nodecli cannot read; nothing was "
@@ -93,25 +104,24 @@ def entry_from(data: Any, parent_path: str, what: str) -> Entry:
     file_id = data.get("id")
     if isinstance(file_id, bool) or not isinstance(file_id, str | int) or str(file_id) == "" \
             or len(str(file_id)) > 1024:
-        raise _bad(what, f"an entry has no usable id ({shorten(file_id, 60)})")
+        raise _bad(what, f"an entry has no usable id ({_shown(file_id)})")
     name = data.get("name")
     if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\x00" in name \
             or len(name) > MAX_NAME:
-        raise _bad(what, f"entry {shorten(file_id, 60)} has no usable name "
-                         f"({shorten(name, 60)})")
+        raise _bad(what, f"entry {shorten(file_id, 60)} has no usable name ({_shown(name)})")
     kind = data.get("type")
     if not isinstance(kind, str) or not kind or len(kind) > 64:
-        raise _bad(what, f"entry {shorten(name, 60)} has no type ({shorten(kind, 60)})")
+        raise _bad(what, f"entry {shorten(name, 60)} has no type ({_shown(kind)})")
     size = data.get("size")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
-        raise _bad(what, f"entry {shorten(name, 60)}: its size {shorten(size, 60)} is not a "
+        raise _bad(what, f"entry {shorten(name, 60)}: its size {_shown(size)} is not a "
                          "whole number of bytes")
     raw_time = data.get("mtime")
     mtime = None
     if raw_time is not None:
         mtime = server_time(raw_time) if isinstance(raw_time, str) else None
         if mtime is None:
-            raise _bad(what, f"entry {shorten(name, 60)}: its mtime {shorten(raw_time, 60)} "
+            raise _bad(what, f"entry {shorten(name, 60)}: its mtime {_shown(raw_time)} "
                              "is not an ISO 8601 time")
     path = parent_path.rstrip("/") + "/" + name
     return Entry(str(file_id), name, kind, path, size, mtime)
@@ -320,6 +330,6 @@ def parse_size(text: str) -> int:
     m = re.fullmatch(r"(?a)(\d{1,20}(?:\.\d{0,9})?|\.\d{1,9})\s*([KMGTP]?)(?:I?B)?",
                      str(text).strip().upper()) if len(str(text)) <= 40 else None
     if m is None or (m.group(0).endswith("IB") and not m.group(2)):
-        raise UsageError(f"invalid size {shorten(text, 40)}: a number of bytes with an "
+        raise UsageError(f"invalid size {str(text)[:40]!r}: a number of bytes with an "
                          "optional unit K, M, G, T or P (1024-based), such as 10M or 1.5G")
     return int(Fraction(m.group(1)) * SIZE_UNITS[m.group(2)])
