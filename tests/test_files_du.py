@@ -353,3 +353,39 @@ def test_no_status_line_in_a_pipe(node, invoke):
     r = invoke("files", "du", "/generated", "-o", "json")
     assert r.exit_code == 0 and r.stderr == ""
     assert json.loads(r.stdout)[0]["files"] == 160
+
+
+def test_a_folder_the_token_may_not_list_is_named_and_exit_1(node, invoke, monkeypatch):
+    """The token's user holds list on dir0001 but only read on dir0002: du counts the
+    rest, names that folder, exits 1 (as files find and tree do)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from nodecli.emulator.storage import Permission, storage_of
+    from nodecli.tokens.wire import create_token
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - a test key, fast
+    ak = node.state.access_keys[AK]
+    ak.token_verification_key = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    st = storage_of(node.state)
+    st.permissions["p-l"] = Permission("p-l", "g.1", "user", "u-du", ["list", "read"])
+    st.permissions["p-r"] = Permission("p-r", "g.2", "user", "u-du", ["read"])
+    try:
+        monkeypatch.delenv("NODECLI_PASSWORD")
+        monkeypatch.setenv("NODECLI_BEARER", create_token(key, AK, "u-du", role="user"))
+        r = invoke("files", "du", "/generated", "-o", "json")
+        assert r.exit_code == 1, r
+        rows = {x["path"]: (x["files"], x["folders"]) for x in json.loads(r.stdout)}
+        # dir0002 is a folder of /generated; no row: nothing of it was read
+        assert rows == {"/generated": (4 + 12 + 36, 2 + 3 + 9),
+                        "/generated/dir0001": (4 + 12 + 36, 3 + 9)}
+        warning, error = r.stderr.splitlines()
+        assert warning.startswith("nodecli: warning: /generated/dir0002: not scanned "
+                                  "(not listed: GET ")
+        assert "HTTP 403" in warning
+        assert error == ("nodecli: error: 1 folder(s) could not be scanned; what they hold "
+                         "is not counted above")
+    finally:
+        del st.permissions["p-l"], st.permissions["p-r"]
+        ak.token_verification_key = None

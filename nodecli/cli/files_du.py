@@ -46,7 +46,8 @@ def du(app: App, path: str, depth: int, top: int, resume_name: str | None, resta
     kept). With --resume NAME, a Ctrl-C or a crash loses at most the last few seconds:
     the same command goes on where it stopped and counts no folder twice. On a
     terminal, a status line says how far the scan is. -o ncdu writes ncdu's export
-    format, to browse the tree offline with `ncdu -f FILE`.
+    format, to browse the tree offline with `ncdu -f FILE`. A folder below PATH that
+    cannot be listed is named and the scan goes on; it then exits 1.
 
     \b
       nodecli files du /projects
@@ -87,6 +88,9 @@ def du(app: App, path: str, depth: int, top: int, resume_name: str | None, resta
                 state.unlock()
     _say(app, result, resume_name)
     _render(app, result, output_format, top)
+    if result.skipped_count:  # as files find and tree do: the totals are short of them
+        raise NodecliError(f"{result.skipped_count:,} folder(s) could not be scanned; what "
+                           "they hold is not counted above")
 
 
 def _lister(node_files: Any, client: Any) -> Any:
@@ -162,7 +166,7 @@ def _say(app: App, result: Any, resume_name: str | None) -> None:
     elif result.resumed:
         app.term.info(f"scan {resume_name} resumed: {result.listings:,} more folders listed")
     for skip in result.skipped:
-        app.term.warn(f"not scanned: {skip['path']} ({skip['reason']})")
+        app.term.warn(f"{skip['path']}: not scanned ({skip['reason']})")
     if result.skipped_count > len(result.skipped):
         app.term.warn(f"and {result.skipped_count - len(result.skipped):,} more not scanned")
     app.term.debug(f"{result.path}: {human_bytes(result.size)} in {result.files:,} files, "
