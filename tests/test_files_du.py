@@ -288,6 +288,7 @@ def test_ctrl_c_saves_the_place_and_exits_130(node, invoke, home, pause_point):
     assert os.stat(home / "state" / "scans" / "cc.json").st_mode & 0o777 == 0o600
     r = invoke("files", "du", "/generated", "--resume", "cc", "-o", "json")
     assert r.exit_code == 0 and json.loads(r.stdout) == whole
+    assert f"scan cc resumed: {FOLDERS - 4} more folders listed" in r.stderr
 
 
 def test_a_second_scan_of_one_name_is_refused_while_the_first_runs(node, invoke, home,
@@ -389,3 +390,32 @@ def test_a_folder_the_token_may_not_list_is_named_and_exit_1(node, invoke, monke
     finally:
         del st.permissions["p-l"], st.permissions["p-r"]
         ak.token_verification_key = None
+
+
+def test_ncdu_reads_what_files_du_writes_from_the_node(node, invoke, tmp_path):
+    """-o ncdu over HTTPS, read by Debian's real ncdu: every folder and file of the
+    tree, the sizes nodecli counted."""
+    from tests.test_files_du_ncdu import ncdu_binary, reexport
+
+    ncdu = ncdu_binary()
+    paging(node, "token:5")
+    r = invoke("files", "du", "/generated", "-o", "ncdu")
+    assert r.exit_code == 0 and r.stderr == ""
+    export = tmp_path / "node.ncdu"
+    export.write_bytes(r.stdout.encode())
+    theirs = reexport(ncdu, export, tmp_path)
+
+    def count(item: Any) -> tuple[int, int, int]:
+        if isinstance(item, dict):
+            return 1, 0, item.get("asize", 0)
+        files = folders = size = 0
+        for child in item[1:]:
+            f, d, s = count(child)
+            files, folders, size = files + f, folders + d + isinstance(child, list), size + s
+        return files, folders, size
+
+    rows = du_json(invoke, "/generated", "--depth", "0")
+    assert theirs[3][0]["name"] == "/generated"
+    assert count(theirs[3]) == (rows[0]["files"], rows[0]["folders"], rows[0]["size"])
+    assert [c[0]["name"] for c in theirs[3][1:] if isinstance(c, list)] == [
+        "dir0000", "dir0001", "dir0002"]
