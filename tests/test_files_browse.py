@@ -86,16 +86,43 @@ def test_list_folder_reads_every_page_whatever_the_paging(node, served_files, mo
     with client_for(node) as client:
         names = [e.name for e in list_folder(client, fid, per_page=5, on_page=pages.append)]
     assert names == [f"f{i:03d}" for i in range(count)]
-    # a Link or a total is followed to the last page and no further; without either
-    # (bare), a full page asks for one more; by Link, a single full page too (page 2 by
-    # number: the same page again, which ends it)
-    expected = count // 5 + 1 if mode.startswith("bare") else max(1, -(-count // 5))
-    expected += mode.startswith("token") and count == 5
     asked = [line for line in served_files if f"/files/{fid}/files" in line]
-    assert len(asked) == expected, asked
+    assert len(asked) == REQUESTS[mode.split(":")[0]][count], asked
     assert pages == [min(count, 5 * n) for n in range(1, len(pages) + 1)]
-    assert len(pages) == max(1, -(-count // 5)) + (mode.startswith("bare") and count % 5 == 0
-                                                    and count > 0)
+
+
+# What a first listing costs (pages of 5, the client knowing nothing of the node yet):
+# a Link or a total is followed to the last page and no further; a short first page
+# without either is not the end (page 2 by number: on a Link node the same page again,
+# which ends it; a bare node answers an empty page); a bare node whose full page was
+# followed by more caps pages there, so a shorter page then ends the list.
+REQUESTS = {
+    "numbered": {0: 1, 1: 1, 4: 1, 5: 1, 6: 2, 10: 2, 11: 3},
+    "token": {0: 1, 1: 2, 4: 2, 5: 2, 6: 2, 10: 2, 11: 3},
+    "bare": {0: 1, 1: 2, 4: 2, 5: 2, 6: 2, 10: 3, 11: 3},
+}
+
+
+@pytest.mark.parametrize(("mode", "requests"), [
+    ("token:5", 2 + 3 * 2 + 9 * 1),
+    # bare: the first cap is seen at dir0000's 2nd page, after its 3 folders were read
+    # (2 requests each: on to an empty page); the other 6 take 1
+    ("bare:5", 2 + 3 * 2 + 3 * 2 + 6 * 1),
+])
+def test_a_walk_learns_the_node_s_paging_and_stops_asking_for_more(node, served_files, mode,
+                                                                   requests):
+    """/generated holds 7 entries, its folders 7, theirs 4: once the node named a next
+    page by Link (token), or sent a full page that more followed (bare), a short page
+    without Link ends each folder after one request."""
+    from nodecli.node.files import resolve, walk
+
+    paging(node, mode)
+    with client_for(node) as client:
+        top = resolve(client, "/generated")
+        served_files.clear()
+        assert len(list(walk(client, top))) == 3 + 9 + 13 * 4
+    asked = [line for line in served_files if "/files/g" in line]
+    assert len(asked) == requests, asked
 
 
 def test_a_node_capping_per_page_below_the_request_is_read_to_the_end(node):
@@ -175,9 +202,10 @@ def test_tree_and_find_at_depth_0_1_and_all(node, invoke, mode):
     assert (r.exit_code, r.stdout) == (0, "/generated\n")
     r = invoke("files", "tree", "/generated/dir0002", "--depth", "1")
     assert r.exit_code == 0, r.stderr
+    names = _files_of(node, "g.2")
     assert r.stdout.splitlines() == [
-        "/generated/dir0002", "    dir0000/", "    dir0001/", "    dir0002/",
-        *[f"    {name}" for name in _files_of(node, "g.2")]]
+        "/generated/dir0002", "├── dir0000/", "├── dir0001/", "├── dir0002/",
+        *[f"├── {name}" for name in names[:-1]], f"└── {names[-1]}"]
     r = invoke("files", "find", "/generated", "--depth", "0", "-o", "json")
     assert (r.exit_code, json.loads(r.stdout)) == (0, [])
     r = invoke("files", "find", "/generated", "--depth", "1", "--type", "d", "-o", "json")
@@ -358,3 +386,27 @@ def test_a_folder_the_token_may_not_list_is_skipped_with_a_warning_exit_1(node, 
     finally:
         del st.permissions["p-l"], st.permissions["p-r"]
         ak.token_verification_key = None
+
+
+@pytest.mark.parametrize("mode", ["numbered:2", "token:2", "bare:2"])
+def test_tree_draws_the_last_of_each_folder_across_pages(node, invoke, mode):
+    """Pages of 2: the last entry of a folder is known only from the next page."""
+    from nodecli.emulator.storage import storage_of
+
+    paging(node, mode)
+    st = storage_of(node.state)
+    for path in ("/draw/a/x", "/draw/a/y/deep", "/draw/b", "/draw/c/z"):
+        st.ensure(path, "file" if path.endswith(("x", "deep", "b", "z")) else "folder")
+    r = invoke("files", "tree", "/draw")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "/draw",
+        "├── a/",
+        "│   ├── x",
+        "│   └── y/",
+        "│       └── deep",
+        "├── b",
+        "└── c/",
+        "    └── z"]
+    r = invoke("files", "tree", "/draw", "--depth", "1")
+    assert r.stdout.splitlines() == ["/draw", "├── a/", "├── b", "└── c/"]

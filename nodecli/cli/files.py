@@ -179,8 +179,7 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
     \b
       nodecli files tree /projects --depth 2
     """
-    from nodecli.node.files import resolve, walk
-    from nodecli.render import sanitize
+    from nodecli.node.files import resolve, walk, walk_marked
 
     skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
@@ -189,8 +188,8 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
         if not top.is_folder:
             raise UsageError(f"{top.path} is a {top.type}, not a folder: 'files tree' draws "
                              "a folder", hint=f"nodecli files ls {top.path}")
-        entries = walk(client, top, max_depth=max_depth, on_error=skipped)
         if output_format in ("json", "jsonl", "csv"):
+            entries = walk(client, top, max_depth=max_depth, on_error=skipped)
             rows = ({**e.as_dict(), "depth": d} for e, d in entries)
             if output_format == "jsonl":
                 app.term.jsonl(rows)
@@ -198,8 +197,22 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
                 app.term.table(list(rows), [*ENTRY_CSV, Column("depth", "depth")],
                                output_format)
         else:
-            app.term.data(sanitize(top.path))
-            for entry, depth in entries:
-                suffix = "/" if entry.is_folder else ""
-                app.term.data("    " * depth + sanitize(entry.name) + suffix)
+            _draw(app, top, walk_marked(client, top, max_depth=max_depth, on_error=skipped))
     skipped.finish()
+
+
+def _draw(app: App, top: Any, marked: Iterable[tuple[Any, int, bool]]) -> None:
+    """``tree``'s drawing: box-drawing lines on a UTF-8 stdout, ``tree --charset ascii``'s
+    otherwise."""
+    from nodecli.render import sanitize
+
+    utf8 = (getattr(app.term.out, "encoding", None) or "").lower().replace("-", "") == "utf8"
+    tee, elbow, pipe = ("├── ", "└── ", "│   ") if utf8 else ("|-- ", "`-- ", "|   ")
+    app.term.data(sanitize(top.path))
+    open_levels: list[bool] = []  # per depth above: does that folder have more below it
+    for entry, depth, last in marked:
+        del open_levels[depth - 1:]
+        prefix = "".join(pipe if more else "    " for more in open_levels)
+        suffix = "/" if entry.is_folder else ""
+        app.term.data(prefix + (elbow if last else tee) + sanitize(entry.name) + suffix)
+        open_levels.append(not last)

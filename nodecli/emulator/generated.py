@@ -20,7 +20,7 @@ Paging of ``GET /files/{id}/files`` (``--files-paging MODE[:SIZE]``):
   ignored; ``Link: rel="next"`` carries an opaque ``iteration_token``; no total, and the
   last page (without a Link) is not empty.
 * ``bare`` (SIZE the largest ``per_page``, 1000 unless given): ``page`` and
-  ``per_page`` only, no Link and no total: a client reads on while pages are full.
+  ``per_page`` only, no Link and no total: a client reads on to an empty page.
 """
 
 from __future__ import annotations

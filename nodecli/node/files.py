@@ -15,12 +15,17 @@ The public API (``files ls/find/tree`` and ``files du`` build on it; domain only
 * :func:`list_folder` (GET /files/{id}/files): a generator of every entry of every
   page, one page in memory at a time. It follows ``Link: rel="next"`` when the node
   sends one; else it asks for the next ``page`` while ``X-Total-Count`` says more
-  remain, or (no total) while a page is full. A Link back to a page already read, a
+  remain, or (no total) until an empty page (see below). A Link back to a page already read, a
   page that repeats one already read, or more than ``max_pages`` pages stop it with
   :class:`ListingError` (exit 6). ``on_page(entries_so_far)`` is called after each page.
+  Without Link or total a short page is not the end (a node may cap ``per_page``): on to
+  an empty page, unless a :class:`Paging` shared by the listings of one walk learnt the
+  node's habits (it names next pages by Link; its largest page that more followed).
 * :func:`walk`: the entries below a folder, depth first (a folder, then what it holds),
   iterative (no recursion limit), at most ``max_depth`` levels down; its memory is one
-  open page per level. A folder that holds one of its own ancestors is a loop (exit 6).
+  open page per level. :func:`walk_marked` also says which entry is the last of its
+  folder (it reads one entry ahead). A folder that holds one of its own ancestors is a
+  loop (exit 6).
   ``on_error(folder, error)`` may take a folder that cannot be read (403/404: it is
   skipped); without it, the error stops the walk.
 * :func:`parse_size` (``10M``, ``1.5G``: units of 1024 bytes) for ``--min-size``.
@@ -179,9 +184,20 @@ def _total(value: str | None) -> int | None:
     return int(value) if value.isdigit() and len(value) <= 18 else None
 
 
+@dataclass(slots=True)
+class Paging:
+    """What a node showed of its paging, shared by the listings of one walk: whether it
+    names next pages by Link (then a page without one is the last), and the largest page
+    it sent that more followed (then, without Link or total, a shorter page is the last)."""
+
+    linked: bool = False
+    cap: int | None = None
+
+
 def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
                 per_page: int = DEFAULT_PER_PAGE, max_pages: int = MAX_PAGES,
-                on_page: Callable[[int], None] | None = None) -> Iterator[Entry]:
+                on_page: Callable[[int], None] | None = None,
+                paging: Paging | None = None) -> Iterator[Entry]:
     """Every entry of the folder, page after page (see the module's docstring)."""
     from nodecli.http.links import LinkError, PageTrail, next_page
 
@@ -189,7 +205,8 @@ def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
     what = f"GET /files/{shorten(folder_id, 60)}/files"
     trail, pages = PageTrail(8), PageTrail(8)
     promised = False  # a total said more than was read
-    linked = False  # the node named a next page by Link
+    paging = Paging() if paging is None else paging
+    before = 0  # the size of the page before, when it had no Link and no total
     target: str = collection
     page = 1
     params: list[tuple[str, str]] | None = [("page", "1"), ("per_page", str(per_page))]
@@ -212,40 +229,48 @@ def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
             raise ListingError(f"{what}: page {count} repeats a page already read; the node "
                                "does not page this folder: stopping rather than reading it "
                                "again")
-        yield from entries
-        seen += len(entries)
-        if on_page is not None:
-            on_page(seen)
+        if before and entries:  # more came after it: the node caps pages at least there
+            paging.cap = max(paging.cap or 0, before)
         try:
             link = next_page(resp.header("link"), resp.url, client.endpoint.base_url,
                              collection).url
         except LinkError as exc:
             raise ListingError(f"{what}: the node's Link rel=\"next\" is unusable: {exc}"
                                ) from None
+        # (learnt before the entries go out: a walk opens their folders meanwhile)
+        paging.linked = paging.linked or link is not None
+        yield from entries
+        seen += len(entries)
+        if on_page is not None:
+            on_page(seen)
         if link is not None:
             if link in trail:
                 raise ListingError(f"{what}: the node's Link rel=\"next\" leads back to a page "
                                    f"already read (after {count} pages); stopping rather "
                                    "than reading it again")
-            target, params, linked = link, None, True
+            target, params = link, None
             continue
-        if not entries or linked:  # a node that pages by Link names every next page
+        if not entries or paging.linked:  # a node that pages by Link names every next page
             return
         total = _total(resp.header("x-total-count"))
         if total is not None:
             if seen >= total:
                 return
             promised = True
-        elif len(entries) < per_page:
+        elif paging.cap is not None and len(entries) < min(paging.cap, per_page):
             return
+        else:  # on to an empty page: a short page is not the end, a node may cap per_page
+            before = len(entries)
         page += 1
         target, params = collection, [("page", str(page)), ("per_page", str(per_page))]
     raise ListingError(f"{what}: more than {max_pages} pages; stopping (a node that never "
                        "ends a list)")
 
 
-def _find_child(client: Client, folder: Entry, name: str, per_page: int) -> Entry | None:
-    for entry in list_folder(client, folder.id, parent_path=folder.path, per_page=per_page):
+def _find_child(client: Client, folder: Entry, name: str, per_page: int,
+                paging: Paging) -> Entry | None:
+    for entry in list_folder(client, folder.id, parent_path=folder.path, per_page=per_page,
+                             paging=paging):
         if entry.name == name:
             return entry
     return None
@@ -259,11 +284,12 @@ def resolve(client: Client, path: str, *, per_page: int = DEFAULT_PER_PAGE) -> E
         path = "/" + path  # relative to the root the credentials see
     parts = split_path(path)
     current = root(client)
+    paging = Paging()
     for part in parts:
         if not current.is_folder:
             raise NotFoundError(f"{shorten(current.path)} is a {current.type}, not a folder: "
                                 f"{shorten(path)} does not exist")
-        found = _find_child(client, current, part, per_page)
+        found = _find_child(client, current, part, per_page, paging)
         if found is None:
             hint = ("a bearer token's user sees only what it holds a permission on"
                     if client.endpoint.auth.kind == "bearer" else
@@ -285,36 +311,57 @@ def walk(client: Client, top: Entry, *, max_depth: int | None = None,
     """(entry, depth) for every entry below ``top`` (depth 1: what ``top`` holds), a
     folder before what it holds, at most ``max_depth`` levels down (None: all, up to
     :data:`MAX_DEPTH`)."""
+    for entry, depth, _ in walk_marked(client, top, max_depth=max_depth, per_page=per_page,
+                                       on_error=on_error):
+        yield entry, depth
+
+
+def walk_marked(client: Client, top: Entry, *, max_depth: int | None = None,
+                per_page: int = DEFAULT_PER_PAGE,
+                on_error: Callable[[Entry, NodecliError], None] | None = None,
+                ) -> Iterator[tuple[Entry, int, bool]]:
+    """:func:`walk`, each entry marked True when it is the last of its folder (read one
+    entry ahead in each open folder: what a drawing of the tree needs)."""
     limit = MAX_DEPTH if max_depth is None else min(max_depth, MAX_DEPTH)
     if limit < 1 or not top.is_folder:
         return
-    stack: list[tuple[Entry, Iterator[Entry]]] = [
-        (top, list_folder(client, top.id, parent_path=top.path, per_page=per_page))]
-    ancestors = {top.id}
-    while stack:
-        folder, listing = stack[-1]
+
+    def ahead(folder: Entry, listing: Iterator[Entry]) -> Entry | None:
         try:
-            entry = next(listing, None)
+            return next(listing, None)
         except NodecliError as exc:
             if on_error is None or isinstance(exc, ListingError) or \
                     getattr(exc, "status", None) not in (403, 404):
                 raise
             on_error(folder, exc)
-            entry = None
+            return None
+
+    paging = Paging()
+
+    def opened(folder: Entry) -> list[Any]:
+        listing = list_folder(client, folder.id, parent_path=folder.path, per_page=per_page,
+                              paging=paging)
+        return [folder, listing, ahead(folder, listing)]
+
+    stack = [opened(top)]  # [folder, its listing, its next entry (None: no more)]
+    ancestors = {top.id}
+    while stack:
+        level = stack[-1]
+        folder, listing, entry = level
         if entry is None:
             stack.pop()
             ancestors.discard(folder.id)
             continue
+        level[2] = ahead(folder, listing)
         depth = len(stack)
-        yield entry, depth
+        yield entry, depth, level[2] is None
         if entry.is_folder and depth < limit:
             if entry.id in ancestors:
                 raise ListingError(f"GET /files/{shorten(folder.id, 60)}/files: folder "
                                    f"{shorten(entry.path)} is one of its own ancestors (id "
                                    f"{shorten(entry.id, 60)}); the node's tree loops")
             ancestors.add(entry.id)
-            stack.append((entry, list_folder(client, entry.id, parent_path=entry.path,
-                                             per_page=per_page)))
+            stack.append(opened(entry))
         elif entry.is_folder and max_depth is None and depth >= MAX_DEPTH:
             raise ListingError(f"{shorten(entry.path)}: deeper than {MAX_DEPTH} levels; "
                                "stopping (a node whose tree never ends)")
