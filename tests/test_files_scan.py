@@ -555,3 +555,48 @@ def test_the_ncdu_output_is_cut_back_to_what_the_state_counts(tmp_path: Path) ->
     assert ncdu_tree(result)[3][1:] == [
         [{"name": "a", "asize": 0, "dsize": 0}, {"name": "file-0", "asize": 0, "dsize": 0}],
         [{"name": "b", "asize": 0, "dsize": 0}, {"name": "y", "asize": 2, "dsize": 2}]]
+
+
+def test_skipped_folders_are_counted_past_the_hundred_named() -> None:
+    tree = Tree({})
+    tree.folders[tree.root_id] = [{"id": f"gone{i}", "name": f"g{i:03d}", "type": "folder"}
+                                  for i in range(fs.NOTED_MAX + 1)]
+    result = scan(tree)
+    assert result.skipped_count == fs.NOTED_MAX + 1 and len(result.skipped) == fs.NOTED_MAX
+    assert result.skipped[0] == {"path": "/data/g000", "reason": "not listed: no folder gone0"}
+    assert result.folders == fs.NOTED_MAX + 1
+
+
+def test_a_folder_that_vanishes_in_a_resumable_ncdu_scan(tmp_path: Path) -> None:
+    """The snapshot right after an unreadable folder counts the ncdu output to that
+    point: a crash there resumes to a whole export."""
+    tree = Tree({"a": {"x": 1}, "b": {"y": 2}, "c": {"z": 3}})
+    a_id = next(e["id"] for e in tree.folders[tree.root_id] if e["name"] == "a")
+    del tree.folders[a_id]
+    state = KillableState(tmp_path / "s.json", "s")
+    with pytest.raises(Crash):  # listing 3 is /data/b (after the root and the gone /data/a)
+        Scan(crashing(tree, 3, 0, state, True), tree.root(), node="n", state=state,
+             ncdu=True, save_every_folders=1).run()
+    assert json.loads(state.path.read_bytes())["counts"]["skipped"] == 1
+    result = Scan(tree.list_folder, tree.root(), node="n", state=ScanState(state.path, "s"),
+                  ncdu=True).run()
+    assert (result.files, result.size, result.skipped_count) == (2, 5, 1)
+    assert ncdu_sums(ncdu_tree(result)[3]) == (5, 2)
+
+
+def test_progress_reports_exact_counts_and_rate() -> None:
+    seen: list[fs.Progress] = []
+    ticks = iter(range(0, 1000))
+    scan(Tree({"a": {"x": 1, "y": 2}, "b": {}}), progress=seen.append,
+         clock=lambda: float(next(ticks)))
+    # one clock reading per listing (and one at the start): each report sees 1 s more
+    assert [(p.folders, p.files, p.size, p.pending) for p in seen] == [
+        (1, 0, 0, 2), (2, 2, 3, 1), (3, 2, 3, 0)]
+    assert [p.elapsed for p in seen] == [2.0, 4.0, 6.0]
+    assert [p.rate for p in seen] == [2 / 2.0, 4 / 4.0, 4 / 6.0]  # entries a second
+
+
+def test_a_refused_name_is_quoted() -> None:
+    with pytest.raises(UsageError) as exc:
+        ScanState.named("/tmp", "a/b")
+    assert exc.value.message.startswith("invalid scan name 'a/b': letters, digits")
