@@ -303,6 +303,7 @@ def test_an_ncdu_state_resumes_without_ncdu_and_keeps_its_output(tmp_path: Path)
     with pytest.raises(Crash):
         Scan(crashing(tree, 3, 0, state, True), tree.root(), node="n", state=state,
              ncdu=True, save_every_folders=1).run()
+    assert stat.S_IMODE(os.stat(state.spool_path).st_mode) == 0o600
     Scan(tree.list_folder, tree.root(), node="n", state=ScanState(state.path, "s")).run()
     again = Scan(tree.list_folder, tree.root(), node="n", state=ScanState(state.path, "s"),
                  ncdu=True).run()
