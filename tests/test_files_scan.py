@@ -601,3 +601,24 @@ def test_a_refused_name_is_quoted() -> None:
     with pytest.raises(UsageError) as exc:
         ScanState.named("/tmp", "a/b")
     assert exc.value.message.startswith("invalid scan name 'a/b': letters, digits")
+
+
+def test_a_loop_through_a_folder_opened_before_a_crash_is_seen_after_it(tmp_path: Path) -> None:
+    tree = Tree({"a": {"b": {"x": 1}}})
+    a_id = next(e["id"] for e in tree.folders[tree.root_id] if e["name"] == "a")
+    b_id = next(e["id"] for e in tree.folders[a_id] if e["name"] == "b")
+    tree.folders[b_id].append({"id": a_id, "name": "back", "type": "folder"})
+    state = KillableState(tmp_path / "s.json", "s")
+    with pytest.raises(Crash):  # listing 3 is /data/a/b: killed with / and /data/a open
+        Scan(crashing(tree, 3, 0, state, True), tree.root(), node="n", state=state,
+             save_every_folders=1).run()
+
+    def bounded(fid: str) -> Iterator[dict[str, Any]]:
+        if tree.calls > 20:
+            raise AssertionError("the loop was listed again and again")
+        return tree.list_folder(fid)
+
+    tree.calls = 0
+    result = Scan(bounded, tree.root(), node="n", state=ScanState(state.path, "s")).run()
+    assert result.skipped == [{"path": "/data/a/b/back", "reason": "inside itself"}]
+    assert (result.files, tree.calls) == (1, 1)
