@@ -121,6 +121,7 @@ RUNS: dict[str, Run] = {
     "node set": Run(("spare-node", "--access-key-header", "X-Node-Key"), changes="config"),
     "node show": Run(("emu",)),
     "node thresholds": Run(("emu",)),
+    "files du": Run(("/projects",), "ak"),
     "files find": Run(("/projects", "--name", "*.txt"), "ak"),
     "files ls": Run(("/projects",), "ak"),
     "files tree": Run(("/projects",), "ak"),

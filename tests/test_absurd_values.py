@@ -204,6 +204,7 @@ NETWORK: dict[tuple[str, ...], list[list[str]]] = {
     ("events", "list"): [[], ["-o", "json"], ["-o", "csv"], ["-o", "wide"]],
     ("events", "tail"): [[], ["-o", "jsonl"], ["--since", "1h", "-o", "plain"]],
     ("events", "stats"): [[], ["-o", "json"], ["--by", "hour", "-o", "csv"]],
+    ("files", "du"): [["/"], ["/", "--top", "3", "-o", "json"], ["/", "-o", "ncdu"]],
     ("files", "find"): [["/", "--name", "*"], ["/", "--type", "f", "-o", "jsonl"]],
     ("files", "ls"): [["/"], ["/", "-o", "json"], ["/", "-o", "csv"]],
     ("files", "tree"): [["/"], ["/", "-o", "json"]],

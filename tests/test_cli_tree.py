@@ -215,7 +215,7 @@ def test_output_help_names_exactly_the_accepted_formats(path, cmd):
     from nodecli.cli.common import OutputFormat
 
     known = {"table", "wide", "json", "jsonl", "csv", "text", "pretty", "plain", "yaml",
-             "raw", "columns=PATH", "nagios", "prometheus", "tree"}
+             "raw", "columns=PATH", "nagios", "prometheus", "tree", "ncdu"}
     for param in cmd.params:
         if "-o" not in getattr(param, "opts", []):
             continue

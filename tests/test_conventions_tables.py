@@ -59,6 +59,7 @@ READS: dict[str, list[list[str]]] = {
     "events get": [["{event}"]],
     "events list": [[]],
     "events stats": [[], ["--since", "1d", "--by", "type"]],
+    "files du": [["/"], ["{dir}", "--depth", "3"]],
     "files find": [["/", "--depth", "1"], ["/data", "--type", "d", "--depth", "1"]],
     "files ls": [["/"]],
     "files tree": [["/"]],
@@ -96,7 +97,7 @@ EXIT_ONE_WITH_ROWS = {"diff"}
 
 # listed by an access key (the node user may not see permissions)
 AS_KEY = {"permission list", "permission show", "access can-i", "access what-can",
-          "access who-can", "files ls", "files find", "files tree"}
+          "access who-can", "files ls", "files find", "files tree", "files du"}
 # lines without a header (a stream of event lines)
 HEADLESS = {"events tail", "access what-can"}  # (what-can: a tree)
 # lists whose json form is an object holding the list

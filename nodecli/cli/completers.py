@@ -130,6 +130,9 @@ complete_services = _complete(lambda ctx: _config(ctx).services)
 complete_access_keys = _complete(_access_keys)
 #: checkpoint names (``events tail --resume NAME``)
 complete_checkpoints = _complete(lambda ctx: checkpoint_names(_paths(ctx).state_dir))
+#: saved scan names (``files du --resume NAME``: ``state/scans/NAME.json``)
+complete_scans = _complete(lambda ctx: {p.stem for p in (Path(_paths(ctx).state_dir)
+                                                         / "scans").glob("*.json")})
 
 
 def complete_files(ctx: click.Context, param: click.Parameter,

@@ -10,7 +10,7 @@ import click
 
 from nodecli.cli.app import App
 from nodecli.cli.common import CONTEXT, output_option, pass_app
-from nodecli.cli.lazy import HelpGroup
+from nodecli.cli.lazy import LazyGroup
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
 from nodecli.errors import UsageError
 from nodecli.render import Column
@@ -23,7 +23,8 @@ FIND_COLUMNS = [*LS_COLUMNS[:4], Column("path", "path", free=True),
 ENTRY_CSV = [Column(k, k) for k in ("path", "name", "type", "size", "mtime", "id")]
 
 
-@click.group("files", cls=HelpGroup, context_settings=CONTEXT,
+@click.group("files", cls=LazyGroup, context_settings=CONTEXT, lazy_subcommands={
+    "du": ("nodecli.cli.files_du:du", "Size, files and folders under PATH (--resume, -o ncdu).")},
              help="""Browse what a node holds: every page of every folder.
 
 Log in with an access key (--access-key AK, its secret) or a bearer token: a node serves
