@@ -339,18 +339,18 @@ def test_object_storage_needs_its_scheme_in_the_restrictions(data_only, invoke):
     assert sorted(data_only.state.access_keys) == ["k1", "k2", "k4"]
 
 
-def test_the_local_config_ties_the_node_user_to_its_transfer_user(data_only, invoke):
-    """The home's own config (the node-user database of a local node) comes before the
-    node's /info."""
+def test_the_nodes_info_comes_before_the_local_config(data_only, invoke):
+    """The node's /info speaks for the node that is asked; the home's own config (the
+    node-user database when nodecli runs on the node) may be another node's."""
     r = invoke("xuser", "add", "xlocal", "--restriction", "file:////home/*")
     assert r.exit_code == 0, r
     r = invoke("user", "add", "admin", "-x", "xlocal", "--password-stdin", input="pw-1234567\n")
     assert r.exit_code == 0, r
-    r = _create(invoke, "--path", "/data/x", "--id", "kl")
+    r = _create(invoke, "--path", "/home/x", "--id", "kl")
     assert r.exit_code == 1, r
-    assert "transfer user 'xlocal' of node user 'admin' (local config)" in r.stderr
+    assert "(the node's /info)" in r.stderr and "local config" not in r.stderr
     assert "kl" not in data_only.state.access_keys
-    r = _create(invoke, "--path", "/home/x", "--id", "kl")  # the node then takes it
+    r = _create(invoke, "--path", "/data/x", "--id", "kl")  # inside the node's own
     assert r.exit_code == 0, r
 
 

@@ -82,8 +82,8 @@ STORAGE_CHOICES = ["local", "aws_s3", "ibm-s3", "azure", "azure_sas", "swift"]
                    "--path under AK's path.")
 @click.option("--restriction", "restrictions", multiple=True, metavar="GLOB",
               help="The transfer user's restriction to check the storage against "
-                   "(default: the node user's transfer user in the local config, else "
-                   "what the node's /info reports). Repeatable.")
+                   "(default: what the node's /info reports, else the node user's "
+                   "transfer user in the local config). Repeatable.")
 @click.option("--no-check", is_flag=True,
               help="Send the key without checking its storage against the restrictions.")
 @click.option("--id", "ak_id", metavar="ID", help="Access key id (default: the node makes one).")
@@ -168,12 +168,25 @@ def access_key_create(app: App, storage_type: str | None, storage_path: str | No
 def _check_restrictions(app: App, client: Any, storage: dict[str, Any],
                         given: tuple[str, ...]) -> None:
     """The storage against the transfer user's restrictions: those given, else the
-    local config's (the node user's transfer user), else the node's /info; when none is
-    known, say so and go on (the node decides)."""
+    node's own /info (it speaks for the node user that logged in), else the local
+    config's (the node user's transfer user: right when nodecli runs on the node);
+    when none is known, say so and go on (the node decides)."""
+    from nodecli.errors import NodecliError
     from nodecli.node import storage_keys
 
     if given:
         storage_keys.check_restrictions(storage, list(given), "--restriction")
+        return
+    try:
+        info = client.json("GET", "/info")
+    except NodecliError as exc:  # the node may still take the key: it decides
+        app.term.warn(f"could not read the node's /info ({exc.message})")
+        info = None
+    found = storage_keys.info_restrictions(info)
+    if found:
+        xname = info.get("transfer_user") if isinstance(info, dict) else None
+        storage_keys.check_restrictions(storage, found, f"transfer user {xname!r} "
+                                                        "(the node's /info)")
         return
     auth = client.endpoint.auth
     user = auth.username if auth.kind == "basic" and not auth.access_key else None
@@ -185,23 +198,9 @@ def _check_restrictions(app: App, client: Any, storage: dict[str, Any],
                                         f"transfer user {xuser.name!r} of node user "
                                         f"{user!r} (local config)")
         return
-    from nodecli.errors import NodecliError
-
-    try:
-        info = client.json("GET", "/info")
-    except NodecliError as exc:  # the node may still take the key: it decides
-        app.term.warn(f"could not read the node's /info ({exc.message}): the storage was "
-                      "not checked against the restrictions")
-        return
-    found = storage_keys.info_restrictions(info)
-    if found:
-        xname = info.get("transfer_user") if isinstance(info, dict) else None
-        storage_keys.check_restrictions(storage, found, f"transfer user {xname!r} "
-                                                        "(the node's /info)")
-        return
-    app.term.warn("the transfer user's restrictions are not known here (not in the local "
-                  "config, not in /info): the storage was not checked; give "
-                  "--restriction to check it")
+    app.term.warn("the transfer user's restrictions are not known here (not in the "
+                  "node's /info, not in the local config): the storage was not checked; "
+                  "give --restriction to check it")
 
 
 @access_key.command("set-verification-key", context_settings=CONTEXT)
