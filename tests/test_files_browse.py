@@ -420,3 +420,20 @@ def test_resolve_asks_for_the_page_size_it_is_given(node, served_files):
         assert resolve(client, "/generated/dir0001/dir0002", per_page=2).id == "g.1.2"
     asked = [line for line in served_files if "/files/g" in line]
     assert asked and all("per_page=2 " in line for line in asked), asked
+
+
+@pytest.mark.parametrize("mode", ["numbered:100", "token:40"])
+def test_a_path_past_the_first_page_is_found_by_permission_and_access(node, invoke, mode):
+    """permission and access commands find a path by its folder's listing: every page
+    of it (a node pages at 100 or fewer), not the first alone."""
+    who = "u-" + mode.split(":")[0]
+    folder(node, "/data/wide", 150)  # (one module-wide node: each mode grants its own)
+    paging(node, mode)
+    r = invoke("permission", "grant", "/data/wide/f149", "--user", who, "--levels", "read")
+    assert r.exit_code == 0, r.stderr
+    r = invoke("permission", "list", "/data/wide/f149", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert who in [p["access_id"] for p in json.loads(r.stdout)]
+    r = invoke("access", "who-can", "/data/wide/f149", "--access-key", AK, "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert who in r.stdout

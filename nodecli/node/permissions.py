@@ -76,9 +76,39 @@ def root_file_id(client: Client) -> str:
     return str(root)
 
 
+#: pages of one folder read at the most before the listing is called endless
+MAX_LISTING_PAGES = 10_000
+
+
 def entries(client: Client, folder_id: str) -> list[dict[str, Any]]:
-    data = client.json("GET", f"/files/{quote(folder_id, safe='')}/files")
-    return listed(data, "files", f"GET /files/{folder_id}/files")
+    """A folder's entries as the node gives them, every page: a node that pages its
+    listings names the next one in ``Link: rel="next"`` (the one follower of
+    http/links; a Link back to a page already read, or more than MAX_LISTING_PAGES
+    pages, is a remote error). The entries are checked by the callers, each as much as
+    it needs (``files`` reads listings strictly: node/files.py)."""
+    from nodecli.http.links import LinkError, PageTrail, next_page
+
+    collection = f"/files/{quote(folder_id, safe='')}/files"
+    what = f"GET /files/{shorten(folder_id, 60)}/files"
+    target, trail = collection, PageTrail(8)
+    found: list[dict[str, Any]] = []
+    for _ in range(MAX_LISTING_PAGES):
+        resp = client.request("GET", target)
+        trail.add(resp.url)
+        found += listed(resp.json() if resp.body else [], "files", what)
+        try:
+            link = next_page(resp.header("link"), resp.url, client.endpoint.base_url,
+                             collection).url
+        except LinkError as exc:
+            raise RemoteError(f"{what}: the node's Link rel=\"next\" is unusable: {exc}"
+                              ) from None
+        if link is None:
+            return found
+        if link in trail:
+            raise RemoteError(f"{what}: the node's Link rel=\"next\" leads back to a page "
+                              "already read; stopping rather than reading it again")
+        target = link
+    raise RemoteError(f"{what}: more than {MAX_LISTING_PAGES} pages; stopping")
 
 
 def resolve_path(client: Client, path: str) -> str:
