@@ -1,0 +1,28 @@
+"""``access`` (nodecli/cli/access.py) at the boundaries mutation testing found untested
+(docs/development.md, "Equivalent survivors: nodecli/cli/access.py"), and the what-can
+tree naming a permission that grants no level as the json's ``via`` does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.test_access_can_i import World
+
+
+@pytest.fixture
+def world(emulator, invoke, home) -> World:
+    return World(emulator, invoke, home)
+
+
+def test_the_tree_names_a_permission_with_no_level_as_the_json_via_does(world):
+    empty = world.perm_ids[("/data/empty", "user", "alice")]
+    rows = json.loads(world.run("ak-all", "what-can", *world.who("alice"), "-o", "json").stdout)
+    via = {r["path"]: r["via"] for r in rows}
+    assert via["/empty"] == f"permission {empty}: user alice on /empty"
+    r = world.run("ak-all", "what-can", *world.who("alice"))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines()[:4] == [
+        "/  (on the way)", f"  empty  (no level: permission {empty}: user alice on /empty)",
+        "  finance  (on the way)", "    2025  (on the way)"]
