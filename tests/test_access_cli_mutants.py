@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from nodecli.errors import ExitCode
 from tests.test_access_can_i import World
 
 
@@ -26,3 +27,10 @@ def test_the_tree_names_a_permission_with_no_level_as_the_json_via_does(world):
     assert r.stdout.splitlines()[:4] == [
         "/  (on the way)", f"  empty  (no level: permission {empty}: user alice on /empty)",
         "  finance  (on the way)", "    2025  (on the way)"]
+
+
+def test_can_i_for_a_node_user_that_does_not_exist_says_so_and_how_to_list_them(invoke):
+    r = invoke("access", "can-i", "read", "/x", "--node-user", "nosuch")
+    assert (r.exit_code, r.stdout) == (ExitCode.NOT_FOUND, "")
+    assert r.stderr == ("nodecli: error: node user 'nosuch' does not exist in this "
+                        "machine's config\nhint: 'nodecli -l' lists the node users\n")
