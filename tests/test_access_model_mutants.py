@@ -11,3 +11,47 @@ def test_who_can_orders_numeric_ids_of_any_length_before_a_nodes_other_words():
     ids = ["x", "²", big, "10", "9"]  # "²" is a digit to isdigit, no number to int
     rows = Model("ak", "/", [Perm(i, "/d", "user", "u", ("read",)) for i in ids]).who_can("/d")
     assert [h.perm.id for h in rows] == ["9", "10", big, "x", "²"]
+
+
+def test_a_permission_with_no_level_is_level_not_held_and_levels_are_named_in_order():
+    from nodecli.node.access_model import LEVEL_NOT_HELD, Subject
+
+    u = Subject("u", (), "node.ak:user:all")
+    d = Model("ak", "/", [Perm("8", "/d", "user", "u", ())]).decide(u, "read", "/d/x")
+    assert (d.allowed, d.reason, d.held) == (False, LEVEL_NOT_HELD, ())
+    assert d.summary == "read is not held: the permissions at or above the path grant no level"
+    d = Model("ak", "/", [Perm("8", "/d", "user", "u", ("delete", "write"))]).decide(
+        u, "read", "/d")
+    assert d.summary == ("read is not held: the permissions at or above the path grant "
+                         "write,delete")  # the order of LEVELS, not the alphabet's
+
+
+def test_listable_needs_the_storage_and_a_scope_even_for_an_admin_or_a_list_holder():
+    from nodecli.node.access_model import Subject
+
+    perms = [Perm("1", "/", "user", "u", ("list",))]
+    m = Model("ak", "/data", perms)
+    admin, user = Subject("u", (), "node.ak:admin:all"), Subject("u", (), "node.ak:user:all")
+    assert m.listable(admin, "/data") and m.listable(user, "/data/x")
+    assert not m.listable(admin, "/other")  # outside the storage: nobody
+    assert not m.listable(Subject("u", (), "node.other:user:all"), "/data/x")  # no scope
+
+
+def test_without_traverse_no_permission_names_no_folder_on_the_way():
+    from nodecli.node.access_model import NO_PERMISSION, Rules, Subject
+
+    perms = [Perm("1", "/d/e", "user", "u", ("read",))]
+    u = Subject("u", (), "node.ak:user:all")
+    on = Model("ak", "/", perms).decide(u, "read", "/d")
+    assert on.summary.endswith("its groups (the folder is visible on the way to /d/e)")
+    off = Model("ak", "/", perms, Rules(traverse=False)).decide(u, "read", "/d")
+    assert (off.reason, off.summary) == (
+        NO_PERMISSION, "no permission at or above the path for user u or its groups")
+
+
+def test_what_can_lists_a_folder_then_what_is_inside_it_before_its_neighbours():
+    from nodecli.node.access_model import Subject
+
+    admin = Subject("u", (), "node.ak:admin:all")
+    sights = Model("ak", "/", []).what_can(admin, ["/d-x", "/d/b", "/d", "/"])
+    assert [s.path for s in sights] == ["/", "/d", "/d/b", "/d-x"]  # not "-" before "/"
