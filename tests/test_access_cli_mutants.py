@@ -34,3 +34,29 @@ def test_can_i_for_a_node_user_that_does_not_exist_says_so_and_how_to_list_them(
     assert (r.exit_code, r.stdout) == (ExitCode.NOT_FOUND, "")
     assert r.stderr == ("nodecli: error: node user 'nosuch' does not exist in this "
                         "machine's config\nhint: 'nodecli -l' lists the node users\n")
+
+
+def test_a_tree_line_is_cut_to_the_terminals_width_and_whole_in_a_pipe(monkeypatch):
+    """``_line`` on a real pseudo-terminal (os.openpty), in-process: cut with '…' to
+    COLUMNS; the same line to a pipe (no width) is whole."""
+    import io
+    import os
+    from types import SimpleNamespace
+
+    from nodecli.cli.access import _line
+    from nodecli.cli.app import Terminal
+
+    monkeypatch.setenv("COLUMNS", "12")
+    line = "  deep  list,read,write"
+    master, slave = os.openpty()
+    try:
+        with os.fdopen(slave, "w", encoding="utf-8") as tty:
+            _line(SimpleNamespace(term=Terminal(_stdout=tty)), line)
+            tty.flush()
+            shown = os.read(master, 1024).decode()
+    finally:
+        os.close(master)
+    assert shown == "  deep  lis…\r\n"  # the terminal turns \n into \r\n
+    pipe = io.StringIO()
+    _line(SimpleNamespace(term=Terminal(_stdout=pipe)), line)
+    assert pipe.getvalue() == line + "\n"

@@ -55,3 +55,12 @@ def test_what_can_lists_a_folder_then_what_is_inside_it_before_its_neighbours():
     admin = Subject("u", (), "node.ak:admin:all")
     sights = Model("ak", "/", []).what_can(admin, ["/d-x", "/d/b", "/d", "/"])
     assert [s.path for s in sights] == ["/", "/d", "/d/b", "/d-x"]  # not "-" before "/"
+
+
+def test_what_can_for_an_admin_names_no_permission_even_one_it_holds():
+    from nodecli.node.access_model import LEVELS, Subject
+
+    admin = Subject("u", (), "node.ak:admin:all")
+    m = Model("ak", "/", [Perm("1", "/d", "user", "u", ("read",))])
+    assert [(s.path, s.levels, s.traverse_only, s.source) for s in m.what_can(admin, ["/d"])] \
+        == [("/d", LEVELS, False, None)]  # the scope, not permission 1, shows it
