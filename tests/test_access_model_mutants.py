@@ -64,3 +64,42 @@ def test_what_can_for_an_admin_names_no_permission_even_one_it_holds():
     m = Model("ak", "/", [Perm("1", "/d", "user", "u", ("read",))])
     assert [(s.path, s.levels, s.traverse_only, s.source) for s in m.what_can(admin, ["/d"])] \
         == [("/d", LEVELS, False, None)]  # the scope, not permission 1, shows it
+
+
+def test_scope_role_reads_each_word_of_the_scope():
+    from nodecli.node.access_model import Subject
+
+    m = Model("ak", "/", [])
+
+    def role(scope: str) -> str | None:
+        return m.scope_role(Subject("u", (), scope))
+
+    assert role("node.ak:admin:all") == role("admin:all") == "admin"
+    assert role("node.ak:user:all node.ak:admin:all") == "admin"  # admin wins
+    assert role("openid node.ak:user:all") == "user"
+    for none in ("", "node.other:admin:all", "node.other:user:all", "node.ak:user:al",
+                 "user:all", "node.ak:admin:all:x"):
+        assert role(none) is None, none
+
+
+def test_visible_needs_the_storage_a_scope_and_a_permission_at_above_or_below():
+    from nodecli.node.access_model import Rules, Subject
+
+    perms = [Perm("1", "/data/a", "user", "u", ("read",)),
+             Perm("2", "/data/b/c", "user", "u", ("read",))]
+    m = Model("ak", "/data/", perms)
+    assert m.root == "/data"  # the key's storage, normalised
+    u, admin = Subject("u", (), "node.ak:user:all"), Subject("v", (), "node.ak:admin:all")
+    assert m.visible(u, "/data//a/") and m.visible(u, "/data/a/x")  # at and below
+    assert m.visible(u, "/data/b") and m.visible(u, "/data") and not m.visible(u, "/data/d")
+    assert not Model("ak", "/data", perms, Rules(traverse=False)).visible(u, "/data/b")
+    assert m.visible(admin, "/data/d") and not m.visible(admin, "/other")
+    assert not m.visible(Subject("u", (), "node.x:user:all"), "/data/a")  # no scope
+
+
+def test_held_levels_keep_the_order_of_levels_and_unknown_ones_last():
+    from nodecli.node.access_model import Subject
+
+    perms = [Perm("1", "/d", "user", "u", ("zz", "read", "list", "aa"))]
+    d = Model("ak", "/", perms).decide(Subject("u", (), "node.ak:user:all"), "write", "/d")
+    assert d.held[:2] == ("list", "read") and set(d.held[2:]) == {"aa", "zz"}
