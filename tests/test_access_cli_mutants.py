@@ -60,3 +60,22 @@ def test_a_tree_line_is_cut_to_the_terminals_width_and_whole_in_a_pipe(monkeypat
     pipe = io.StringIO()
     _line(SimpleNamespace(term=Terminal(_stdout=pipe)), line)
     assert pipe.getvalue() == line + "\n"
+
+
+def test_verify_signs_with_the_default_profiles_mint_key_without_node(world, invoke,
+                                                                       tmp_path):
+    from nodecli.config.paths import resolve_paths
+
+    managed = resolve_paths(None).keys_dir / "ak-all" / "private.pem"
+    pem = tmp_path / "mint.pem"
+    pem.write_bytes(managed.read_bytes())
+    pem.chmod(0o600)
+    managed.unlink()  # only the default profile's key can sign now
+    r = invoke("node", "add", "minted", "--url", world.emulator.url, "--access-key", "ak-all",
+               "--mint-key", str(pem), "--mint-user-id", "root", "--mint-scope-role", "admin",
+               "--no-check")
+    assert r.exit_code == 0, r.stderr
+    assert invoke("node", "default", "minted").exit_code == 0
+    r = invoke("access", "can-i", "read", "/fin", *world.who("erin"), "--verify")
+    assert (r.exit_code, r.stdout.splitlines()[0]) == (0, "yes"), r.stderr
+    assert r.stderr == "verify: the node agrees with the model (2 checks)\n"
