@@ -79,3 +79,12 @@ def test_verify_signs_with_the_default_profiles_mint_key_without_node(world, inv
     r = invoke("access", "can-i", "read", "/fin", *world.who("erin"), "--verify")
     assert (r.exit_code, r.stdout.splitlines()[0]) == (0, "yes"), r.stderr
     assert r.stderr == "verify: the node agrees with the model (2 checks)\n"
+    # --node, then NODECLI_NODE, name the profile whose key signs, before the default
+    r = invoke("node", "add", "plain", "--url", world.emulator.url, "--access-key", "ak-all",
+               "--no-check")
+    assert r.exit_code == 0, r.stderr
+    assert invoke("node", "default", "plain").exit_code == 0
+    for how, env in ((["--node", "minted"], {}), ([], {"NODECLI_NODE": "minted"})):
+        r = invoke("access", "can-i", "read", "/fin", *world.who("erin"), "--verify", *how,
+                   env={"NODECLI_PASSWORD": "ak-all-secret", **env})
+        assert (r.exit_code, r.stdout.splitlines()[0]) == (0, "yes"), (how, r.stderr)
