@@ -103,3 +103,14 @@ def test_held_levels_keep_the_order_of_levels_and_unknown_ones_last():
     perms = [Perm("1", "/d", "user", "u", ("zz", "read", "list", "aa"))]
     d = Model("ak", "/", perms).decide(Subject("u", (), "node.ak:user:all"), "write", "/d")
     assert d.held[:2] == ("list", "read") and set(d.held[2:]) == {"aa", "zz"}
+
+
+def test_what_can_for_a_user_names_the_nearest_permission_or_the_way():
+    from nodecli.node.access_model import Subject
+
+    u = Subject("u", (), "node.ak:user:all")
+    p1, p2 = Perm("1", "/d", "user", "u", ("list",)), Perm("2", "/d/e", "user", "u", ("read",))
+    sights = Model("ak", "/", [p1, p2]).what_can(u, ["/", "/d", "/d/e", "/d/e/f", "/x"])
+    assert [(s.path, s.levels, s.traverse_only, s.source) for s in sights] == [
+        ("/", (), True, None), ("/d", ("list",), False, p1),
+        ("/d/e", ("list", "read"), False, p2), ("/d/e/f", ("list", "read"), False, p2)]
