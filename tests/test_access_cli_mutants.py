@@ -88,3 +88,45 @@ def test_verify_signs_with_the_default_profiles_mint_key_without_node(world, inv
         r = invoke("access", "can-i", "read", "/fin", *world.who("erin"), "--verify", *how,
                    env={"NODECLI_PASSWORD": "ak-all-secret", **env})
         assert (r.exit_code, r.stdout.splitlines()[0]) == (0, "yes"), (how, r.stderr)
+
+
+def _answer(r) -> tuple[int, str, str]:
+    body = json.loads(r.stdout)
+    return r.exit_code, body["reason"], body["scope"]
+
+
+def test_can_i_takes_each_rule_flag_and_the_scope_as_given(world):
+    erin = ("--user-id", "erin", "-o", "json")
+    assert _answer(world.run("ak-all", "can-i", "write", "/fin", *erin, "--scope-role",
+                             "admin")) == (0, "bypasses-permissions", "node.ak-all:admin:all")
+    assert _answer(world.run("ak-all", "can-i", "write", "/fin", *erin, "--scope-role",
+                             "admin", "--no-admin-bypass")) == (
+        1, "level-not-held", "node.ak-all:admin:all")
+    frank = ("--user-id", "frank", "-o", "json")  # his list is on /data, above ak-fin's root
+    assert _answer(world.run("ak-fin", "can-i", "list", "/2025", *frank))[:2] == (0, "granted")
+    assert _answer(world.run("ak-fin", "can-i", "list", "/2025", *frank,
+                             "--no-inherit-above-root"))[:2] == (1, "no-permission")
+    assert _answer(world.run("ak-all", "can-i", "read", "/fin", *erin, "--scope", "")) == (
+        1, "token-scope", "")
+    assert _answer(world.run("ak-all", "can-i", "write", "/fin", *erin, "--scope",
+                             "openid node.ak-all:admin:all")) == (
+        0, "bypasses-permissions", "openid node.ak-all:admin:all")
+
+
+def test_can_i_and_what_can_refuse_what_they_cannot_do_in_one_line(world, invoke):
+    r = world.run("ak-all", "can-i", "read", "/fin")
+    assert (r.exit_code, r.stderr) == (
+        ExitCode.USAGE, "nodecli: error: --user-id UID is needed (the token's user)\n")
+    r = world.run("ak-all", "can-i", "read", "/fin", "--user-id", "erin", "--verify",
+                  "--scope", "x")
+    assert (r.exit_code, r.stderr) == (ExitCode.USAGE, "nodecli: error: --verify mints "
+                                       "node.AK:ROLE:all tokens: use --scope-role, not --scope\n")
+    r = invoke("node", "add", "one", "--url", world.emulator.url, "--access-key", "ak-all",
+               "--no-check")
+    assert r.exit_code == 0, r.stderr
+    r = invoke("access", "what-can", "--user-id", "erin", "--verify", "--nodes", "*",
+               env={"NODECLI_ACCESS_KEY": "ak-all", "NODECLI_PASSWORD": "ak-all-secret"})
+    assert (r.exit_code, r.stderr) == (ExitCode.USAGE, "nodecli: error: --verify asks one "
+                                       "node: give --node, not --nodes/--all-nodes\n")
+    r = world.run("ak-all", "what-can", "--user-id", "erin", "--scope", "x", "--verify")
+    assert r.exit_code == ExitCode.USAGE and "use --scope-role, not --scope" in r.stderr
