@@ -130,3 +130,16 @@ def test_can_i_and_what_can_refuse_what_they_cannot_do_in_one_line(world, invoke
                                        "node: give --node, not --nodes/--all-nodes\n")
     r = world.run("ak-all", "what-can", "--user-id", "erin", "--scope", "x", "--verify")
     assert r.exit_code == ExitCode.USAGE and "use --scope-role, not --scope" in r.stderr
+
+
+def test_verify_without_a_key_to_sign_with_says_which_and_how(world):
+    from nodecli.config.paths import resolve_paths
+
+    managed = resolve_paths(None).keys_dir / "ak-all" / "private.pem"
+    managed.unlink()
+    r = world.run("ak-all", "can-i", "read", "/fin", "--user-id", "erin", "--verify")
+    assert (r.exit_code, r.stdout) == (ExitCode.USAGE, "")
+    assert r.stderr == (
+        f"nodecli: error: --verify signs a token for access key ak-all: no key to sign with "
+        f"({managed} does not exist)\nhint: give --key-file-path PEM (the private key whose "
+        "public key is registered with the access key), or a profile with --mint-key\n")
