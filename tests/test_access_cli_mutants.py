@@ -143,3 +143,20 @@ def test_verify_without_a_key_to_sign_with_says_which_and_how(world):
         f"nodecli: error: --verify signs a token for access key ak-all: no key to sign with "
         f"({managed} does not exist)\nhint: give --key-file-path PEM (the private key whose "
         "public key is registered with the access key), or a profile with --mint-key\n")
+
+
+def test_verify_records_the_key_it_validated_under_the_home_given(world, invoke, tmp_path):
+    from nodecli.config.paths import resolve_paths
+
+    managed = resolve_paths(None).keys_dir / "ak-all" / "private.pem"
+    other = resolve_paths(tmp_path / "other")
+    (other.keys_dir / "ak-all").mkdir(parents=True)
+    (other.keys_dir / "ak-all" / "private.pem").write_bytes(managed.read_bytes())
+    (other.keys_dir / "ak-all" / "private.pem").chmod(0o600)
+    validated = "validated-keys.json"
+    before = (resolve_paths(None).state_dir / validated).exists()
+    r = invoke("--home", str(tmp_path / "other"), "access", "can-i", "read", "/fin",
+               *world.who("erin"), "--verify", env=world.env("ak-all"))
+    assert r.exit_code == 0, r.stderr
+    assert (other.state_dir / validated).exists()  # --home's state, not $NODECLI_HOME's
+    assert (resolve_paths(None).state_dir / validated).exists() == before
