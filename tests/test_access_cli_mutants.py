@@ -160,3 +160,23 @@ def test_verify_records_the_key_it_validated_under_the_home_given(world, invoke,
     assert r.exit_code == 0, r.stderr
     assert (other.state_dir / validated).exists()  # --home's state, not $NODECLI_HOME's
     assert (resolve_paths(None).state_dir / validated).exists() == before
+
+
+def test_verify_signed_by_a_key_the_node_does_not_know_says_which_token(world, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - a test key, fast to make
+    pem = tmp_path / "stranger.pem"
+    pem.write_bytes(stranger.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    pem.chmod(0o600)
+    r = world.run("ak-all", "can-i", "read", "/fin", *world.who("erin"), "--verify",
+                  "--key-file-path", str(pem))
+    assert (r.exit_code, r.stdout) == (ExitCode.AUTH, ""), r.stderr
+    assert r.stderr.splitlines()[1] == (
+        "hint: the request used bearer token with access key 'ak-all' in header "
+        "X-Vendor-AccessKey (a 300 s token minted for --verify (user erin)); check the "
+        "token's expiry and scope, and that its public key is registered with 'nodecli "
+        "access-key set-verification-key'")
