@@ -180,3 +180,15 @@ def test_verify_signed_by_a_key_the_node_does_not_know_says_which_token(world, t
         "X-Vendor-AccessKey (a 300 s token minted for --verify (user erin)); check the "
         "token's expiry and scope, and that its public key is registered with 'nodecli "
         "access-key set-verification-key'")
+
+
+def test_what_can_tables_join_levels_jsonl_keeps_lists_and_nothing_is_nobody(world):
+    r = world.run("ak-all", "what-can", "--user-id", "nobody-here", "-o", "table")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "nobody\n")
+    rows = world.run("ak-all", "what-can", "--user-id", "erin", "-o", "jsonl").stdout
+    assert json.loads(rows.splitlines()[1])["levels"] == ["list", "read"]
+    table = world.run("ak-all", "what-can", "--user-id", "erin", "-o", "table").stdout
+    assert table.splitlines()[2].split()[:3] == ["/fin", "folder", "list,read"]
+    csv = world.run("ak-all", "what-can", "--user-id", "erin", "-o", "csv").stdout
+    assert csv.splitlines()[:2] == ["path,type,levels,lists,via",
+                                    "/,folder,,no,on the way to a permitted folder"]
