@@ -192,3 +192,11 @@ def test_what_can_tables_join_levels_jsonl_keeps_lists_and_nothing_is_nobody(wor
     csv = world.run("ak-all", "what-can", "--user-id", "erin", "-o", "csv").stdout
     assert csv.splitlines()[:2] == ["path,type,levels,lists,via",
                                     "/,folder,,no,on the way to a permitted folder"]
+
+
+def test_an_empty_user_or_group_id_is_named_in_the_refusal(world):
+    for flag, bad in (("--user-id", ["--user-id", " "]),
+                      ("--group-id", ["--user-id", "erin", "--group-id", ""])):
+        r = world.run("ak-all", "can-i", "read", "/fin", *bad)
+        assert (r.exit_code, r.stderr) == (ExitCode.USAGE, f"nodecli: error: {flag} must be a "
+                                           "non-empty word of at most 256 characters\n")
