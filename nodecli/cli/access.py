@@ -29,6 +29,7 @@ WHAT_COLUMNS = [Column("path", "path"), Column("type", "type", drop=2),
 WHO_FIELDS = ("holder_type", "holder_id", "levels", "set_on", "inherited", "permission_id",
               "file_id")
 WHAT_FIELDS = ("path", "type", "levels", "lists", "via")
+ON_THE_WAY = "on the way to a permitted folder"
 
 
 @click.group("access", cls=HelpGroup, context_settings=CONTEXT,
@@ -458,7 +459,7 @@ def what_rows(model: Any, survey: Any, subject: Any) -> list[dict[str, Any]]:
     rows = []
     for sight in model.what_can(subject, folders):
         src = sight.source
-        via = ("on the way to a permitted folder" if sight.traverse_only else
+        via = (ON_THE_WAY if sight.traverse_only else
                f"permission {src.id}: {src.holder()} on {src.where(model.root)}"
                if src is not None else "the token's scope (bypasses permissions)")
         rows.append({"path": relative(model.root, sight.path), "type": "folder",
@@ -475,8 +476,10 @@ def _tree(app: App, rows: list[dict[str, Any]]) -> None:
         path = row["path"]
         depth = 0 if path == "/" else path.count("/")
         name = "/" if path == "/" else path.rsplit("/", 1)[-1]
-        levels = ",".join(row["levels"]) or "(on the way)"
-        _line(app, f"{'  ' * depth}{sanitize(name)}  {levels}")
+        # a permission with no level shows the folder too: name it as the json's via does
+        levels = ",".join(row["levels"]) or (
+            "(on the way)" if row["via"] == ON_THE_WAY else f"(no level: {row['via']})")
+        _line(app, f"{'  ' * depth}{sanitize(name)}  {sanitize(levels)}")
 
 
 def _line(app: App, text: str) -> None:

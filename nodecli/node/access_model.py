@@ -405,8 +405,12 @@ def _level_order(level: str) -> int:
     return LEVELS.index(level) if level in LEVELS else len(LEVELS)
 
 
-def _id_key(value: str) -> tuple[int, str]:
-    return (int(value), "") if value.isdigit() else (1 << 62, value)
+def _id_key(value: str) -> tuple[bool, int | str]:
+    """Numeric ids in numeric order (however long), then the others (a node's word: "²"
+    is a digit to ``isdigit`` but no number to ``int``)."""
+    if value.isascii() and value.isdigit():
+        return (False, int(value))
+    return (True, value)
 
 
 def _path_key(path: str) -> list[str]:
