@@ -110,18 +110,26 @@ def files_ls(app: App, path: str, output_format: str, **kwargs: Any) -> None:
                    "time.")
 @click.option("--depth", "max_depth", type=click.IntRange(0, 256), metavar="N",
               help="At most N levels below PATH (default: all).")
+@click.option("--resume", "resume_name", metavar="NAME",
+              help="Keep the scan's place under NAME (as files du --resume): after a Ctrl-C "
+                   "or a crash the same command goes on; the matches are printed once, "
+                   "when the scan is complete.")
+@click.option("--restart", is_flag=True,
+              help="With --resume: forget what NAME saved and scan again.")
 @access_options
 @output_option()
 @pass_app
 def files_find(app: App, path: str, glob: str | None, kind: str | None,
                min_size: str | None, newer: str | None, max_depth: int | None,
-               output_format: str, **kwargs: Any) -> None:
+               resume_name: str | None, restart: bool, output_format: str,
+               **kwargs: Any) -> None:
     """Entries below PATH that match every test given (a walk of every page of every
     folder, depth first).
 
     \b
       nodecli files find /projects --name '*.mov'
       nodecli files find / --type f --min-size 1G --newer 7d -o jsonl
+      nodecli files find / --name '*.iso' --resume isos -o jsonl > isos.jsonl
     """
     import fnmatch
 
@@ -151,6 +159,19 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
             return False
         return since is None or (entry.mtime is not None and entry.mtime >= since)
 
+    if restart and not resume_name:
+        raise UsageError("--restart goes with --resume NAME")
+    if resume_name:
+        from nodecli import dryrun
+        from nodecli.node import files_scan as fs
+
+        state = fs.ScanState.named(app.paths.state_dir, resume_name)
+        if not dryrun.active():
+            filters = {"name": glob, "type": kind, "min_size": size, "newer": newer,
+                       "depth": max_depth}
+            _find_resumable(app, path, state, restart, filters, matches, max_depth,
+                            output_format, kwargs)
+            return
     skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
     with open_node_client(app, conn) as client:
@@ -162,6 +183,81 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
                      if matches(e))
         _render(app, found, output_format, "nothing found", FIND_COLUMNS)
     skipped.finish()
+
+
+def _find_resumable(app: App, path: str, state: Any, restart: bool,
+                    filters: dict[str, Any], matches: Any, max_depth: int | None,
+                    output_format: str, kwargs: dict[str, Any]) -> None:
+    """files find --resume NAME: the scan of files du (nodecli/node/files_scan.py), its
+    matches kept in the state's spool with each folder's commit and printed once, when
+    the scan is complete (so a resumed find never prints a match twice nor misses one).
+    ``newer`` is kept as typed: a state of ``--newer 7d`` is the same filter tomorrow,
+    and its cut-off is the one of the run that reads each folder."""
+    import dataclasses
+    import json
+
+    from nodecli.cli.files_du import _node_label, _run, _save_every, _status, _unreadable
+    from nodecli.errors import NodecliError
+    from nodecli.node import files as node_files
+    from nodecli.node import files_scan as fs
+
+    def listing_of(client: Any) -> Any:
+        def listing(file_id: str) -> Iterator[dict[str, Any]]:
+            for e in node_files.list_folder(client, file_id):
+                yield {"id": e.id, "name": e.name, "size": e.size, "mtime": e.mtime,
+                       "type": "folder" if e.is_folder else e.type, "entry": e}
+        return listing
+
+    def find(entry: Any, entry_path: str, depth: int) -> bytes | None:
+        found = dataclasses.replace(entry["entry"], path=entry_path)
+        if not matches(found):
+            return None
+        return json.dumps(found.as_dict(), ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8", "replace") + b"\n"
+
+    conn = pop_node_options(kwargs)
+    app.budget.follow()
+    with open_node_client(app, conn) as client:
+        node_files.check_login(client)
+        entry = node_files.resolve(client, path)
+        if not entry.is_folder:
+            raise UsageError(f"{entry.path} is a file: --resume scans a folder")
+        root = fs.Root(entry.id, entry.path, True, entry.size or 0)
+        state.lock()
+        try:
+            if restart:
+                state.discard()
+            scan = fs.Scan(listing_of(client), root, node=_node_label(client), depth=0,
+                           state=state, find=find, filters=filters, max_depth=max_depth,
+                           progress=_status(app, root.path) if app.term.status.live else None,
+                           save_every_folders=_save_every(), unreadable=_unreadable)
+            result = _run(app, scan, root.path, state.name)
+        finally:
+            state.unlock()
+    if result.was_finished:
+        app.term.info(f"scan {state.name} finished at {result.finished_at}: its matches "
+                      "(--restart scans again)")
+    elif result.resumed:
+        app.term.info(f"scan {state.name} resumed: {result.listings:,} more folders listed")
+    for skip in result.skipped:
+        app.term.warn(f"{skip['path']}: not read ({skip['reason']})")
+    assert result.ncdu is not None
+    with result.ncdu as spool:
+        if output_format == "jsonl" and app.term.shape is None:
+            out = app.term.out
+            for line in spool:
+                out.write(line.decode("utf-8", "replace"))
+            out.flush()
+        else:
+            rows = [json.loads(line) for line in spool]
+            if output_format == "jsonl":
+                app.term.jsonl(rows)
+            else:
+                app.term.table(rows, ENTRY_CSV if output_format == "csv" else FIND_COLUMNS,
+                               output_format, empty="nothing found")
+    if result.skipped_count:
+        raise NodecliError(f"{result.skipped_count} folder(s) could not be read; what they "
+                           "hold is not listed above")
 
 
 @files.command("tree", context_settings=CONTEXT)

@@ -40,6 +40,8 @@ from nodecli.node.files_scan_state import CLOSE, LIST, Ranked, ScanState, Snapsh
 __all__ = ["Progress", "Result", "Root", "Scan", "ScanState", "Snapshot", "entry_size"]
 
 Lister = Callable[[str], Iterable[Mapping[str, Any]]]
+# files find: an entry, its path and its depth below the root -> its output line, or None
+Finder = Callable[[Mapping[str, Any], str, int], bytes | None]
 
 SAVE_EVERY = 2.0  # seconds between snapshots: what a crash costs at most, listing again
 PROGRESS_EVERY = 0.2  # seconds between progress reports
@@ -137,8 +139,14 @@ class Scan:
                  progress: Callable[[Progress], None] | None = None,
                  save_every: float = SAVE_EVERY, save_every_folders: int | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 unreadable: Callable[[BaseException], bool] | None = None) -> None:
+                 unreadable: Callable[[BaseException], bool] | None = None,
+                 find: Finder | None = None, filters: dict[str, Any] | None = None,
+                 max_depth: int | None = None) -> None:
         self.lister, self.root, self.node = lister, root, node
+        # files find: each match's line goes to the spool as its folder is listed, kept
+        # with the folder's commit (so a resume never writes a folder's matches twice)
+        self.find, self.filters = find, (filters or {}) if find is not None else None
+        self.max_depth = max_depth
         self.depth, self.top_n = depth, top
         self.want_ncdu = ncdu
         # the ncdu output: the state's file with --resume, else a temporary file (a
@@ -198,9 +206,10 @@ class Scan:
         snap = self.state.load() if self.state is not None else None
         if snap is not None and self.state is not None:
             self.state.check(snap, node=self.node, path=root.path, depth=self.depth,
-                             top=self.top_n, ncdu=want_ncdu)
-            if snap.ncdu:
-                self.out = self.state.open_spool(snap.ncdu_length)
+                             top=self.top_n, ncdu=want_ncdu, find=self.filters)
+            if snap.ncdu or snap.find is not None:
+                self.out = self.state.open_spool(snap.ncdu_length,
+                                                 found=snap.find is not None)
             self._rebuild_chain(snap)
             self.snap = snap
             return snap, True
@@ -208,10 +217,10 @@ class Scan:
             raise UsageError(f"{shorten(root.path)} is a file: ncdu's format holds a "
                              "folder", hint="name the folder that holds it")
         snap = Snapshot(self.node, root.path, root.id, self.depth, self.top_n, want_ncdu,
-                        datetime.now(UTC).isoformat())
-        if want_ncdu:
+                        datetime.now(UTC).isoformat(), find=self.filters)
+        if want_ncdu or self.find is not None:
             if self.state is not None:
-                self.out = self.state.open_spool(0)
+                self.out = self.state.open_spool(0, found=self.find is not None)
             else:
                 import tempfile
 
@@ -221,7 +230,7 @@ class Scan:
             self._offer_top(snap.top, root.size, root.path)
         else:
             snap.stack.append([LIST, root.id, root.path, 0, root.path])
-            if self.out is not None:
+            if want_ncdu and self.out is not None:
                 self._write(self._ncdu_header(snap))
                 snap.ncdu_length = self._tell()
         self.snap = snap
@@ -240,7 +249,7 @@ class Scan:
                 stack.pop()
                 self._chain.pop()
                 self._open.discard(frame[1])
-                if self.out is not None:
+                if self.out is not None and self.find is None:
                     self._write(b"]")
                     snap.ncdu_length = self._tell()
                 self._dirty = False
@@ -255,17 +264,23 @@ class Scan:
         subs: list[tuple[str, str]] = []
         best: list[Ranked] = []  # this listing's candidates for the largest files
         floor = snap.top[0] if len(snap.top) >= self.top_n > 0 else None
-        if out is not None:
+        find = self.find
+        if out is not None and find is None:
             info: dict[str, Any] = {"name": name, "asize": 0, "dsize": 0}
             self._write(b",[" + _ncdu_json(info))
         top_n, seen = self.top_n, 0
-        write = out.write if out is not None else None
+        write = out.write if out is not None and find is None else None
         encode = _NCDU_ENCODER.encode
         try:
             for entry in self.lister(fid):
                 seen += 1
                 ename = entry.get("name")
                 ename = ename if isinstance(ename, str) and ename else str(entry.get("id"))
+                if find is not None:
+                    line = find(entry, child_path(path, ename), depth + 1)
+                    if line is not None:
+                        assert out is not None
+                        out.write(line)
                 if entry.get("type") == "folder":
                     sid = entry.get("id")
                     subs.append((str(sid) if sid is not None else "", ename))
@@ -306,7 +321,8 @@ class Scan:
                 self._note_skip(snap, child_path(path, sname),
                                 "inside itself" if sid else "no id")
                 continue
-            kept.append([LIST, sid, child_path(path, sname), depth + 1, sname])
+            if self.max_depth is None or depth + 1 < self.max_depth:
+                kept.append([LIST, sid, child_path(path, sname), depth + 1, sname])
         self._dirty = True
         stack = snap.stack
         stack.pop()
@@ -340,6 +356,7 @@ class Scan:
         self._dirty = True
         if self.out is not None:  # what the listing wrote is cut back first
             self._seek(snap.ncdu_length)
+        if self.out is not None and self.find is None:
             info = {"name": frame[4], "asize": 0, "dsize": 0, "read_error": True}
             self._write(b",[" + _ncdu_json(info) + b"]")
             snap.ncdu_length = self._tell()

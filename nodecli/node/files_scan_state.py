@@ -1,6 +1,7 @@
-"""The saved place of ``files du --resume NAME`` (nodecli/node/files_scan.py): the
-snapshot a scan commits, its state file (``STATE/scans/NAME.json``) with its lock,
-validated load and atomic saves, and the ncdu output written so far beside it."""
+"""The saved place of ``files du --resume NAME`` and ``files find --resume NAME``
+(nodecli/node/files_scan.py): the snapshot a scan commits, its state file
+(``STATE/scans/NAME.json``) with its lock, validated load and atomic saves, and beside
+it the ncdu output (``NAME.ncdu``) or find's matches (``NAME.found``) written so far."""
 
 from __future__ import annotations
 
@@ -58,14 +59,16 @@ class Snapshot:
     listings: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
     skipped_count: int = 0
-    ncdu_length: int = 0
+    ncdu_length: int = 0  # the spool's committed length: ncdu's output, or find's matches
     finished_at: str | None = None
+    find: dict[str, Any] | None = None  # files find: its filters (None: a files du)
 
     def to_json(self) -> bytes:
         data = {
             "kind": STATE_KIND, "version": STATE_VERSION, "node": self.node,
             "path": self.path, "root_id": self.root_id,
-            "options": {"depth": self.depth, "top": self.top_n, "ncdu": self.ncdu},
+            "options": {"depth": self.depth, "top": self.top_n, "ncdu": self.ncdu,
+                        **({"find": self.find} if self.find is not None else {})},
             "started_at": self.started_at, "saved_at": datetime.now(UTC).isoformat(),
             "finished_at": self.finished_at,
             "counts": {"folders": self.folders, "files": self.files, "bytes": self.size,
@@ -89,6 +92,15 @@ def _ints(values: Any, n: int) -> bool:
                     for v in values))
 
 
+def _filters(value: Any) -> bool:
+    """files find's filters as a state keeps them: None (a du), or names to text,
+    whole numbers or null."""
+    return value is None or (isinstance(value, dict) and all(
+        isinstance(k, str) and (v is None or isinstance(v, str)
+                                or (isinstance(v, int) and not isinstance(v, bool)))
+        for k, v in value.items()))
+
+
 def _load_snapshot(raw: bytes, path: Path) -> Snapshot:
     try:
         data = json.loads(raw)
@@ -108,11 +120,12 @@ def _load_snapshot(raw: bytes, path: Path) -> Snapshot:
             and _ints([counts.get(k) for k in ("folders", "files", "bytes", "listings",
                                                "skipped")], 5)
             and _ints([data.get("ncdu_length")], 1)
-            and isinstance(data.get("finished_at"), (str, type(None)))):
+            and isinstance(data.get("finished_at"), (str, type(None)))
+            and _filters(opts.get("find"))):
         raise _damaged(path, "fields")
     node, root_path, root_id, started = (str(s) for s in strings)
     snap = Snapshot(node, root_path, root_id, opts["depth"], opts["top"], opts["ncdu"],
-                    started, finished_at=data["finished_at"])
+                    started, finished_at=data["finished_at"], find=opts.get("find"))
     snap.folders, snap.files, snap.size, snap.listings, snap.skipped_count = (
         counts["folders"], counts["files"], counts["bytes"], counts["listings"],
         counts["skipped"])
@@ -153,6 +166,7 @@ class ScanState:
         self.path = Path(path)
         self.name = name
         self.spool_path = self.path.with_suffix(".ncdu")
+        self.found_path = self.path.with_suffix(".found")  # files find's matches so far
         self._unlock: Callable[[], None] | None = None
 
     @classmethod
@@ -186,7 +200,7 @@ class ScanState:
 
     def discard(self) -> None:
         """Forget the saved scan (``--restart``): the state and its ncdu output."""
-        for p in (self.path, self.spool_path):
+        for p in (self.path, self.spool_path, self.found_path):
             try:
                 os.unlink(p)
             except FileNotFoundError:
@@ -206,8 +220,17 @@ class ScanState:
         return _load_snapshot(raw, self.path)
 
     def check(self, snap: Snapshot, *, node: str, path: str, depth: int, top: int,
-              ncdu: bool) -> None:
-        """Refuse to resume a scan of another node or path, or with other options."""
+              ncdu: bool, find: dict[str, Any] | None = None) -> None:
+        """Refuse to resume a scan of another node or path, or with other options (a
+        du's state is not a find's, nor a find's with other filters)."""
+        if snap.find != find:
+            was = "a files du" if snap.find is None else "a files find" if find is None \
+                else "a files find with other filters (" + shorten(
+                    " ".join(f"{k}={v}" for k, v in snap.find.items() if v is not None)
+                    or "none", 120) + ")"
+            raise UsageError(f"scan {self.name} is {was}",
+                             hint="resume it with the same command, use another --resume "
+                                  "NAME, or --restart")
         if snap.node != node or snap.path != path:
             raise UsageError(
                 f"scan {self.name} is of {shorten(snap.path, 80)} on {shorten(snap.node, 80)}"
@@ -219,18 +242,21 @@ class ScanState:
             raise UsageError(f"scan {self.name} was started with {said}",
                              hint="resume it with the same options, or --restart")
 
-    def open_spool(self, length: int) -> IO[bytes]:
-        """The ncdu output so far, cut back to the ``length`` the state counts (bytes
-        written after the last snapshot are written again)."""
+    def open_spool(self, length: int, *, found: bool = False) -> IO[bytes]:
+        """The ncdu output (or with ``found``, files find's matches) so far, cut back to
+        the ``length`` the state counts (bytes written after the last snapshot are
+        written again)."""
         from nodecli.fsutil import ensure_private_dir
 
         ensure_private_dir(self.path.parent)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.spool_path, flags, 0o600)
+        spool = self.found_path if found else self.spool_path
+        fd = os.open(spool, flags, 0o600)
         try:
             os.fchmod(fd, 0o600)
             if os.fstat(fd).st_size < length:
-                raise _damaged(self.path, f"its ncdu output {self.spool_path} is short")
+                what = "matches so far" if found else "ncdu output"
+                raise _damaged(self.path, f"its {what} {spool} is short")
             os.ftruncate(fd, length)
             os.lseek(fd, length, os.SEEK_SET)
         except BaseException:
