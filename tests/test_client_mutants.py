@@ -133,6 +133,14 @@ def client():
 
 
 def test_url_for(client):
+    assert client.url_for("https://other/a/../b") == "https://other/a/../b"  # as given
+    assert client.url_for("https:///x") == "https:///x"  # not joined to the base
+    assert client.url_for("Xfile") == "https://n:9092/base/Xfile"
+    c = Client(Endpoint("https://n:9092/X"))
+    try:
+        assert c.url_for("info") == "https://n:9092/X/info"
+    finally:
+        c.close()
     assert client.url_for("/info") == "https://n:9092/base/info"
     assert client.url_for("info") == "https://n:9092/base/info"
     assert client.url_for("HTTPS://other/x") == "HTTPS://other/x"
@@ -153,6 +161,22 @@ def test_redact_and_log(client):
     finally:
         c.close()
     assert client.redact("a b") == "a b"
+
+
+def test_the_proxy_password_is_redacted():
+    from nodecli.http.proxies import Proxy
+
+    proxy = Proxy("http", "px", 3128, "pu", "px-pass")
+    c = Client(Endpoint("https://n:9092", proxy=proxy))
+    try:
+        assert c.redact("px-pass at px") == "*** at px"
+    finally:
+        c.close()
+    c = Client(Endpoint("https://n:9092", proxy=Proxy("http", "px", 3128, "pu", "")))
+    try:
+        assert c.redact("a") == "a"
+    finally:
+        c.close()
 
 
 def test_credentials_go_to_the_endpoint_origin_only(client):
@@ -196,6 +220,7 @@ def test_finish(client):
         client._finish(_resp(500), (200,), "GET", lambda s: f"hint {s}")
     assert str(exc.value) == "GET https://n:9092/x: HTTP 500"
     assert exc.value.hint == "hint 500"
+    assert exc.value.url == "https://n:9092/x"  # type: ignore[attr-defined]
     with pytest.raises(AuthError):
         client._finish(_resp(401), (200,), "GET", None)
 
@@ -209,3 +234,34 @@ def test_derive_keeps_the_clock_offset(client):
         assert d.endpoint.auth == client.endpoint.auth
     finally:
         d.close()
+
+
+def test_a_derived_client_keeps_the_callbacks(tmp_path):
+    """Over HTTPS: a 503 then a 200, both dated an hour ahead. The derived client logs,
+    sleeps, tells its status and the skew through the callbacks of the client it came
+    from."""
+    from email.utils import formatdate
+
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path)
+    date = formatdate(__import__("time").time() + 3600, usegmt=True)
+    answers = iter([reply(503, headers=[("Retry-After", "0"), ("Date", date)]),
+                    reply(200, b"{}", [("Date", date)])])
+    logs: list[str] = []
+    sleeps: list[float] = []
+    statuses: list[str | None] = []
+    skews: list[float] = []
+    with ScriptedServer(lambda seen: [next(answers)], tls=(cert, key)) as server:
+        c = Client(Endpoint(server.url(), cacert=ca, max_attempts=1), log=logs.append,
+                   sleep=sleeps.append, status=statuses.append, skew=skews.append)
+        d = c.derive(max_attempts=2)
+        try:
+            assert d.request("GET", "/x").status == 200
+        finally:
+            d.close()
+            c.close()
+    assert logs
+    assert sleeps == [0.0] or len(sleeps) == 1
+    assert statuses[0] is not None and statuses[-1] is None
+    assert len(skews) == 1 and 3500 < skews[0] < 3700

@@ -145,3 +145,10 @@ def test_page_trail_takes_any_str_key():
     assert "" not in trail
     assert trail.add("") is True
     assert trail.add("") is False
+
+
+def test_next_page_keeps_the_base_as_typed_but_one_trailing_slash():
+    # only "/" is taken off the end of the base: a base ending in a letter keeps it
+    page = next_page("<https://internal/events?i=1>; rel=next", "https://nodeX/events",
+                     "https://nodeX//", "/events")
+    assert page == NextPage("https://nodeX/events?i=1", "internal")
