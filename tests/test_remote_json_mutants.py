@@ -33,3 +33,9 @@ def test_too_deep_says_so():
 
 def test_compact_keeps_text_as_it_is():
     assert compact({"\u00e9": ["\u00fc", 1, None]}) == '{"\u00e9":["\u00fc",1,null]}'
+
+
+def test_a_new_decoder_keeps_what_no_number_holds():
+    # (decoder() itself: loads() uses the one built at import)
+    digits = "9" * 5000
+    assert decoder().decode(f"[{digits}, 1e999, 1.5, 7]") == [digits, "1e999", 1.5, 7]
