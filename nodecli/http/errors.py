@@ -213,4 +213,4 @@ def connect_failure(exc: BaseException, url: str, proxy: Any = None
                          "right (nodes serve HTTPS on port 9092)?")
             return f"cannot connect: {where} refused the connection", hint, True
         cause = cause.__cause__ or cause.__context__
-    return f"cannot connect: {exc or type(exc).__name__}", None, True
+    return f"cannot connect: {str(exc) or type(exc).__name__}", None, True
