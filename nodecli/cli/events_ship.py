@@ -42,6 +42,10 @@ def _options(f: Any) -> Any:
         click.option("--batch", type=Count(1), default=500, show_default=True, metavar="N",
                      help="Events per batch (a page of the node's log); the checkpoint "
                           "moves after each batch the sink holds."),
+        click.option("--window", type=click.IntRange(1, 16), default=2, show_default=True,
+                     metavar="N",
+                     help="Batches in flight at once (sent before the ones before them are "
+                          "acknowledged); a crash sends again at most N batches."),
         click.option("--checkpoint", "checkpoint_file", metavar="FILE",
                      type=UserPath(dir_okay=False),
                      help="Resume from and save the position in FILE."),
@@ -143,6 +147,15 @@ class _Serial:
         with self.lock:
             self.sink.deliver(batch)
 
+    @property
+    def max_window(self) -> int:
+        return int(getattr(self.sink, "max_window", 16))
+
+    def resume(self) -> None:
+        resume = getattr(self.sink, "resume", None)
+        if resume is not None:
+            resume()
+
     def close(self) -> None:
         self.sink.close()
 
@@ -158,7 +171,8 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
                   batch: int, checkpoint_file: str | None, resume_name: str | None,
                   interval: float, dead_letter: str | None, accept_gap: bool,
                   sink_cacert: str | None, sink_insecure: bool, sink_creds: str | None,
-                  nats_creds: str | None, sink_timeout: float, kwargs: dict[str, Any]) -> None:
+                  nats_creds: str | None, sink_timeout: float, kwargs: dict[str, Any], *,
+                  window: int = 2) -> None:
     from nodecli.node.events import ship, tail
     from nodecli.node.events.pages import EventFilter, validate_token
 
@@ -183,7 +197,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
     if names is not None:
         _fleet_ship(app, conn, names, opts, to_url, out_file, resume_name, ck_file,
                     sink_args=(sink_cacert, sink_insecure, sink_creds, nats_creds,
-                               dead_letter, sink_timeout))
+                               dead_letter, sink_timeout), window=window)
         return
     from nodecli import dryrun
 
@@ -208,7 +222,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         sink = ship.ShipSink(batch_sink, client.endpoint.label or "node",
                              CheckpointFile(path, node=node_key(client), flt=opts.flt)
                              if path else None, follow=follow, nap=time.sleep,
-                             status=status, batch_size=batch)
+                             status=status, batch_size=batch, window=window)
     try:
         with client:
             state = tail.run_tail(
@@ -223,6 +237,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
     finally:
         app.term.status.clear()
         if sink is not None:
+            sink.close()  # the batches still in flight first
             sink.batch.close()
     where = _shown(to_url)
     batches = f" in {sink.batches} batch{'' if sink.batches == 1 else 'es'}" if sink else ""
@@ -231,7 +246,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
 
 def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_url: str,
                 out_file: Path | None, resume_name: str | None, ck_file: Path | None, *,
-                sink_args: tuple[Any, ...]) -> None:
+                sink_args: tuple[Any, ...], window: int = 2) -> None:
     from nodecli.cli import fleet
     from nodecli.node.events import merged, ship
 
@@ -263,11 +278,14 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
         app.term.status.clear()
         app.term.warn(sanitize(text)[:400])
 
+    made: list[Any] = []  # closed (their batches in flight waited for) before the sink
+
     def sink_for(name: str) -> Any:
         assert shared is not None
-        return ship.ShipSink(shared, name, by_name[name].checkpoint, follow=opts.follow,
+        made.append(ship.ShipSink(shared, name, by_name[name].checkpoint, follow=opts.follow,
                              nap=stop.sleep, status=lambda text: say(f"{name}: {text}"),
-                             batch_size=opts.page_size)
+                             batch_size=opts.page_size, window=window))
+        return made[-1]
 
     try:
         merged.merged_tail(runs, opts, state_dir=app.paths.state_dir, out=app.term.out,
@@ -277,6 +295,8 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
         raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events") from None
     finally:
         app.term.status.clear()
+        for one in made:
+            one.close()
         if shared is not None:
             shared.close()
         for _, client in clients:
@@ -292,7 +312,7 @@ def ship_cmd(app: App, to_url: str, follow: bool, type_: str | None, type_glob: 
              checkpoint_file: str | None, resume_name: str | None, interval: float,
              dead_letter: str | None, accept_gap: bool, sink_cacert: str | None,
              sink_insecure: bool, sink_creds: str | None, nats_creds: str | None,
-             sink_timeout: float, **kwargs: Any) -> None:
+             sink_timeout: float, window: int, **kwargs: Any) -> None:
     """Ship events to a system that keeps them; the checkpoint moves only past what it holds.
 
     Start point: the checkpoint when it exists, else --iteration-token, else --since,
@@ -309,7 +329,8 @@ def ship_cmd(app: App, to_url: str, follow: bool, type_: str | None, type_glob: 
     """
     ship_cmd_impl(app, to_url, follow, type_, type_glob, since, iteration_token, batch,
                   checkpoint_file, resume_name, interval, dead_letter, accept_gap,
-                  sink_cacert, sink_insecure, sink_creds, nats_creds, sink_timeout, kwargs)
+                  sink_cacert, sink_insecure, sink_creds, nats_creds, sink_timeout, kwargs,
+                  window=window)
 
 
 @events.command("stats")

@@ -7,6 +7,13 @@ in it, and a reader that stops (``| head -5``) never takes them. Through a
 pipe with the byte offset where each of their events ends, and saves the newest
 checkpoint whose events have all left the pipe: a whole page, or the part of one
 (its start token and the ids already taken, as a stop within a page is saved).
+
+A batch sink (``events ship``: a :class:`~nodecli.node.events.ship.ShipSink`, which has
+``submit``) is the same ledger with futures for offsets: each page is handed over as a
+batch in flight and the ledger keeps at most ``window`` of them; it saves the checkpoint
+of a page only once its batch and every batch before it were acknowledged, so a batch
+acknowledged early never carries the checkpoint past one still unanswered or refused.
+A window of 1 is this same path, waiting for each batch before reading the next page.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +53,7 @@ class WrittenPage:
     start: int = 0  # byte offset in the pipe before the page
     ends: list[int] = field(default_factory=list)  # offset after each written event
     items: Sequence[tuple[dict[str, Any], str]] = ()  # the page (for the last event's mark)
+    future: Future[None] | None = None  # a batch sink's delivery of the page (None: nothing)
 
     def partial(self, taken: int) -> Checkpoint:
         """The checkpoint after the first ``taken`` written events of this page."""
@@ -61,12 +70,22 @@ class Ledger:
         self.checkpoint = checkpoint
         self.sink = sink
         self.pipe = sink if isinstance(sink, PipeSink) else None
+        # a batch sink: pages in flight, at most ``window`` of them (see the module text)
+        self.submit: Callable[..., Future[None]] | None = getattr(sink, "submit", None)
+        self.window = max(1, int(getattr(sink, "window", 1))) if self.submit else 1
         self.pending: deque[WrittenPage] = deque()
         self.sent = 0  # events written to the pipe by this run
         self._last_key: tuple[Any, ...] | None = None  # None: the first page saves
 
     def write(self, page: WrittenPage, texts: Sequence[str]) -> None:
         """Write a page's event texts, then save what the reader is known to have."""
+        if self.submit is not None:
+            if page.index:
+                page.future = self.submit([page.items[i] for i in page.index], texts,
+                                          self.flush)
+            self.pending.append(page)
+            self._settle_batches(keep=self.window - 1)
+            return
         if self.pipe is None:
             if page.index:
                 self.sink.take([page.items[i] for i in page.index], texts)
@@ -91,8 +110,41 @@ class Ledger:
         finally:  # on EPIPE too: save what the reader took before it went
             self.settle()
 
+    def _settle_batches(self, keep: int) -> None:
+        """Save the checkpoint of each page, oldest first, whose batch was acknowledged,
+        waiting for the oldest until at most ``keep`` are in flight; the first batch that
+        failed raises its error, and no page after it is saved."""
+        while self.pending:
+            future = self.pending[0].future
+            if future is not None:
+                if len(self.pending) <= keep and not future.done():
+                    return
+                future.result()
+            self._saved()
+
+    def _saved(self) -> None:
+        """Save the checkpoint of the oldest page in flight, acknowledged."""
+        page = self.pending.popleft()
+        if page.future is not None:
+            pause_for_tests("batch-delivered")  # delivered; the checkpoint not saved
+        page.done.output = self.sink.position()
+        self.save(page.done, unless_same=True)
+
+    def flush(self) -> None:
+        """Wait for every batch in flight and save; raise the first one's failure."""
+        if self.submit is not None:
+            self._settle_batches(keep=0)
+
     def settle(self) -> None:
-        """Save the newest checkpoint whose events have all left the pipe."""
+        """Save the newest checkpoint whose events have all left the pipe (a batch sink:
+        whose batches were all acknowledged, without waiting; a failure stops there)."""
+        if self.submit is not None:
+            while self.pending:
+                future = self.pending[0].future
+                if future is not None and not (future.done() and future.exception() is None):
+                    return
+                self._saved()
+            return
         if self.pipe is None or not self.pending:
             return
         taken = self.pipe.delivered()
@@ -142,6 +194,7 @@ class Ledger:
         the pipe, save, and return how many events it never took."""
         pipe = self.pipe
         if pipe is None or not self.pending:
+            self.flush()  # a batch sink: the tail ends once every batch is acknowledged
             return 0
         deadline = time.monotonic() + seconds
         told = False

@@ -10,6 +10,13 @@ when the page has grown since, so that the repeats are the same batches with the
 idempotency keys (a collector, JetStream, can drop them); the rest of the page is one
 more batch. A page of N events is read again the same, so its batch needs no note.
 
+Up to ``window`` batches are in flight at once (``--window``): the next page is read
+and sent while the sink has not yet acknowledged the ones before it, and
+``delivery.Ledger`` moves the checkpoint past a page only once its batch and every one
+before it were acknowledged. A page that needs a note waits until no batch is in flight
+(the note is then made on the checkpoint just before it). After a kill, what is sent
+again is at most the window: ``window`` x ``--batch`` events.
+
 A retryable failure of the sink (a collector answering 503, a connection refused) is
 retried with backoff while following (``-f``), as a node that is down is; without
 ``-f`` it ends the command with the checkpoint before the batch.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +36,9 @@ from nodecli.node.events.batch import SCHEMES, BatchSink, Shipped, SinkContext, 
 from nodecli.node.events.checkpoint import GAP_TYPE, Checkpoint, CheckpointFile
 from nodecli.node.events.sinks import TextSink
 from nodecli.remote_json import strings
+
+# batches in flight by default (measured: bench/ship_nats.py, bench/ship.py)
+WINDOW = 2
 
 # the packages a scheme's sink needs beyond nodecli's own, for a one-line error
 EXTRAS = {"nats": "nats-py", "tls": "nats-py"}
@@ -106,8 +117,15 @@ class ShipSink(TextSink):
                  follow: bool, nap: Callable[[float], None],
                  status: Callable[[str], None] | None = None,
                  retry_base: float = 1.0, retry_cap: float = 60.0,
-                 batch_size: int | None = None) -> None:
+                 batch_size: int | None = None, window: int = WINDOW) -> None:
         self.batch = batch
+        # a sink may take fewer at once (syslog: one stream, nothing acknowledged)
+        self.window = max(1, min(window, getattr(batch, "max_window", window)))
+        # the batches in flight are delivered here, in this order; the ledger waits
+        self._pool = ThreadPoolExecutor(max_workers=self.window,
+                                        thread_name_prefix="nodecli-ship")
+        self._closed = False
+        self._last: Future[None] | None = None  # the batch submitted last (retries wait)
         self.batch_size = batch_size  # the tail's page size (--batch); None: unknown
         self.node = node
         self.checkpoint = checkpoint
@@ -128,16 +146,42 @@ class ShipSink(TextSink):
 
     def take(self, items: Sequence[tuple[dict[str, Any], str]],
              texts: Sequence[str]) -> None:
+        """Deliver a page and return when it is held (the window's path, waited for)."""
+        self.submit(items, texts, lambda: None).result()
+
+    def submit(self, items: Sequence[tuple[dict[str, Any], str]], texts: Sequence[str],
+               flush: Callable[[], None]) -> Future[None]:
+        """Start delivering a page; ``flush()`` waits for (and saves) every batch still
+        in flight, called before a note so that the note is made on the checkpoint just
+        before this page and no earlier page's save replaces it."""
         events = shipped(self.node, items)
-        resent = self.resend is not None
+        noted = self.resend is not None or not self._read_again_whole(events)
         parts = self._cut(events)
-        lasts: list[str] = []
-        for one in parts:
-            lasts.append(one[-1].event_id)
-            if resent or not self._read_again_whole(events):
+        if noted:
+            flush()
+            lasts: list[str] = []
+            for one in parts:
+                lasts.append(one[-1].event_id)
                 self._note(events[0], lasts)
-            self._deliver(one)
-            self.batches += 1
+                self._deliver(one)
+                self.batches += 1
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
+        self.batches += len(parts)
+        before, self._last = self._last, None
+        self._last = future = self._pool.submit(self._deliver_all, parts, before)
+        return future
+
+    def _deliver_all(self, parts: list[list[Shipped]], before: Future[None] | None) -> None:
+        for one in parts:
+            self._deliver(one, before)
+
+    def close(self) -> None:
+        """Stop retrying and wait for the batches still in flight (bounded by the sink's
+        timeout); a batch not acknowledged is sent again next time."""
+        self._closed = True
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _read_again_whole(self, events: list[Shipped]) -> bool:
         """Whether a restart reads this page again as the same one batch without a note
@@ -179,9 +223,15 @@ class ShipSink(TextSink):
                                  "lasts": list(lasts), "last": lasts[-1]}}
         self.checkpoint.save(cp)
 
-    def _deliver(self, batch: Sequence[Shipped]) -> None:
+    def _deliver(self, batch: Sequence[Shipped], before: Future[None] | None = None) -> None:
+        """Deliver ``batch``, retrying (with ``follow``) only once every batch before it
+        is held, so that retries go out in order and a sink that keeps order (JetStream:
+        one connection) holds a node's events in order."""
+        from concurrent.futures import wait
+
         from nodecli.http.errors import backoff_delay
 
+        resume = getattr(self.batch, "resume", None)
         attempt = 0
         while True:
             try:
@@ -190,8 +240,12 @@ class ShipSink(TextSink):
                     self.status("resumed")
                 return
             except SinkError as exc:
-                if not (exc.retryable and self.follow):
+                if not (exc.retryable and self.follow) or self._closed:
                     raise
+                if before is not None:
+                    wait([before])
+                    if before.exception() is not None:
+                        raise
                 attempt += 1
                 delay = max(backoff_delay(attempt, base=self.retry_base, cap=self.retry_cap),
                             self.retry_base / 5)
@@ -199,6 +253,8 @@ class ShipSink(TextSink):
                     self.status(f"reconnecting (attempt {attempt}, next in {delay:.0f} s): "
                                 f"{shorten(exc.message, 160)}")
                 self.nap(delay)
+                if resume is not None:
+                    resume()  # this batch goes first: every one before it is held
 
 
 def batch_key(batch: Sequence[Shipped]) -> str:

@@ -106,8 +106,13 @@ class NatsSink:
         self.duplicates = 0  # acknowledgements that said "already held"
         self._nc: Any = None
         self._js: Any = None
-        self._trouble: asyncio.Future[None] | None = None  # fails the batch in flight
+        # one per batch in flight (events ship --window): what fails them all
+        self._troubles: set[asyncio.Future[Any]] = set()
         self._last_error: Exception | None = None
+        # set when a batch fails: later batches in flight are not published (on a new
+        # connection, before the failed one is sent again) until resume()
+        self._halted = False
+        self._connecting = asyncio.Lock()  # batches in flight connect once
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever,
                                         name="nodecli-nats", daemon=True)
@@ -195,17 +200,24 @@ class NatsSink:
                                       publish_async_max_pending=1_000_000)
 
     def _trouble_with(self, error: BaseException) -> None:
-        if self._trouble is not None and not self._trouble.done():
-            self._trouble.set_exception(error)
+        for trouble in self._troubles:
+            if not trouble.done():
+                trouble.set_exception(error)
 
     async def _publish(self, batch: Sequence[Shipped]) -> list[Any]:
         """Publish the whole batch, then await every acknowledgement."""
         from nats.errors import MaxPayloadError
 
+        if self._halted:
+            raise SinkError(f"an earlier batch to NATS server {self.server} is to be "
+                            "sent again first", retryable=True)
         if self._nc is None or self._nc.is_closed:
-            await self._connect()
+            async with self._connecting:
+                if self._nc is None or self._nc.is_closed:
+                    await self._connect()
         futures: list[asyncio.Future[Any]] = []
-        self._trouble = trouble = asyncio.get_running_loop().create_future()
+        trouble: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._troubles.add(trouble)
         per_node: dict[str, tuple[str, str]] = {}  # node -> (subject, node header)
         try:
             async with asyncio.timeout(self.ctx.timeout):
@@ -234,12 +246,15 @@ class NatsSink:
                     acks.cancel()
                     raise self._failure(trouble.exception() or ConnectionLost(), first)
         finally:
-            self._trouble = None
+            self._troubles.discard(trouble)
             if not trouble.done():
                 trouble.cancel()
             for f in futures:
                 f.cancel()  # no-op when done; frees nats-py's slot when not
-        return [f.exception() or f.result() for f in futures]
+        outcomes = [f.exception() or f.result() for f in futures]
+        if any(isinstance(o, BaseException) for o in outcomes):
+            self._halted = True  # set on the loop: no later batch is published first
+        return outcomes
 
     async def _close(self) -> None:
         if self._nc is not None and not self._nc.is_closed:
@@ -261,6 +276,10 @@ class NatsSink:
             if getattr(outcome, "duplicate", False):
                 self.duplicates += 1
 
+    def resume(self) -> None:
+        """Publish again after a failure (the caller sends the oldest batch first)."""
+        self._loop.call_soon_threadsafe(setattr, self, "_halted", False)
+
     def close(self) -> None:
         if self._loop.is_closed():
             return
@@ -281,9 +300,13 @@ class NatsSink:
         """``coro``'s result, or a SinkError for what nats-py raised in it."""
         try:
             return await coro
-        except SinkError:
+        except (SinkError, asyncio.CancelledError):  # cancelled: the caller gave up
+            if batch is not None:
+                self._halted = True
             raise
         except Exception as error:  # noqa: BLE001 - each is mapped below
+            if batch is not None:
+                self._halted = True
             if self._nc is not None and not self._nc.is_closed:
                 # a half-made or half-used connection is not reused
                 await _quietly(self._nc.close(), self.ctx.timeout)

@@ -91,6 +91,9 @@ def parse_url(url: str) -> tuple[str, str, int]:
 class SyslogSink:
     """One TCP (or TLS) connection to a syslog receiver, made again when it broke."""
 
+    # one byte stream, no acknowledgement to wait for: one batch at a time (--window)
+    max_window = 1
+
     def __init__(self, scheme: str, host: str, port: int, ctx: SinkContext) -> None:
         self.scheme, self.host, self.port, self.ctx = scheme, host, port, ctx
         self.where = f"syslog receiver {host}:{port}"
