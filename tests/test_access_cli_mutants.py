@@ -200,3 +200,24 @@ def test_an_empty_user_or_group_id_is_named_in_the_refusal(world):
         r = world.run("ak-all", "can-i", "read", "/fin", *bad)
         assert (r.exit_code, r.stderr) == (ExitCode.USAGE, f"nodecli: error: {flag} must be a "
                                            "non-empty word of at most 256 characters\n")
+
+
+def test_verify_mints_on_the_nodes_clock_and_names_the_profiles_access_key_header(
+        world, invoke, emulator):
+    """A node an hour and more ahead of us (beyond the token's 300 s and a default
+    token's 3,600 s) still accepts the --verify token: it expires on the node's clock,
+    read from the node's Date while the survey ran. A node that names the access key in
+    another header gets it in the header the profile says."""
+    r = invoke("node", "add", "ahead", "--url", emulator.url, "--access-key", "ak-all",
+               "--access-key-header", "X-Other-AccessKey", "--no-check")
+    assert r.exit_code == 0, r.stderr
+    state = emulator.state
+    header, offset = state.access_key_header, state.clock_offset
+    state.access_key_header, state.clock_offset = "X-Other-AccessKey", 3700.0
+    try:
+        r = invoke("access", "can-i", "read", "/fin", *world.who("erin"), "--verify",
+                   "--node", "ahead", env={"NODECLI_PASSWORD": "ak-all-secret"})
+    finally:
+        state.access_key_header, state.clock_offset = header, offset
+    assert (r.exit_code, r.stdout.splitlines()[0]) == (0, "yes"), r.stderr
+    assert r.stderr.endswith("verify: the node agrees with the model (2 checks)\n"), r.stderr

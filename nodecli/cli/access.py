@@ -281,9 +281,13 @@ def _verify(app: App, client: Any, conn: dict[str, Any], survey: Any, model: Any
 
     key = load_private_key(_verify_key(app, conn, survey.access_key, key_file_path),
                            state_dir=app.paths.state_dir)
+    # the token lives VERIFY_TTL on the node's clock (learnt from its Date while the
+    # survey read it), as every token nodecli mints: on ours, a node ahead by more than
+    # the TTL would refuse it as expired and --verify would report a false disagreement
+    offset = client.clock_offset or 0.0
     token = create_token(key, survey.access_key, subject.user_id,
                          list(subject.group_ids) or None, role=role,
-                         expires_at=utc_now() + timedelta(seconds=VERIFY_TTL))
+                         expires_at=utc_now() + timedelta(seconds=VERIFY_TTL + offset))
     auth = client.endpoint.auth
     endpoint = client.endpoint.with_auth(Auth(
         "bearer", token=token, access_key=survey.access_key,
