@@ -94,9 +94,10 @@ def verify_options(f: F) -> F:
 def _rules(kwargs: dict[str, Any]) -> Any:
     from nodecli.node.access_model import Rules
 
-    return Rules(inherit_above_root=kwargs.pop("inherit_above_root", True),
-                 admin_bypass=kwargs.pop("admin_bypass", True),
-                 traverse=kwargs.pop("traverse", True))
+    # every command that calls this takes rules_options, which always give all three
+    return Rules(inherit_above_root=kwargs.pop("inherit_above_root"),
+                 admin_bypass=kwargs.pop("admin_bypass"),
+                 traverse=kwargs.pop("traverse"))
 
 
 def _subject(ak: str, user_id: str | None, group_ids: tuple[str, ...], role: str,
