@@ -542,3 +542,16 @@ def test_the_survey_holds_max_entries_and_refuses_one_more(world):
             whole(client, max_entries=n - 1)
     assert exc.value.message == (f"access key ak-fin's storage holds more than {n - 1} "
                                  "entries: too many to survey")
+
+
+def test_a_key_named_neither_by_the_node_nor_by_the_login_is_empty(key_node, invoke, home):
+    """A node user's login names no access key; a node that leaves the id out of
+    /access_keys/self then leaves the key unnamed: empty, never a made-up name."""
+    node, srv, ca = key_node
+    node.key = {k: v for k, v in GOOD.items() if k != "id"}
+    env = {"NODECLI_URL": srv.url(), "NODECLI_USER": "admin", "NODECLI_PASSWORD": "pw",
+           "NODECLI_CACERT": ca}
+    r = invoke("access", "can-i", "read", "/", "--user-id", "u", "-o", "json", env=env)
+    assert r.exit_code == 1, r.stderr
+    body = json.loads(r.stdout)
+    assert (body["access_key"], body["scope"]) == ("", "node.:user:all")
