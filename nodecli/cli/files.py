@@ -196,7 +196,7 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
     import dataclasses
     import json
 
-    from nodecli.cli.files_du import _node_label, _run, _save_every, _status, _unreadable
+    from nodecli.cli.files_du import node_label, run_scan, save_every, scan_status, unreadable
     from nodecli.errors import NodecliError
     from nodecli.node import files as node_files
     from nodecli.node import files_scan as fs
@@ -227,11 +227,11 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
         try:
             if restart:
                 state.discard()
-            scan = fs.Scan(listing_of(client), root, node=_node_label(client), depth=0,
+            scan = fs.Scan(listing_of(client), root, node=node_label(client), depth=0,
                            state=state, find=find, filters=filters, max_depth=max_depth,
-                           progress=_status(app, root.path) if app.term.status.live else None,
-                           save_every_folders=_save_every(), unreadable=_unreadable)
-            result = _run(app, scan, root.path, state.name)
+                           progress=scan_status(app, root.path) if app.term.status.live else None,
+                           save_every_folders=save_every(), unreadable=unreadable)
+            result = run_scan(app, scan, root.path, state.name)
         finally:
             state.unlock()
     if result.was_finished:

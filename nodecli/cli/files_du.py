@@ -78,11 +78,11 @@ def du(app: App, path: str, depth: int, top: int, resume_name: str | None, resta
         try:
             if state is not None and restart:
                 state.discard()
-            scan = fs.Scan(_lister(node_files, client), root, node=_node_label(client),
+            scan = fs.Scan(_lister(node_files, client), root, node=node_label(client),
                            depth=depth, top=top, ncdu=output_format == "ncdu", state=state,
-                           progress=_status(app, root.path) if app.term.status.live else None,
-                           save_every_folders=_save_every(), unreadable=_unreadable)
-            result = _run(app, scan, root.path, resume_name)
+                           progress=scan_status(app, root.path) if app.term.status.live else None,
+                           save_every_folders=save_every(), unreadable=unreadable)
+            result = run_scan(app, scan, root.path, resume_name)
         finally:
             if state is not None:
                 state.unlock()
@@ -104,7 +104,7 @@ def _lister(node_files: Any, client: Any) -> Any:
     return listing
 
 
-def _unreadable(exc: BaseException) -> bool:
+def unreadable(exc: BaseException) -> bool:
     """A folder below PATH the node refuses to list (403) or no longer has (404): noted,
     and the scan goes on. A listing nodecli cannot read stops it (exit 6)."""
     from nodecli.node.files import ListingError
@@ -113,19 +113,19 @@ def _unreadable(exc: BaseException) -> bool:
             and getattr(exc, "status", None) in (403, 404))
 
 
-def _node_label(client: Any) -> str:
+def node_label(client: Any) -> str:
     """The node and the login a scan is of (no secret: a user or access key id)."""
     ep = client.endpoint
     who = ep.auth.username or ep.auth.access_key or ep.auth.kind
     return f"{who}@{ep.base_url}"
 
 
-def _save_every() -> int | None:
+def save_every() -> int | None:
     value = os.environ.get(SAVE_EVERY_ENV)
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
-def _status(app: App, path: str) -> Any:
+def scan_status(app: App, path: str) -> Any:
     from nodecli.render.numbers import human_bytes
 
     def show(p: Any) -> None:
@@ -136,7 +136,7 @@ def _status(app: App, path: str) -> Any:
     return show
 
 
-def _run(app: App, scan: Any, path: str, resume_name: str | None) -> Any:
+def run_scan(app: App, scan: Any, path: str, resume_name: str | None) -> Any:
     try:
         return scan.run()
     except KeyboardInterrupt:
