@@ -158,6 +158,8 @@ def test_a_batch_refused_while_a_later_one_is_held(invoke, ship_env, log, collec
     collector.state = state = CollectorState()
     r = invoke(*args, env=ship_env)
     assert r.exit_code == 0, r
-    assert stored_ids(state) == [str(i) for i in range(6, 16)]  # the repeat: the window's
-    assert [k.rsplit(":", 2)[1:] for k, _ in state.stored] == [["6", "10"], ["11", "15"]]
+    # the repeat: the window's; its two batches are in flight together, so the collector
+    # may store either first (docs/shipping.md), each whole and once
+    assert sorted(stored_ids(state), key=int) == [str(i) for i in range(6, 16)]
+    assert sorted(k.rsplit(":", 2)[1:] for k, _ in state.stored) == [["11", "15"], ["6", "10"]]
 
