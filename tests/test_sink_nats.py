@@ -297,6 +297,13 @@ def test_a_stopped_server_is_a_retryable_error_and_a_restart_goes_on(tmp_path, s
                 sink.deliver([event(2)])
             assert caught.value.retryable
             said.append(caught.value.message)
+            if len(said) == 1:  # nothing is published before the failed batch goes again
+                with pytest.raises(SinkError) as caught:
+                    sink.deliver([event(3)])
+                assert caught.value.retryable
+                assert caught.value.message == f"an earlier batch to {where} is to be " \
+                                               "sent again first"
+            sink.resume()  # as the shipper does: the failed batch is sent again first
         assert said[0] in (f"the connection to {where} was lost",) or \
             said[0].startswith(f"cannot connect to {where}: ")
         assert said[1].startswith(f"cannot connect to {where}: ")
