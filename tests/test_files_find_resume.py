@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests import test_files_du as du
 from tests.conftest import EmulatorHandle, nodecli_cmd, reap, subprocess_env
 from tests.test_files_du import AK, FOLDERS, SECRET, listings, paging
@@ -108,3 +110,32 @@ def test_a_find_resumed_with_other_filters_or_from_a_du_is_refused(node, invoke)
     r = invoke("files", "find", "/generated", "--name", "*2*", "--depth", "1",
                "--resume", "k", "--restart", "-o", "json")
     assert r.exit_code == 0 and json.loads(r.stdout) != first
+
+
+@pytest.mark.parametrize(("words", "missed"), [
+    ({}, "not scanned"),  # files du
+    ({"gives": "matches", "missed": "not read"}, "not read"),  # files find --resume
+])
+def test_a_scan_end_names_the_kept_skips_and_counts_the_rest(words, missed):
+    """du and find --resume say how a scan ended with one function: the folders kept by
+    name, then how many more (find's own copy once left that count out)."""
+    import io
+    from types import SimpleNamespace
+
+    from nodecli.cli.app import Terminal
+    from nodecli.cli.files_du import say_scan_end
+
+    err = io.StringIO()
+    result = SimpleNamespace(was_finished=False, resumed=False, path="/d", size=0, files=0,
+                             folders=3, skipped=[{"path": "/d/a", "reason": "403"}],
+                             skipped_count=2)
+    say_scan_end(SimpleNamespace(term=Terminal(_stdout=io.StringIO(), _stderr=err)), result,
+                 "s", **words)
+    lines = err.getvalue().splitlines()
+    assert lines == [f"nodecli: warning: /d/a: {missed} (403)",
+                     f"nodecli: warning: and 1 more {missed}"]
+    result.skipped_count = 1  # all kept: no count line
+    err.truncate(0), err.seek(0)
+    say_scan_end(SimpleNamespace(term=Terminal(_stdout=io.StringIO(), _stderr=err)), result,
+                 "s", **words)
+    assert len(err.getvalue().splitlines()) == 1

@@ -196,7 +196,14 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
     import dataclasses
     import json
 
-    from nodecli.cli.files_du import node_label, run_scan, save_every, scan_status, unreadable
+    from nodecli.cli.files_du import (
+        node_label,
+        run_scan,
+        save_every,
+        say_scan_end,
+        scan_status,
+        unreadable,
+    )
     from nodecli.errors import NodecliError
     from nodecli.node import files as node_files
     from nodecli.node import files_scan as fs
@@ -234,13 +241,7 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
             result = run_scan(app, scan, root.path, state.name)
         finally:
             state.unlock()
-    if result.was_finished:
-        app.term.info(f"scan {state.name} finished at {result.finished_at}: its matches "
-                      "(--restart scans again)")
-    elif result.resumed:
-        app.term.info(f"scan {state.name} resumed: {result.listings:,} more folders listed")
-    for skip in result.skipped:
-        app.term.warn(f"{skip['path']}: not read ({skip['reason']})")
+    say_scan_end(app, result, state.name, gives="matches", missed="not read")
     assert result.ncdu is not None
     with result.ncdu as spool:
         if output_format == "jsonl" and app.term.shape is None:

@@ -86,7 +86,7 @@ def du(app: App, path: str, depth: int, top: int, resume_name: str | None, resta
         finally:
             if state is not None:
                 state.unlock()
-    _say(app, result, resume_name)
+    say_scan_end(app, result, resume_name)
     _render(app, result, output_format, top)
     if result.skipped_count:  # as files find and tree do: the totals are short of them
         raise NodecliError(f"{result.skipped_count:,} folder(s) could not be scanned; what "
@@ -157,18 +157,21 @@ def run_scan(app: App, scan: Any, path: str, resume_name: str | None) -> Any:
         app.term.status.clear()
 
 
-def _say(app: App, result: Any, resume_name: str | None) -> None:
+def say_scan_end(app: App, result: Any, resume_name: str | None, *,
+                 gives: str = "totals", missed: str = "not scanned") -> None:
+    """How a scan ended, on stderr (du's totals, find's matches): finished before,
+    resumed, and the folders it could not read, the first NOTED_MAX of them by name."""
     from nodecli.render.numbers import human_bytes
 
     if result.was_finished:
-        app.term.info(f"scan {resume_name} finished at {result.finished_at}: its totals "
+        app.term.info(f"scan {resume_name} finished at {result.finished_at}: its {gives} "
                       "(--restart scans again)")
     elif result.resumed:
         app.term.info(f"scan {resume_name} resumed: {result.listings:,} more folders listed")
     for skip in result.skipped:
-        app.term.warn(f"{skip['path']}: not scanned ({skip['reason']})")
+        app.term.warn(f"{skip['path']}: {missed} ({skip['reason']})")
     if result.skipped_count > len(result.skipped):
-        app.term.warn(f"and {result.skipped_count - len(result.skipped):,} more not scanned")
+        app.term.warn(f"and {result.skipped_count - len(result.skipped):,} more {missed}")
     app.term.debug(f"{result.path}: {human_bytes(result.size)} in {result.files:,} files, "
                    f"{result.folders:,} folders")
 
