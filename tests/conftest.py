@@ -74,6 +74,20 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     time.tzset()
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(request: pytest.FixtureRequest,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process ``user add`` and ``passwd`` hash at scrypt ln=4, not the product's 15:
+    the suite adds users in hundreds of worlds, and at ln=15 each hash is a tenth of a
+    second of CPU. The cost is stored in each hash, so checking is unchanged; nodecli run as
+    a subprocess (and a test marked ``real_password_cost``) hashes at the product's cost,
+    and tests/test_passwords_golden.py proves that cost is what a stored hash says."""
+    if request.node.get_closest_marker("real_password_cost") is None:
+        from nodecli.users import passwords
+
+        monkeypatch.setattr(passwords, "DEFAULT_LOG_N", 4)
+
+
 def live_children() -> dict[int, str]:
     """The pytest process's children that still run (not zombies): pid -> command line.
     From /proc: each thread's ``children`` file (a child belongs to the thread that

@@ -155,3 +155,35 @@ def test_control_character_message_is_exact() -> None:
     with pytest.raises(passwords.PasswordError) as err:
         passwords.check_password_text("a\x07")
     assert str(err.value) == "the password contains control characters"
+
+
+def _stored_costs(home) -> list[str]:
+    import re
+
+    text = (home / "config.toml").read_text()
+    return re.findall(r"\$scrypt\$(ln=\d+,r=\d+,p=\d+)\$", text)
+
+
+def test_a_user_added_by_nodecli_is_hashed_at_the_product_cost(run_cli, home):
+    """As a user runs it (a subprocess: the suite's cheap in-process cost does not reach
+    it), ``user add`` stores scrypt ln=15, r=8, p=1, and ``passwd`` keeps that cost."""
+    assert run_cli("xuser", "add", "x", "--docroot", "/srv").exit_code == 0
+    r = run_cli("user", "add", "alice", "--xuser", "x", "--password-stdin", input="pw-1\n")
+    assert r.exit_code == 0, r.stderr
+    assert _stored_costs(home) == ["ln=15,r=8,p=1"]
+
+
+@pytest.mark.real_password_cost
+def test_the_marker_gives_in_process_hashes_the_product_cost(invoke, home):
+    assert invoke("xuser", "add", "x", "--docroot", "/srv").exit_code == 0
+    r = invoke("user", "add", "alice", "--xuser", "x", "--password-stdin", input="pw-1\n")
+    assert r.exit_code == 0, r.stderr
+    assert _stored_costs(home) == [f"ln={passwords.DEFAULT_LOG_N},r=8,p=1"] == ["ln=15,r=8,p=1"]
+
+
+def test_in_process_hashes_are_cheap_and_still_verify(invoke, home):
+    assert invoke("xuser", "add", "x", "--docroot", "/srv").exit_code == 0
+    r = invoke("user", "add", "alice", "--xuser", "x", "--password-stdin", input="pw-1\n")
+    assert r.exit_code == 0, r.stderr
+    [cost] = _stored_costs(home)
+    assert cost == "ln=4,r=8,p=1"

@@ -68,10 +68,13 @@ def check_password_text(password: str) -> None:
         raise PasswordError("the password contains control characters")
 
 
-def hash_password(password: str, *, log_n: int = DEFAULT_LOG_N,
+def hash_password(password: str, *, log_n: int | None = None,
                   salt: bytes | None = None) -> str:
-    """PHC scrypt hash of ``password``; ``salt`` is random unless given (tests pin it)."""
+    """PHC scrypt hash of ``password`` at ``log_n`` (:data:`DEFAULT_LOG_N` unless given,
+    read when called); ``salt`` is random unless given (tests pin it)."""
     check_password_text(password)
+    if log_n is None:
+        log_n = DEFAULT_LOG_N
     if salt is None:
         import os
 
