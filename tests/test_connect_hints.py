@@ -72,3 +72,36 @@ def test_a_refused_proxy_is_named_as_the_proxy():
     assert f"proxy 127.0.0.1:{port} refused the connection after 2 attempts" in \
         info.value.message
     assert "is the proxy running" in (info.value.hint or "")
+
+
+def test_a_timeout_names_the_limit_it_missed():
+    """A node that accepts and never answers the TLS handshake, then one that takes the
+    request and never answers it: each error names the limit (``node health
+    --node-timeout 8`` says '8 s' whether its own watch or the client's ends it first)."""
+    import threading
+
+    hung = socket.create_server(("127.0.0.1", 0))  # accepts, never answers the handshake
+    try:
+        ep = Endpoint(f"https://127.0.0.1:{hung.getsockname()[1]}", max_attempts=1,
+                      connect_timeout=0.25, read_timeout=5)
+        with open_client(ep) as client, pytest.raises(RemoteError) as info:
+            client.request("GET", "/info")
+        assert "connection timed out after 0.25 s" in info.value.message
+    finally:
+        hung.close()
+
+    mute = socket.create_server(("127.0.0.1", 0))  # plain HTTP: reads, never answers
+    held: list[socket.socket] = []
+    taken = threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True)
+    taken.start()
+    try:
+        ep = Endpoint(f"http://127.0.0.1:{mute.getsockname()[1]}", max_attempts=1,
+                      connect_timeout=5, read_timeout=0.25)
+        with open_client(ep) as client, pytest.raises(RemoteError) as info:
+            client.request("GET", "/info")
+        assert "no answer within the read timeout of 0.25 s" in info.value.message
+    finally:
+        taken.join(10)
+        for conn in held:
+            conn.close()
+        mute.close()

@@ -393,9 +393,11 @@ class Client:
                 return Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
                                 body, str(r.url), time.monotonic() - started)
         except httpx2.ConnectTimeout:
-            raise _Transient("connection timed out") from None
+            raise _Transient(f"connection timed out after "
+                             f"{self.endpoint.connect_timeout:g} s") from None
         except httpx2.ReadTimeout:
-            raise _Transient("no answer within the read timeout") from None
+            raise _Transient(f"no answer within the read timeout of "
+                             f"{self.endpoint.read_timeout:g} s") from None
         except httpx2.ConnectError as exc:
             if watchdog.fired:
                 raise _Transient(self._past_deadline) from None
