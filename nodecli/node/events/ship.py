@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from nodecli.errors import UsageError, shorten
 from nodecli.node.events.batch import SCHEMES, BatchSink, Shipped, SinkContext, SinkError
-from nodecli.node.events.checkpoint import GAP_TYPE, Checkpoint, CheckpointFile
+from nodecli.node.events.checkpoint import GAP_TYPE, Checkpoint, CheckpointFile, pause_for_tests
 from nodecli.node.events.sinks import TextSink
 from nodecli.remote_json import strings
 
@@ -174,6 +174,8 @@ class ShipSink(TextSink):
         return future
 
     def _deliver_all(self, parts: list[list[Shipped]], before: Future[None] | None) -> None:
+        # a batch of the window, not yet at the sink (the test is told its first event)
+        pause_for_tests("batch-sending", parts[0][0].event_id if parts[0] else "")
         for one in parts:
             self._deliver(one, before)
 
