@@ -193,6 +193,8 @@ def test_a_batch_sinks_page_pauses_at_batch_delivered_before_its_save(monkeypatc
         same = WrittenPage(Checkpoint("next"), "b", None, [], ids=[], index=[], items=[])
         ledger.write(same, [])  # no batch (no pause) and the same checkpoint (no save)
         ledger.flush()
+        plain = Ledger(saved, Plain())  # type: ignore[arg-type]
+        plain.write(written("c"), ["x"])  # a file's page: the same point, before its save
     finally:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as end:
             end.connect(path)
@@ -202,8 +204,9 @@ def test_a_batch_sinks_page_pauses_at_batch_delivered_before_its_save(monkeypatc
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
-    assert seen == [("batch-delivered", 0)]  # the page with events, before its save
-    assert [(c.token, c.output) for c in saved.saved] == [("next", {"batches": 1})]
+    assert seen == [("batch-delivered", 0), ("batch-delivered", 1)]  # before each save
+    assert [(c.token, c.output) for c in saved.saved] == [("next", {"batches": 1}),
+                                                          ("next", {"pages": 1})]
 
 
 # -- a pipe: the checkpoint follows what the reader took (a real pipe, FIONREAD) ----------
@@ -231,9 +234,11 @@ def test_a_pipe_saves_what_the_reader_took_whole_or_in_part() -> None:
         ledger.settle()  # nothing more read: not saved again
         assert [(c.token, c.skip) for c in saved.saved[1:]] == [("a", ["1"])]
         assert ledger.unread_events() == 1
+        ledger.write(pipe_page("f", []), [])  # nothing new: read when page a is
+        assert len(ledger.pending) == 1
         assert os.read(r, 4) == b"bbb\n"  # exactly the rest: the whole page
         ledger.settle()
-        assert [(c.token, c.skip) for c in saved.saved[2:]] == [("after-a", [])]
+        assert [(c.token, c.skip) for c in saved.saved[2:]] == [("after-f", [])]
         assert not ledger.pending and ledger.unread_events() == 0
     finally:
         os.close(r)
@@ -253,4 +258,29 @@ def test_drain_ends_at_once_when_the_reader_is_gone() -> None:
         assert ledger.drain(seconds=0.2, status=said.append) == 2
         assert said == [] and saved.saved == []  # no wait told, nothing taken
     finally:
+        os.close(w)
+
+
+def test_what_a_stopped_reader_took_is_told_in_its_words() -> None:
+    from nodecli.node.events.sinks import PipeSink
+
+    r, w = os.pipe()
+    try:
+        saved = Saved()
+        ledger = Ledger(saved, PipeSink(w))  # type: ignore[arg-type]
+        ledger.write(pipe_page("a", ["1", "2", "3"]), ["aa\n", "bbb\n", "c\n"])
+        assert ledger.reader_stopped() is None  # it took none
+        os.read(r, 3)
+        told = ("the pipe's reader stopped after taking {} {}; it may not have shown them "
+                "all (a reader such as head reads ahead), and the checkpoint counts them "
+                "as delivered")
+        assert ledger.reader_stopped() == told.format(1, "event")
+        assert [c.skip for c in saved.saved] == [["1"]]  # saved as it is told
+        os.read(r, 4)
+        assert ledger.reader_stopped(left=1) == told.format(2, "events") + \
+            "; the 1 it never took are sent again next time"
+        ledger.checkpoint = None  # without a checkpoint nothing is counted: not told
+        assert ledger.reader_stopped() is None
+    finally:
+        os.close(r)
         os.close(w)
