@@ -100,6 +100,7 @@ class Batches:
 
     def submit(self, items: Any, texts: Any, flush: Any) -> Future[None]:
         self.submitted.append([o["id"] for o, _ in items])
+        self.texts = texts
         self.futures.append(Future())
         return self.futures[-1]
 
@@ -107,17 +108,27 @@ class Batches:
         return None
 
 
+class Unsized(Batches):
+    """A batch sink that does not say its window."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "window":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
 @pytest.mark.parametrize(("asked", "window"), [(0, 1), (-3, 1), ("3", 3), (16, 16)])
 def test_the_window_is_the_sinks_at_least_one(asked: Any, window: int) -> None:
     assert Ledger(Saved(), Batches(asked)).window == window  # type: ignore[arg-type]
     assert Ledger(Saved(), Plain()).window == 1  # type: ignore[arg-type]
+    assert Ledger(Saved(), Unsized(8)).window == 1  # type: ignore[arg-type]
 
 
 def test_a_page_without_events_waits_behind_the_batches_in_flight() -> None:
     saved, sink = Saved(), Batches(3)
     ledger = Ledger(saved, sink)  # type: ignore[arg-type]
-    ledger.write(written("a"), [])
-    assert sink.submitted == [["1", "3", "4"]]
+    ledger.write(written("a"), ["the page's text"])
+    assert sink.submitted == [["1", "3", "4"]] and sink.texts == ["the page's text"]
     empty = WrittenPage(Checkpoint("after-empty"), "b", None, [], ids=[], index=[], items=[])
     ledger.write(empty, [])  # nothing to send: no batch, but its checkpoint waits its turn
     assert len(sink.submitted) == 1 and empty.future is None and len(ledger.pending) == 2
