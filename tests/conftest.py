@@ -248,6 +248,7 @@ class PausePoint:
         import tempfile
 
         self.point = point
+        self.detail = ""  # the words after POINT PID of the last arrival
         self._dir = tempfile.mkdtemp(prefix="nodecli-pause-")  # short: AF_UNIX paths
         self.path = os.path.join(self._dir, "s")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -279,6 +280,7 @@ class PausePoint:
                     break
                 line += chunk
             if line.split()[:2] == [self.point.encode(), str(proc.pid).encode()]:
+                self.detail = b" ".join(line.split()[2:]).decode()  # what the point told
                 return conn
             conn.close()  # another process (a child of an earlier cycle, say)
         raise AssertionError(f"the child never reached {self.point} in {timeout:.0f} s")

@@ -42,7 +42,8 @@ def _options(f: Any) -> Any:
         click.option("--batch", type=Count(1), default=500, show_default=True, metavar="N",
                      help="Events per batch (a page of the node's log); the checkpoint "
                           "moves after each batch the sink holds."),
-        click.option("--window", type=click.IntRange(1, 16), default=2, show_default=True,
+        # (ship.WINDOW, not imported here: --help stays light)
+        click.option("--window", type=click.IntRange(1, 16), default=4, show_default=True,
                      metavar="N",
                      help="Batches in flight at once (sent before the ones before them are "
                           "acknowledged); a crash sends again at most N batches."),
@@ -172,7 +173,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
                   interval: float, dead_letter: str | None, accept_gap: bool,
                   sink_cacert: str | None, sink_insecure: bool, sink_creds: str | None,
                   nats_creds: str | None, sink_timeout: float, kwargs: dict[str, Any], *,
-                  window: int = 2) -> None:
+                  window: int = 4) -> None:
     from nodecli.node.events import ship, tail
     from nodecli.node.events.pages import EventFilter, validate_token
 
@@ -246,7 +247,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
 
 def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_url: str,
                 out_file: Path | None, resume_name: str | None, ck_file: Path | None, *,
-                sink_args: tuple[Any, ...], window: int = 2) -> None:
+                sink_args: tuple[Any, ...], window: int = 4) -> None:
     from nodecli.cli import fleet
     from nodecli.node.events import merged, ship
 

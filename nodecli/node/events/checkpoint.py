@@ -334,12 +334,13 @@ class CheckpointFile:
 TEST_PAUSE_ENV = "NODECLI_TEST_PAUSE"
 
 
-def pause_for_tests(point: str) -> None:
+def pause_for_tests(point: str, detail: str = "") -> None:
     """A hook for the test suite only (docs/development.md): with NODECLI_TEST_PAUSE set
     to ``POINT@SOCKET``, reaching ``point`` connects to the Unix socket SOCKET, says
-    ``POINT PID`` and waits for any answer (or the socket's close), so a test stops the
-    program exactly there, then kills it or lets it go on. Unset (always, outside the
-    tests) it costs one environment lookup."""
+    ``POINT PID`` (and ``detail``, which tells apart threads that wait there together)
+    and waits for any answer (or the socket's close), so a test stops the program
+    exactly there, then kills it or lets it go on. Unset (always, outside the tests) it
+    costs one environment lookup."""
     spec = os.environ.get(TEST_PAUSE_ENV)
     if not spec:
         return
@@ -351,7 +352,8 @@ def pause_for_tests(point: str) -> None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.connect(where)
-            conn.sendall(f"{point} {os.getpid()}\n".encode())
+            said = f"{point} {os.getpid()} {' '.join(detail.split())}".rstrip()
+            conn.sendall(f"{said}\n".encode())
             conn.recv(16)
     except OSError:
         return  # nobody listening: the test is over, go on

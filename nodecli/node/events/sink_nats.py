@@ -244,6 +244,9 @@ class NatsSink:
                     first = next(i for i, f in zip(batch, futures, strict=True)
                                  if not f.done())
                     acks.cancel()
+                    # the gathering ends with CancelledError: taken here, or asyncio
+                    # prints "exception was never retrieved" under the error line
+                    acks.add_done_callback(_taken)
                     raise self._failure(trouble.exception() or ConnectionLost(), first)
         finally:
             self._troubles.discard(trouble)
@@ -354,6 +357,11 @@ class AuthFailure(SinkError):
 
 class ConnectionLost(Exception):
     """The connection closed while acknowledgements were awaited."""
+
+
+def _taken(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def _quietly(coro: Coroutine[Any, Any, Any], timeout: float) -> None:
