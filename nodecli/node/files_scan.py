@@ -45,6 +45,7 @@ Finder = Callable[[Mapping[str, Any], str, int], bytes | None]
 
 SAVE_EVERY = 2.0  # seconds between snapshots: what a crash costs at most, listing again
 PROGRESS_EVERY = 0.2  # seconds between progress reports
+NOT_LISTED = "not listed: "  # a skipped folder's reason: the node refused its listing
 NOTED_MAX = 100  # skipped folders named in the result (the count goes on)
 NCDU_MAJOR, NCDU_MINOR = 1, 2
 
@@ -361,7 +362,7 @@ class Scan:
             self._write(b",[" + _ncdu_json(info) + b"]")
             snap.ncdu_length = self._tell()
         snap.stack.pop()
-        self._note_skip(snap, frame[2], "not listed: " + shorten(why, 120))
+        self._note_skip(snap, frame[2], NOT_LISTED + shorten(why, 120))
         self._dirty = False
 
     def _note_skip(self, snap: Snapshot, path: str, why: str) -> None:
