@@ -294,3 +294,14 @@ def test_a_resumed_scan_reports_without_a_snapshot_given(tmp_path: Path) -> None
     scan = Scan(tree.list_folder, tree.root(), node="n", state=state)
     scan.run()
     assert (scan.report().files, scan.report().folders) == (2, 3)
+
+
+def test_a_state_without_ncdu_is_not_resumed_with_it(tmp_path: Path) -> None:
+    tree = Tree({"a": {"x": 1}})
+    state = ScanState(tmp_path / "s.json", "s")
+    with pytest.raises(KeyboardInterrupt):
+        Scan(lambda fid: (_ for _ in ()).throw(KeyboardInterrupt), tree.root(), node="n",
+             state=state).run()
+    with pytest.raises(UsageError, match="^scan s was started with --depth 1 --top 0$"):
+        Scan(tree.list_folder, tree.root(), node="n", state=state, ncdu=True).run()
+    assert tree.calls == 0
