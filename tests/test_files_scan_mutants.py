@@ -302,6 +302,6 @@ def test_a_state_without_ncdu_is_not_resumed_with_it(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         Scan(lambda fid: (_ for _ in ()).throw(KeyboardInterrupt), tree.root(), node="n",
              state=state).run()
-    with pytest.raises(UsageError, match="^scan s was started with --depth 1 --top 0$"):
+    with pytest.raises(UsageError, match=r"^scan s was started with --depth 1 --top 0$"):
         Scan(tree.list_folder, tree.root(), node="n", state=state, ncdu=True).run()
     assert tree.calls == 0
