@@ -24,9 +24,11 @@ __all__ = ["certs"]
 Tree = dict[str, tuple[Any, ...]]
 
 
-def walk(certs: Any, invoke: Any, tree: Tree, *argv: str) -> tuple[Any, list[str]]:
+def walk(certs: Any, invoke: Any, tree: Tree, *argv: str, slow: float = 0.0,
+         env: dict[str, str] | None = None) -> tuple[Any, list[str]]:
     """nodecli ``argv`` against a node whose root is id 1 and whose listings are
-    ``tree``'s (a folder not in it: 404); the result and the request targets."""
+    ``tree``'s (a folder not in it: 404), each at least ``slow`` seconds late; the result
+    and the request targets."""
     from urllib.parse import parse_qs, unquote
 
     targets: list[str] = []
@@ -43,13 +45,15 @@ def walk(certs: Any, invoke: Any, tree: Tree, *argv: str) -> tuple[Any, list[str
             fid = path[len("/files/"):-len("/files")]
             page = parse_qs(seen.target.partition("?")[2]).get("page", ["1"])[0]
             status, body, *more = tree.get(f"{fid}@{page}", tree.get(fid, (status, body)))
-            return [reply(status, json.dumps(body).encode(), [*JSON, *(more[0] if more else [])])]
+            answer = reply(status, json.dumps(body).encode(), [*JSON, *(more[0] if more else [])])
+            return [*([slow] if slow else []), answer]
         return [reply(status, json.dumps(body).encode(), JSON)]
 
     server = ScriptedServer(answer, tls=(certs[1], certs[2]))
     try:
         r = invoke(*argv, env={"NODECLI_URL": server.url(), "NODECLI_ACCESS_KEY": "ak",
-                               "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": certs[0]})
+                               "NODECLI_PASSWORD": "ak-secret", "NODECLI_CACERT": certs[0],
+                               **(env or {})})
     finally:
         server.close()
     return r, targets
@@ -171,3 +175,16 @@ def test_a_file_at_the_deepest_level_is_listed(certs, invoke, monkeypatch) -> No
         r, _ = walk(certs, invoke, tree, "files", "find", "/", *depth, "-o", "json")
         assert r.exit_code == 0, r
         assert [x["path"] for x in json.loads(r.stdout)] == ["/a", "/a/f"]
+
+
+@pytest.mark.parametrize("command", ["find", "tree"])
+def test_a_walk_longer_than_the_deadline_gives_it_to_each_request(certs, invoke,
+                                                                   command: str) -> None:
+    """--deadline 2s and two listings at least 1.05 s each (a lower bound, never a
+    hope): the walk takes longer than the deadline, each request less (as files du and
+    find --resume; the bench's walk of 1,000,000 entries once ended at 120 s)."""
+    tree: Tree = {"1": (200, [folder("A", "a")]), "A": (200, [file("F", "f")])}
+    r, _ = walk(certs, invoke, tree, "files", command, "/", "-o", "json", slow=1.05,
+                env={"NODECLI_DEADLINE": "2s"})
+    assert r.exit_code == 0, r
+    assert [x["path"] for x in json.loads(r.stdout)] == ["/a", "/a/f"]

@@ -174,6 +174,7 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
             return
     skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
+    app.budget.follow()  # each request within --deadline: a walk may take hours
     with open_node_client(app, conn) as client:
         top = resolve(client, path)
         if not top.is_folder:
@@ -283,6 +284,7 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
 
     skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
+    app.budget.follow()  # each request within --deadline: a walk may take hours
     with open_node_client(app, conn) as client:
         top = resolve(client, path)
         if not top.is_folder:
