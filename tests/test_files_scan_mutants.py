@@ -139,7 +139,9 @@ def test_an_interruption_after_a_refused_folder_keeps_it(tmp_path: Path) -> None
     assert saved["counts"]["skipped"] == 1 and saved["counts"]["listings"] == 1
 
 
-def test_a_refusal_is_kept_to_120_characters() -> None:
+@pytest.mark.parametrize(("length", "kept"), [(999, "w" * 999), (1000, "w" * 1000),
+                                              (1001, "w" * 999 + "…")])
+def test_a_refusal_is_kept_to_1000_characters(length: int, kept: str) -> None:
     tree = Tree({"a": {}})
     gone = next(e["id"] for e in tree.folders[tree.root_id] if e["name"] == "a")
     del tree.folders[gone]
@@ -148,11 +150,11 @@ def test_a_refusal_is_kept_to_120_characters() -> None:
         if fid == gone:
             from nodecli.errors import NotFoundError
 
-            raise NotFoundError("w" * 200)
+            raise NotFoundError("w" * length)
         return tree.list_folder(fid)
 
     result = Scan(lister, tree.root()).run()
-    assert result.skipped == [{"path": "/data/a", "reason": "not listed: " + "w" * 119 + "…"}]
+    assert result.skipped == [{"path": "/data/a", "reason": "not listed: " + kept}]
 
 
 def test_a_folder_without_an_id_is_noted_and_the_next_is_scanned() -> None:
