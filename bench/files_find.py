@@ -2,7 +2,7 @@
 measured in the same run: the same tree walked by raw httpx2 (every page of every
 folder, depth first, nothing kept), so the figures say what nodecli costs over the
 listing itself; peak memory at each size (it must stay flat from the smallest tree to
-the largest).
+the largest) and the requests each run made.
 
 The emulator is bench/files_du.py's (this checkout's, its own process and CA), the tree
 ``fanout=10,depth=4`` (11,111 folders) with ``--files`` files in each, paged by number,
@@ -83,10 +83,12 @@ def main() -> None:
                 nodecli_argv("files", "find", "/", "--depth", "1", "--name", "generated",
                              "-o", "json"), env=env, capture_output=True, check=True)
             root_id = json.loads(root.stdout)[0]["id"]
+            emu.say("count")  # requests from here on: the run's own
             yard = timed([PY, "-c", YARDSTICK, emu.url, emu.ca, AK, SECRET, root_id],
                          dict(os.environ))
             print(f"{entries:>9,} entries: yardstick (raw httpx2 walk) {yard['wall']:6.1f} s, "
-                  f"peak RSS {yard['rss']:5.1f} MiB", flush=True)
+                  f"peak RSS {yard['rss']:5.1f} MiB, {int(emu.say('count')):,} requests",
+                  flush=True)
             for name, argv in (
                     ("files find -o jsonl", nodecli_argv("files", "find", "/generated",
                                                          "-o", "jsonl")),
@@ -99,7 +101,8 @@ def main() -> None:
                 rss.setdefault(name, []).append(fig["rss"])
                 print(f"{entries:>9,} entries: {name:<20} {fig['wall']:6.1f} s "
                       f"({fig['wall'] / yard['wall']:.2f}x the yardstick), peak RSS "
-                      f"{fig['rss']:5.1f} MiB, {fig['lines']:,} lines", flush=True)
+                      f"{fig['rss']:5.1f} MiB, {fig['lines']:,} lines, "
+                      f"{int(emu.say('count')):,} requests", flush=True)
         for name, values in rss.items():
             if len(values) > 1:
                 print(f"{name}: peak RSS largest / smallest tree {values[-1] / values[0]:.2f}x")

@@ -174,6 +174,7 @@ def files_find(app: App, path: str, glob: str | None, kind: str | None,
             return
     skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
+    app.budget.follow()  # each request within --deadline: a walk may take hours
     with open_node_client(app, conn) as client:
         top = resolve(client, path)
         if not top.is_folder:
@@ -200,6 +201,7 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
         node_label,
         run_scan,
         save_every,
+        save_seconds,
         say_scan_end,
         scan_status,
         unreadable,
@@ -237,11 +239,13 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
             scan = fs.Scan(listing_of(client), root, node=node_label(client), depth=0,
                            state=state, find=find, filters=filters, max_depth=max_depth,
                            progress=scan_status(app, root.path) if app.term.status.live else None,
-                           save_every_folders=save_every(), unreadable=unreadable)
+                           save_every=save_seconds(), save_every_folders=save_every(),
+                           unreadable=unreadable)
             result = run_scan(app, scan, root.path, state.name)
         finally:
             state.unlock()
-    say_scan_end(app, result, state.name, gives="matches", missed="not read")
+    say_scan_end(app, result, state.name, gives="matches", missed="not read",
+                 cause_only=True)
     assert result.ncdu is not None
     with result.ncdu as spool:
         if output_format == "jsonl" and app.term.shape is None:
@@ -280,6 +284,7 @@ def files_tree(app: App, path: str, max_depth: int | None, output_format: str,
 
     skipped = _Skipped(app)
     conn = pop_node_options(kwargs)
+    app.budget.follow()  # each request within --deadline: a walk may take hours
     with open_node_client(app, conn) as client:
         top = resolve(client, path)
         if not top.is_folder:

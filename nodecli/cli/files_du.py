@@ -81,7 +81,8 @@ def du(app: App, path: str, depth: int, top: int, resume_name: str | None, resta
             scan = fs.Scan(_lister(node_files, client), root, node=node_label(client),
                            depth=depth, top=top, ncdu=output_format == "ncdu", state=state,
                            progress=scan_status(app, root.path) if app.term.status.live else None,
-                           save_every_folders=save_every(), unreadable=unreadable)
+                           save_every=save_seconds(), save_every_folders=save_every(),
+                           unreadable=unreadable)
             result = run_scan(app, scan, root.path, resume_name)
         finally:
             if state is not None:
@@ -125,6 +126,15 @@ def save_every() -> int | None:
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
+def save_seconds() -> float:
+    """Seconds between snapshots: the scan's own, or none under the tests' every N
+    folders (a slow machine would otherwise save between, and a test that stops the
+    scan at its Nth snapshot would race the clock)."""
+    from nodecli.node.files_scan import SAVE_EVERY
+
+    return SAVE_EVERY if save_every() is None else float("inf")
+
+
 def scan_status(app: App, path: str) -> Any:
     from nodecli.render.numbers import human_bytes
 
@@ -158,9 +168,13 @@ def run_scan(app: App, scan: Any, path: str, resume_name: str | None) -> Any:
 
 
 def say_scan_end(app: App, result: Any, resume_name: str | None, *,
-                 gives: str = "totals", missed: str = "not scanned") -> None:
+                 gives: str = "totals", missed: str = "not scanned",
+                 cause_only: bool = False) -> None:
     """How a scan ended, on stderr (du's totals, find's matches): finished before,
-    resumed, and the folders it could not read, the first NOTED_MAX of them by name."""
+    resumed, and the folders it could not read, the first NOTED_MAX of them by name
+    (with ``cause_only``, a refused listing's cause alone, as files find says it
+    without --resume)."""
+    from nodecli.node.files_scan import NOT_LISTED
     from nodecli.render.numbers import human_bytes
 
     if result.was_finished:
@@ -169,7 +183,10 @@ def say_scan_end(app: App, result: Any, resume_name: str | None, *,
     elif result.resumed:
         app.term.info(f"scan {resume_name} resumed: {result.listings:,} more folders listed")
     for skip in result.skipped:
-        app.term.warn(f"{skip['path']}: {missed} ({skip['reason']})")
+        reason = skip["reason"]
+        if cause_only:
+            reason = reason.removeprefix(NOT_LISTED)
+        app.term.warn(f"{skip['path']}: {missed} ({reason})")
     if result.skipped_count > len(result.skipped):
         app.term.warn(f"and {result.skipped_count - len(result.skipped):,} more {missed}")
     app.term.debug(f"{result.path}: {human_bytes(result.size)} in {result.files:,} files, "

@@ -45,7 +45,11 @@ Finder = Callable[[Mapping[str, Any], str, int], bytes | None]
 
 SAVE_EVERY = 2.0  # seconds between snapshots: what a crash costs at most, listing again
 PROGRESS_EVERY = 0.2  # seconds between progress reports
+NOT_LISTED = "not listed: "  # a skipped folder's reason: the node refused its listing
 NOTED_MAX = 100  # skipped folders named in the result (the count goes on)
+# a skipped folder's reason as kept: whole as files find says it without --resume (a
+# node's URL and message run past 120 characters), bounded in the state
+REASON_MAX = 1000
 NCDU_MAJOR, NCDU_MINOR = 1, 2
 
 
@@ -361,7 +365,7 @@ class Scan:
             self._write(b",[" + _ncdu_json(info) + b"]")
             snap.ncdu_length = self._tell()
         snap.stack.pop()
-        self._note_skip(snap, frame[2], "not listed: " + shorten(why, 120))
+        self._note_skip(snap, frame[2], NOT_LISTED + shorten(why, REASON_MAX))
         self._dirty = False
 
     def _note_skip(self, snap: Snapshot, path: str, why: str) -> None:
