@@ -1,0 +1,392 @@
+"""nodecli/declare/plan.py's functions in-process, whole rows at a time: what the mutation
+run of plan.py found no test holding (docs/development.md, "Equivalent survivors:
+nodecli/declare/plan.py"). Reading a node is tested against the emulator elsewhere
+(tests/test_declare*.py); here, the comparison of a document with a state given."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from nodecli.config.model import Config, NodeUser, TransferUser
+from nodecli.declare import document, plan
+from nodecli.declare.plan import LOCAL, Change, NodeState, managed_id
+from nodecli.errors import UsageError
+
+HASH_A = "$scrypt$ln=4,r=8,p=1$YWFhYWFhYWFhYWFhYWFhYQ$" + "A" * 43
+HASH_B = "$scrypt$ln=4,r=8,p=1$YmJiYmJiYmJiYmJiYmJiYg$" + "B" * 43
+
+
+def hidden(h: str) -> str:
+    return "hash " + hashlib.sha256(h.encode()).hexdigest()[:8]
+
+
+def doc_of(text: str, base_dir: str = ".") -> document.Document:
+    return document.parse(("version: 1\n" + text).encode(), "d.yaml", base_dir)
+
+
+def rows(changes: list[Change]) -> list[tuple]:
+    return [(c.scope, c.kind, c.name, c.action, c.fields, c.ak, c.perm_id, c.ident, c.body)
+            for c in changes]
+
+
+@pytest.fixture(scope="module")
+def pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    from nodecli.tokens.keys import generate_private_key
+
+    key = generate_private_key()
+    return key.public_key().public_bytes(serialization.Encoding.PEM,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo
+                                         ).decode()
+
+
+# -- local users ---------------------------------------------------------------------------
+
+
+def config() -> Config:
+    cfg = Config()
+    cfg.transfer_users = {"t1": TransferUser("t1", ["file:////a/*"]),
+                          "t2": TransferUser("t2", [], "/d2"),
+                          "t9": TransferUser("t9", [], "/d9")}
+    cfg.users = {"u1": NodeUser("u1", "t1", HASH_A, ["admin"]),
+                 "u9": NodeUser("u9", "t2", None, [])}
+    return cfg
+
+
+def test_managed_ids_join_their_parts_with_nul():
+    assert managed_id("permission", "ak1", "/a", "user", "x") == "permission\0ak1\0/a\0user\0x"
+    assert managed_id("node_user") == "node_user"
+
+
+def test_local_changes_add_change_and_leave_alone_each_field_before_and_after():
+    doc = doc_of("transfer_users:\n  new: {docroot: /n}\n  t1: {restrictions: ['file:////b/*']}"
+                 "\n  t2: {docroot: /d2}\n  t3: {}\n"
+                 "node_users:\n  u2: {transfer_user: t1, password: '" + HASH_B + "', acls: [admin]}"
+                 "\n  u1: {transfer_user: t2, password: '" + HASH_B + "', acls: [admin]}\n"
+                 "  u9: {transfer_user: t2}\n")
+    changes = plan.local_changes(doc, config(), set(), prune=False)
+    assert rows(changes) == [
+        (LOCAL, "transfer_user", "new", "add", {"docroot": (None, "/n")}, None, None, (), {}),
+        (LOCAL, "transfer_user", "t1", "change",
+         {"restrictions": (["file:////a/*"], ["file:////b/*"])}, None, None, (), {}),
+        (LOCAL, "transfer_user", "t3", "add", {}, None, None, (), {}),
+        (LOCAL, "node_user", "u2", "add",
+         {"transfer_user": (None, "t1"), "password": (None, hidden(HASH_B)),
+          "acls": (None, ["admin"])}, None, None, (), {}),
+        (LOCAL, "node_user", "u1", "change",
+         {"transfer_user": ("t1", "t2"), "password": (hidden(HASH_A), hidden(HASH_B))},
+         None, None, (), {})]
+    # a docroot given where restrictions were: both fields change
+    doc = doc_of("transfer_users:\n  t1: {docroot: /x}\n  t2: {restrictions: ['file:////z']}\n")
+    assert [c.fields for c in plan.local_changes(doc, config(), set(), False)] == [
+        {"restrictions": (["file:////a/*"], None), "docroot": (None, "/x")},
+        {"restrictions": (None, ["file:////z"]), "docroot": ("/d2", None)}]
+
+
+def test_a_password_set_where_there_was_none_is_hidden_on_one_side_only():
+    doc = doc_of("node_users:\n  u9: {transfer_user: t2, password: '" + HASH_A + "'}\n")
+    (change,) = plan.local_changes(doc, config(), set(), False)
+    assert change.fields == {"password": (None, hidden(HASH_A))}
+    assert plan._hidden_password(None) is None and plan._hidden_password(3) == 3
+
+
+def test_prune_lists_the_others_sorted_removed_if_managed_else_left_alone():
+    doc = doc_of("transfer_users:\n  t1: {restrictions: ['file:////b/*']}\n"
+                 "node_users: {}\n")
+    managed = {managed_id("transfer_user", "t9"), managed_id("node_user", "u9")}
+    assert rows(plan.local_changes(doc, config(), managed, prune=True)) == [
+        (LOCAL, "transfer_user", "t1", "change",
+         {"restrictions": (["file:////a/*"], ["file:////b/*"])}, None, None, (), {}),
+        (LOCAL, "transfer_user", "t2", "unmanaged", {}, None, None, (), {}),
+        (LOCAL, "transfer_user", "t9", "remove", {}, None, None, (), {}),
+        (LOCAL, "node_user", "u1", "unmanaged", {}, None, None, (), {}),
+        (LOCAL, "node_user", "u9", "remove", {}, None, None, (), {})]
+    assert [c.name for c in plan.local_changes(doc, config(), managed, prune=False)] == ["t1"]
+    # a section the document leaves out is not looked at, even under --prune
+    assert plan.local_changes(doc_of(""), config(), managed, prune=True) == []
+
+
+def test_apply_local_makes_it_so_and_keeps_what_the_document_leaves_out():
+    doc = doc_of("transfer_users:\n  new: {docroot: /n}\n  t1: {restrictions: ['file:////b/*']}"
+                 "\nnode_users:\n  u1: {transfer_user: t2}\n"
+                 "  u2: {transfer_user: new, password: '" + HASH_B + "', acls: [admin]}\n"
+                 "  u3: {transfer_user: new}\n")
+    cfg = config()
+    changes = plan.local_changes(doc, cfg, set(), False)
+    plan.apply_local(doc, cfg, changes, removals=False)
+    assert cfg.transfer_users["new"] == TransferUser("new", [], "/n")
+    assert cfg.transfer_users["t1"] == TransferUser("t1", ["file:////b/*"], None)
+    assert cfg.users["u1"] == NodeUser("u1", "t2", HASH_A, ["admin"])  # kept
+    assert cfg.users["u2"] == NodeUser("u2", "new", HASH_B, ["admin"])
+    assert cfg.users["u3"] == NodeUser("u3", "new", None, [])
+    assert set(cfg.users) == {"u1", "u2", "u3", "u9"}
+    assert set(cfg.transfer_users) == {"t1", "t2", "t9", "new"}
+
+
+def test_apply_local_removes_only_removals_and_only_when_asked():
+    cfg = config()
+    changes = [Change(LOCAL, "node_user", "u9", "remove"),
+               Change(LOCAL, "node_user", "u1", "unmanaged"),
+               Change(LOCAL, "transfer_user", "t9", "remove"),
+               Change("emu", "node_user", "u1", "remove"),
+               Change(LOCAL, "transfer_user", "gone", "remove"),
+               Change(LOCAL, "node_user", "ghost", "remove"),
+               Change(LOCAL, "node_user", "u1", "change"),
+               Change(LOCAL, "transfer_user", "t1", "change")]
+    same = doc_of("transfer_users:\n  t1: {restrictions: ['file:////a/*']}\n"
+                  "node_users:\n  u1: {transfer_user: t1}\n")
+    plan.apply_local(same, cfg, changes, removals=False)
+    assert set(cfg.users) == {"u1", "u9"} and set(cfg.transfer_users) == {"t1", "t2", "t9"}
+    assert cfg.users["u1"] == config().users["u1"]
+    plan.apply_local(same, cfg, changes, removals=True)
+    assert set(cfg.users) == {"u1"} and set(cfg.transfer_users) == {"t1", "t2"}
+    # removals never add, even given adds
+    cfg = config()
+    doc = doc_of("transfer_users:\n  new: {}\nnode_users:\n  n: {transfer_user: new}\n")
+    plan.apply_local(doc, cfg, plan.local_changes(doc, cfg, set(), False), removals=True)
+    assert "new" not in cfg.transfer_users and "n" not in cfg.users
+
+
+def test_local_digest_data_holds_the_sections_the_document_covers():
+    cfg = config()
+    assert plan.local_digest_data(doc_of(""), cfg) == {"transfer_users": None,
+                                                      "node_users": None}
+    data = plan.local_digest_data(doc_of("transfer_users: {}\nnode_users: {}\n"), cfg)
+    assert data == {"transfer_users": {"t1": {"restrictions": ["file:////a/*"]},
+                                       "t2": {"docroot": "/d2"}, "t9": {"docroot": "/d9"}},
+                    "node_users": {"u1": {"transfer_user": "t1", "password": HASH_A,
+                                          "acls": ["admin"]},
+                                   "u9": {"transfer_user": "t2"}}}
+    assert list(data["transfer_users"]) == ["t1", "t2", "t9"]
+
+
+# -- a node --------------------------------------------------------------------------------
+
+
+def state() -> NodeState:
+    st = NodeState("emu")
+    st.keys = {"ak1": {"storage": {"type": "local", "path": "/data"},
+                       "configuration": {"a": 1, "b": "x"}, "root_file_id": "1",
+                       "verification_key": "fp-old"},
+               "ak8": {"storage": {"type": "local", "path": "/d8"}, "configuration": {},
+                       "root_file_id": "8", "verification_key": None},
+               "ak9": {"storage": {"type": "local", "path": "/d9"}, "configuration": {},
+                       "root_file_id": "9", "verification_key": None}}
+    st.perms = {"ak1": {("/a", "user", "u"): {"levels": ("list", "read"), "id": "11"},
+                        ("/b", "group", "g"): {"levels": ("list",), "id": "12"},
+                        ("/c", "user", "v"): {"levels": ("list",), "id": "13"}}}
+    return st
+
+
+def test_a_new_key_is_one_add_with_its_body_then_its_permissions(pem, tmp_path):
+    (tmp_path / "k.pem").write_text(pem)
+    doc = doc_of("access_keys:\n  new:\n    storage: {path: /n}\n"
+                 "    configuration: {a: 1, z: null}\n    verification_key: {file: k.pem}\n"
+                 "    secret: env:S\n    permissions:\n"
+                 "      - {path: /p, user: u, levels: [read, list]}\n"
+                 "  bare: {storage: {path: /b}}\n", str(tmp_path))
+    fp = plan.fingerprint_of_pem(pem)
+    assert rows(plan.node_changes(doc, NodeState("emu"), set(), False)) == [
+        ("emu", "access_key", "new", "add",
+         {"storage": (None, {"type": "local", "path": "/n"}),
+          "configuration": (None, {"a": 1, "z": None}), "verification_key": (None, fp),
+          "secret": (None, "env:S")}, "new", None, (),
+         {"storage": {"type": "local", "path": "/n"}, "configuration": {"a": 1},
+          "token_verification_key": pem}),
+        ("emu", "permission", "new /p user u", "add", {"levels": (None, ["list", "read"])},
+         "new", None, ("/p", "user", "u"), {"levels": ["list", "read"]}),
+        ("emu", "access_key", "bare", "add",
+         {"storage": (None, {"type": "local", "path": "/b"}),
+          "secret": (None, "new (stored, printed once)")}, "bare", None, (),
+         {"storage": {"type": "local", "path": "/b"}})]
+
+
+def test_a_new_key_given_only_a_fingerprint_is_refused():
+    doc = doc_of("access_keys:\n  new:\n    storage: {path: /n}\n"
+                 "    verification_key: {fingerprint: fp1}\n")
+    with pytest.raises(UsageError) as info:
+        plan.node_changes(doc, NodeState("emu"), set(), False)
+    assert info.value.message == ("access key new: a new key needs its verification key as "
+                                  "a file or pem, not only its fingerprint")
+
+
+def test_a_key_there_changes_field_by_field_and_its_permissions_after_it(pem):
+    doc = doc_of("access_keys:\n  ak1:\n    storage: {path: /other}\n"
+                 "    configuration: {a: 1, b: y, c: true}\n"
+                 "    verification_key:\n      pem: |\n" +
+                 "".join(f"        {line}\n" for line in pem.splitlines()) +
+                 "    permissions:\n"
+                 "      - {path: /a, user: u, levels: [read, list]}\n"
+                 "      - {path: /b, group: g, levels: [list, write]}\n"
+                 "      - {path: /new, user: u, levels: [list]}\n"
+                 "  ak8: {storage: {path: /d8}}\n")
+    fp = plan.fingerprint_of_pem(pem)
+    managed = {managed_id("permission", "ak1", "/c", "user", "v")}
+    assert rows(plan.node_changes(doc, state(), managed, prune=True)) == [
+        ("emu", "access_key", "ak1", "change",
+         {"storage": ({"type": "local", "path": "/data"}, {"type": "local", "path": "/other"}),
+          "configuration.b": ("x", "y"), "configuration.c": (None, True),
+          "verification_key": ("fp-old", fp)}, "ak1", None, (),
+         {"storage": {"type": "local", "path": "/other"},
+          "configuration": {"b": "y", "c": True}, "token_verification_key": pem}),
+        ("emu", "permission", "ak1 /b group g", "change",
+         {"levels": (["list"], ["list", "write"])}, "ak1", "12", ("/b", "group", "g"),
+         {"levels": ["list", "write"]}),
+        ("emu", "permission", "ak1 /new user u", "add", {"levels": (None, ["list"])},
+         "ak1", None, ("/new", "user", "u"), {"levels": ["list"]}),
+        ("emu", "permission", "ak1 /c user v", "remove", {}, "ak1", "13",
+         ("/c", "user", "v"), {}),
+        ("emu", "access_key", "ak9", "unmanaged", {}, "ak9", None, (), {})]
+
+
+def test_a_key_there_unchanged_is_nothing_and_its_permissions_are_left_unread():
+    doc = doc_of("access_keys:\n  ak1:\n    storage: {path: /data}\n"
+                 "    configuration: {a: 1}\n    verification_key: {fingerprint: fp-old}\n")
+    assert plan.node_changes(doc, state(), set(), prune=False) == []
+    # the permissions not listed are not looked at; listed as none, the others go
+    doc = doc_of("access_keys:\n  ak1:\n    storage: {path: /data}\n    permissions:\n")
+    assert [(c.name, c.action) for c in plan.node_changes(doc, state(), set(), True)] == [
+        ("ak1 /a user u", "unmanaged"), ("ak1 /b group g", "unmanaged"),
+        ("ak1 /c user v", "unmanaged"), ("ak8", "unmanaged"), ("ak9", "unmanaged")]
+    assert plan.node_changes(doc_of(""), state(), set(), prune=True) == []
+
+
+def test_a_verification_key_changed_by_fingerprint_alone_is_refused():
+    doc = doc_of("access_keys:\n  ak8:\n    storage: {path: /d8}\n"
+                 "    verification_key: {fingerprint: fp-new}\n")
+    with pytest.raises(UsageError) as info:
+        plan.node_changes(doc, state(), set(), False)
+    assert info.value.message == ("access key ak8: its verification key on emu is none, not "
+                                  "fp-new; give the key as a file or pem to change it")
+    doc = doc_of("access_keys:\n  ak1:\n    storage: {path: /data}\n"
+                 "    verification_key: {fingerprint: fp-new}\n")
+    with pytest.raises(UsageError, match="on emu is fp-old, not fp-new;"):
+        plan.node_changes(doc, state(), set(), False)
+
+
+def test_fingerprints_of_pems_and_of_the_documents_key(pem, tmp_path):
+    from nodecli.tokens.keys import key_fingerprint, load_public_key_pem
+
+    fp = key_fingerprint(load_public_key_pem(pem))
+    assert plan.fingerprint_of_pem(pem) == fp
+    assert [plan.fingerprint_of_pem(v) for v in (None, 5, "", " \n")] == [None] * 4
+    assert plan.fingerprint_of_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n") == "unreadable"
+    spec = doc_of("access_keys:\n  a: {storage: {path: /a}}\n").access_keys["a"]
+    assert plan.wanted_fingerprint(spec, ".") == (None, None)
+    spec.verification_key = ("fingerprint", "fp1")
+    assert plan.wanted_fingerprint(spec, ".") == ("fp1", None)
+    spec.verification_key = ("pem", pem)
+    assert plan.wanted_fingerprint(spec, ".") == (fp, pem)
+    (tmp_path / "k.pem").write_text(pem)
+    spec.verification_key = ("file", "k.pem")
+    assert plan.wanted_fingerprint(spec, str(tmp_path)) == (fp, pem)
+    spec.verification_key = ("file", str(tmp_path / "k.pem"))
+    assert plan.wanted_fingerprint(spec, "/nonexistent") == (fp, pem)
+
+
+def test_permission_changes_by_holder_and_path():
+    spec = doc_of("access_keys:\n  ak1:\n    storage: {path: /data}\n    permissions:\n"
+                  "      - {path: /a, user: u, levels: [list, read]}\n"
+                  "      - {path: /a, group: u, levels: [list]}\n").access_keys["ak1"]
+    have = state().perms["ak1"]
+    managed = {managed_id("permission", "ak1", "/b", "group", "g")}
+    assert rows(plan._permission_changes("emu", "ak1", spec, have, managed, True)) == [
+        ("emu", "permission", "ak1 /a group u", "add", {"levels": (None, ["list"])}, "ak1",
+         None, ("/a", "group", "u"), {"levels": ["list"]}),
+        ("emu", "permission", "ak1 /b group g", "remove", {}, "ak1", "12",
+         ("/b", "group", "g"), {}),
+        ("emu", "permission", "ak1 /c user v", "unmanaged", {}, "ak1", "13",
+         ("/c", "user", "v"), {})]
+    assert len(plan._permission_changes("emu", "ak1", spec, have, managed, False)) == 1
+
+
+def test_a_change_row_says_each_field_before_and_after_and_only_unmanaged_does_not_act():
+    c = Change("emu", "access_key", "ak1", "change", {"storage": ("a", "b")}, ak="ak1")
+    assert c.row() == {"node": "emu", "kind": "access_key", "name": "ak1", "action": "change",
+                       "fields": {"storage": {"before": "a", "after": "b"}}}
+    assert [Change("n", "k", "x", a).acts for a in ("add", "change", "remove", "unmanaged")] \
+        == [True, True, True, False]
+
+
+# -- what a plan was made from ---------------------------------------------------------------
+
+
+def test_the_node_states_digest_data_sorts_the_permissions():
+    st = state()
+    assert st.digest_data() == {
+        "keys": st.keys,
+        "perms": {"ak1": [[["/a", "user", "u"], ["list", "read"]],
+                          [["/b", "group", "g"], ["list"]],
+                          [["/c", "user", "v"], ["list"]]]}}
+    st.perms["ak0"] = {}
+    assert list(st.digest_data()["perms"]) == ["ak0", "ak1"]
+
+
+def test_a_digest_changes_with_each_thing_a_plan_was_made_from():
+    doc = doc_of("node_users: {}\n")
+    first = plan.digest(doc, {"x": 1}, state(), False)
+    assert first.startswith("sha256:") and len(first) == 7 + 64
+    assert plan.digest(doc_of("node_users: {}\n"), {"x": 1}, state(), False) == first
+    other = state()
+    other.perms["ak1"][("/a", "user", "u")]["levels"] = ("list",)
+    renamed = state()
+    renamed.label = "emu2"
+    others = [plan.digest(doc_of("transfer_users: {}\n"), {"x": 1}, state(), False),
+              plan.digest(doc, {"x": 2}, state(), False),
+              plan.digest(doc, {"x": 1}, state(), True),
+              plan.digest(doc, {"x": 1}, other, False),
+              plan.digest(doc, {"x": 1}, renamed, False),
+              plan.digest(doc, {"x": 1}, None, False)]
+    assert len({first, *others}) == 7
+    data = {"doc": doc.to_dict(), "prune": False, "local": {"x": 1}, "node": None,
+            "label": None}
+    import json
+
+    text = json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
+    assert others[-1] == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- secrets of access keys ----------------------------------------------------------------
+
+
+def test_key_secrets_from_each_reference_once_and_their_refusals(tmp_path):
+    from nodecli.config.paths import resolve_paths
+
+    asked: list[str] = []
+
+    def line(prompt: str) -> str:
+        asked.append(prompt)
+        return "from-stdin"
+
+    (tmp_path / "s.txt").write_text("  from-file \n")
+    (tmp_path / "empty.txt").write_text(" \n")
+    secrets = plan.KeySecrets(resolve_paths(tmp_path / "home"), "emu", {"S": "from-env"},
+                              str(tmp_path), line)
+    assert secrets.store_key("ak1") == "access_key:emu/ak1"
+    assert plan.KeySecrets(None, "emu", {}, ".", line, "https://h:9092").store_key("a") \
+        == "access_key:https://h:9092/a"
+    assert secrets.referenced("k1", "stdin") == "from-stdin"
+    assert secrets.referenced("k1", "stdin") == "from-stdin"
+    assert asked == ["secret of access key 'k1'"]
+    assert secrets.referenced("k2", "env:S") == "from-env"
+    assert secrets.referenced("k3", "file:s.txt") == "from-file"
+    assert secrets.referenced("k4", f"file:{tmp_path / 's.txt'}") == "from-file"
+    with pytest.raises(UsageError) as info:
+        secrets.referenced("k5", "env:NOPE")
+    assert info.value.message == ("access key k5: secret env:NOPE: the variable is not set "
+                                  "or empty")
+    with pytest.raises(UsageError) as info:
+        secrets.referenced("k6", "file:empty.txt")
+    assert info.value.message == "access key k6: secret file:empty.txt: the file is empty"
+    # nothing known yet: the store says none; stored, found there
+    assert secrets.find(None, "k7") is None
+    secrets.remember("k7", "made")
+    assert secrets.find(None, "k7") == "made"
+    again = plan.KeySecrets(resolve_paths(tmp_path / "home"), "emu", {}, ".", line)
+    assert again.find(None, "k7") == "made"
+    spec = doc_of("access_keys:\n  k8: {storage: {path: /a}, secret: env:S}\n"
+                  ).access_keys["k8"]
+    assert secrets.find(spec, "k8") == "from-env"
