@@ -33,14 +33,9 @@ def rows(changes: list[Change]) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def pem() -> str:
-    from cryptography.hazmat.primitives import serialization
+    from pathlib import Path
 
-    from nodecli.tokens.keys import generate_private_key
-
-    key = generate_private_key()
-    return key.public_key().public_bytes(serialization.Encoding.PEM,
-                                         serialization.PublicFormat.SubjectPublicKeyInfo
-                                         ).decode()
+    return (Path(__file__).parent / "data" / "golden_key.pub").read_text()
 
 
 # -- local users ---------------------------------------------------------------------------
@@ -390,3 +385,102 @@ def test_key_secrets_from_each_reference_once_and_their_refusals(tmp_path):
     spec = doc_of("access_keys:\n  k8: {storage: {path: /a}, secret: env:S}\n"
                   ).access_keys["k8"]
     assert secrets.find(spec, "k8") == "from-env"
+
+
+# -- reading a node's permissions: a scripted node -------------------------------------------
+
+
+def test_a_path_below_the_keys_root_whatever_the_letters_of_the_root():
+    assert plan._relative("/dataX/a/b", "/dataX") == "/a/b"
+    assert plan._relative("/dataX/", "/dataX/") == "/"
+    assert plan._relative("/dataXY/a", "/dataX") == "/dataXY/a"  # not below it
+    assert plan._relative("//a//b/", "/") == "/a/b"
+
+
+def answers(files: dict[str, str], self_root: object):
+    """A node's script: the key's own root, its permissions, each file's path."""
+    import json
+
+    from tests.scripted_server import reply
+
+    perms = [{"id": "p1", "file_id": "f1", "access_type": "user", "access_id": "u",
+              "access_levels": ["read", "list"]},
+             {"id": "p2", "file_id": "f2", "access_type": "group", "access_id": "g",
+              "access_levels": ["list"]},
+             {"id": "p3", "file_id": "f1", "access_type": "user", "access_id": "u",
+              "access_levels": ["write"]}]  # the same place again: the first one holds
+
+    def script(seen):
+        from urllib.parse import unquote
+
+        path = unquote(seen.target.split("?")[0])
+        if path == "/access_keys/self":
+            body = {"id": "ak1", "root_file_id": self_root}
+        elif path == "/permissions":
+            body = perms
+        elif path.startswith("/files/") and path[7:] in files:
+            body = {"id": path[7:], "path": files[path[7:]]}
+        else:
+            yield reply(404, b"{}", [("Content-Type", "application/json")])
+            return
+        yield reply(200, json.dumps(body).encode(), [("Content-Type", "application/json")])
+
+    return script
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    from tests.scripted_server import certificates
+
+    return certificates(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture
+def scripted(certs):
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from tests.scripted_server import ScriptedServer
+
+    servers = []
+
+    def start(files: dict[str, str], self_root: object):
+        server = ScriptedServer(answers(files, self_root), tls=certs[1:])
+        servers.append(server)
+        ep = Endpoint(server.url(), Auth("basic", "ak1", "secret-of-ak1"), cacert=certs[0],
+                      deadline=5.0, read_timeout=5, max_attempts=1)
+        return server, open_client(ep)
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.mark.parametrize("listed_root", ["", None])
+def test_a_key_listed_without_its_root_asks_the_node_for_its_own(scripted, listed_root):
+    server, client = scripted({"r1": "/data", "f1": "/data/a", "f2": "/data"}, "r1")
+    with client:
+        assert plan.read_permissions(client, listed_root) == {
+            ("/a", "user", "u"): {"levels": ("list", "read"), "id": "p1"},
+            ("/", "group", "g"): {"levels": ("list",), "id": "p2"}}
+    assert [s.target.split("?")[0] for s in server.seen] == [
+        "/access_keys/self", "/files/r1", "/permissions", "/files/f1", "/files/f2"]
+
+
+@pytest.mark.parametrize("self_root", ["", None])
+def test_a_key_with_no_root_anywhere_reads_paths_from_the_nodes_root(scripted, self_root):
+    server, client = scripted({"f1": "/data/a", "f2": "/data"}, self_root)
+    with client:
+        assert set(plan.read_permissions(client, "")) == {("/data/a", "user", "u"),
+                                                          ("/data", "group", "g")}
+    assert [s.target.split("?")[0] for s in server.seen] == [
+        "/access_keys/self", "/permissions", "/files/f1", "/files/f2"]
+
+
+def test_a_listed_root_is_taken_as_it_is_and_a_file_without_a_path_is_refused(scripted):
+    from nodecli.errors import RemoteError
+
+    server, client = scripted({"r 2": "/data", "f1": "/data/a", "f2": "data"}, "r1")
+    with client, pytest.raises(RemoteError) as info:
+        plan.read_permissions(client, "r 2")
+    assert info.value.message == "GET /files/f2 did not say the file's path"
+    assert [s.target.split("?")[0] for s in server.seen] == [
+        "/files/r%202", "/permissions", "/files/f1", "/files/f2"]
