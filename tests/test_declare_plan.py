@@ -249,6 +249,13 @@ def test_a_key_there_unchanged_is_nothing_and_its_permissions_are_left_unread():
     assert plan.node_changes(doc_of(""), state(), set(), prune=True) == []
 
 
+def test_a_key_whose_permissions_were_not_read_has_each_listed_one_added():
+    doc = doc_of("access_keys:\n  ak8:\n    storage: {path: /d8}\n    permissions:\n"
+                 "      - {path: /a, user: u, levels: [read]}\n")
+    assert [(c.name, c.action) for c in plan.node_changes(doc, state(), set(), False)] == [
+        ("ak8 /a user u", "add")]
+
+
 def test_a_verification_key_changed_by_fingerprint_alone_is_refused():
     doc = doc_of("access_keys:\n  ak8:\n    storage: {path: /d8}\n"
                  "    verification_key: {fingerprint: fp-new}\n")
@@ -484,3 +491,98 @@ def test_a_listed_root_is_taken_as_it_is_and_a_file_without_a_path_is_refused(sc
     assert info.value.message == "GET /files/f2 did not say the file's path"
     assert [s.target.split("?")[0] for s in server.seen] == [
         "/files/r%202", "/permissions", "/files/f1", "/files/f2"]
+
+
+KEYS = [{"id": "ak1", "storage": {"type": "local", "path": "/data"},
+         "configuration": {"a": 1}, "root_file_id": "r1"},
+        {"id": "ak2", "storage": "not a mapping", "configuration": ["nor", "this"],
+         "root_file_id": "r2", "token_verification_key": " "}]
+
+
+def node_script(permissions_status: int = 200):
+    """A node of two keys (one listed oddly), as its admin or as key ak1."""
+    import json
+    from urllib.parse import unquote
+
+    from tests.scripted_server import reply
+
+    files = {"r1": "/data", "f1": "/data/a"}
+    perms = [{"id": "p1", "file_id": "f1", "access_type": "user", "access_id": "u",
+              "access_levels": ["read"]}]
+
+    def script(seen):
+        path, _, query = unquote(seen.target).partition("?")
+        if path == "/access_keys":
+            body: object = KEYS if "page=1&" in query else []
+        elif path == "/permissions" and permissions_status != 200:
+            yield reply(permissions_status, b'{"error": "no"}',
+                        [("Content-Type", "application/json")])
+            return
+        elif path == "/permissions":
+            body = perms
+        elif path.startswith("/files/") and path[7:] in files:
+            body = {"id": path[7:], "path": files[path[7:]]}
+        else:
+            yield reply(404, b"{}", [("Content-Type", "application/json")])
+            return
+        yield reply(200, json.dumps(body).encode(), [("Content-Type", "application/json")])
+
+    return script
+
+
+@pytest.fixture
+def scripted_node(certs, tmp_path):
+    from nodecli.config.paths import resolve_paths
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from tests.scripted_server import ScriptedServer
+
+    servers = []
+
+    def start(permissions_status: int = 200):
+        server = ScriptedServer(node_script(permissions_status), tls=certs[1:])
+        servers.append(server)
+        ep = Endpoint(server.url(), Auth("basic", "admin", "admin-pass"), cacert=certs[0],
+                      deadline=5.0, read_timeout=5, max_attempts=1)
+        secrets = plan.KeySecrets(resolve_paths(tmp_path / "home"), "emu",
+                                  {"S1": "secret-of-ak1"}, str(tmp_path), input)
+        return server, open_client(ep), secrets
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def test_read_node_takes_each_keys_listed_root_and_reads_only_the_listed_permissions(
+        scripted_node):
+    from nodecli.http.client import open_client
+
+    server, client, secrets = scripted_node()
+    doc = doc_of("access_keys:\n  gone: {storage: {path: /g}, permissions: []}\n"
+                 "  ak2: {storage: {path: /d}}\n"
+                 "  ak1: {storage: {path: /data}, secret: env:S1, permissions: []}\n")
+    with client:
+        state = plan.read_node(client, doc, secrets, open_client)
+    assert state.label == "emu"
+    assert state.keys == {
+        "ak1": {"storage": {"type": "local", "path": "/data"}, "configuration": {"a": 1},
+                "root_file_id": "r1", "verification_key": None},
+        "ak2": {"storage": {"type": None, "path": None}, "configuration": {},
+                "root_file_id": "r2", "verification_key": None}}
+    assert state.perms == {"ak1": {("/a", "user", "u"): {"levels": ("read",), "id": "p1"}}}
+    as_key = [s.target.split("?")[0] for s in server.seen
+              if s.headers["authorization"] != server.seen[0].headers["authorization"]]
+    assert as_key == ["/files/r1", "/permissions", "/files/f1"]  # no /access_keys/self
+
+
+def test_a_key_refused_by_the_node_says_whose_secret_was_used_and_from_where(scripted_node):
+    from nodecli.errors import AuthError
+    from nodecli.http.client import open_client
+
+    _server, client, secrets = scripted_node(permissions_status=401)
+    doc = doc_of("access_keys:\n  ak1: {storage: {path: /data}, secret: env:S1, "
+                 "permissions: []}\n")
+    with client, pytest.raises(AuthError) as info:
+        plan.read_node(client, doc, secrets, open_client)
+    assert info.value.hint.startswith(
+        "the request used access key 'ak1' and its secret over HTTP Basic (access key ak1 "
+        "of the document; secret from its reference or the store); check the secret")
