@@ -349,6 +349,11 @@ def test_a_digest_changes_with_each_thing_a_plan_was_made_from():
 
     text = json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
     assert others[-1] == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    # a value YAML reads as a date is digested as its text
+    dated = doc_of("access_keys:\n  a: {storage: {path: /a}, configuration: {d: 2026-01-02}}\n")
+    assert plan.digest(dated, None, None, False) != plan.digest(
+        doc_of("access_keys:\n  a: {storage: {path: /a}, configuration: {d: 2026-01-03}}\n"),
+        None, None, False)
 
 
 # -- secrets of access keys ----------------------------------------------------------------
@@ -383,6 +388,23 @@ def test_key_secrets_from_each_reference_once_and_their_refusals(tmp_path):
     with pytest.raises(UsageError) as info:
         secrets.referenced("k6", "file:empty.txt")
     assert info.value.message == "access key k6: secret file:empty.txt: the file is empty"
+    # the file's bounds: 64 KiB is read, one byte more is refused; bytes that are not
+    # UTF-8 are replaced, not a traceback; a missing file names the key
+    (tmp_path / "big.txt").write_bytes(b"b" * 65536)
+    assert secrets.referenced("k10", "file:big.txt") == "b" * 65536
+    (tmp_path / "big.txt").write_bytes(b"b" * 65537)
+    with pytest.raises(UsageError) as info:
+        secrets.referenced("k11", "file:big.txt")
+    assert info.value.message == (f"secret file of access key k11 {tmp_path / 'big.txt'} is "
+                                  "larger than 65536 bytes")
+    (tmp_path / "latin.txt").write_bytes(b"\xe9t\xe9\n")
+    assert secrets.referenced("k12", "file:latin.txt") == "\ufffdt\ufffd"
+    from nodecli.errors import NotFoundError
+
+    with pytest.raises(NotFoundError) as info:
+        secrets.referenced("k13", "file:nope.txt")
+    assert info.value.message == (f"secret file of access key k13 {tmp_path / 'nope.txt'}: "
+                                  "no such file")
     # nothing known yet: the store says none; stored, found there
     assert secrets.find(None, "k7") is None
     secrets.remember("k7", "made")
@@ -392,6 +414,9 @@ def test_key_secrets_from_each_reference_once_and_their_refusals(tmp_path):
     spec = doc_of("access_keys:\n  k8: {storage: {path: /a}, secret: env:S}\n"
                   ).access_keys["k8"]
     assert secrets.find(spec, "k8") == "from-env"
+    spec.secret = "stdin"
+    assert secrets.find(spec, "k9") == "from-stdin"
+    assert asked == ["secret of access key 'k1'", "secret of access key 'k9'"]
 
 
 # -- reading a node's permissions: a scripted node -------------------------------------------
