@@ -425,11 +425,12 @@ def test_key_secrets_from_each_reference_once_and_their_refusals(tmp_path):
 def test_a_path_below_the_keys_root_whatever_the_letters_of_the_root():
     assert plan._relative("/dataX/a/b", "/dataX") == "/a/b"
     assert plan._relative("/dataX/", "/dataX/") == "/"
+    assert plan._relative("/dataX/a", "/dataX/") == "/a"
     assert plan._relative("/dataXY/a", "/dataX") == "/dataXY/a"  # not below it
     assert plan._relative("//a//b/", "/") == "/a/b"
 
 
-def answers(files: dict[str, str], self_root: object):
+def answers(files: dict[str, str], self_root: object, listing: object = None):
     """A node's script: the key's own root, its permissions, each file's path."""
     import json
 
@@ -449,7 +450,7 @@ def answers(files: dict[str, str], self_root: object):
         if path == "/access_keys/self":
             body = {"id": "ak1", "root_file_id": self_root}
         elif path == "/permissions":
-            body = perms
+            body = perms if listing is None else listing
         elif path.startswith("/files/") and path[7:] in files:
             body = {"id": path[7:], "path": files[path[7:]]}
         else:
@@ -474,8 +475,8 @@ def scripted(certs):
 
     servers = []
 
-    def start(files: dict[str, str], self_root: object):
-        server = ScriptedServer(answers(files, self_root), tls=certs[1:])
+    def start(files: dict[str, str], self_root: object, listing: object = None):
+        server = ScriptedServer(answers(files, self_root, listing), tls=certs[1:])
         servers.append(server)
         ep = Endpoint(server.url(), Auth("basic", "ak1", "secret-of-ak1"), cacert=certs[0],
                       deadline=5.0, read_timeout=5, max_attempts=1)
@@ -611,3 +612,19 @@ def test_a_key_refused_by_the_node_says_whose_secret_was_used_and_from_where(scr
     assert info.value.hint.startswith(
         "the request used access key 'ak1' and its secret over HTTP Basic (access key ak1 "
         "of the document; secret from its reference or the store); check the secret")
+
+
+def test_permissions_listed_in_a_wrapper_are_read_and_an_answer_that_is_no_list_refused(
+        scripted):
+    from nodecli.errors import RemoteError
+
+    wrapped = {"permissions": [{"id": "p9", "file_id": "f1", "access_type": "user",
+                                "access_id": "w", "access_levels": ["list"]}]}
+    _server, client = scripted({"r1": "/data", "f1": "/data/a"}, "r1", wrapped)
+    with client:
+        assert plan.read_permissions(client, "r1") == {
+            ("/a", "user", "w"): {"levels": ("list",), "id": "p9"}}
+    _server, client = scripted({"r1": "/data"}, "r1", "none here")
+    with client, pytest.raises(RemoteError) as info:
+        plan.read_permissions(client, "r1")
+    assert info.value.message == "GET /permissions did not answer with a list"
