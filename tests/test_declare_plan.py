@@ -430,7 +430,7 @@ def test_a_path_below_the_keys_root_whatever_the_letters_of_the_root():
     assert plan._relative("//a//b/", "/") == "/a/b"
 
 
-def answers(files: dict[str, str], self_root: object, listing: object = None):
+def answers(files: dict[str, object], self_root: object, listing: object = None):
     """A node's script: the key's own root, its permissions, each file's path."""
     import json
 
@@ -452,7 +452,8 @@ def answers(files: dict[str, str], self_root: object, listing: object = None):
         elif path == "/permissions":
             body = perms if listing is None else listing
         elif path.startswith("/files/") and path[7:] in files:
-            body = {"id": path[7:], "path": files[path[7:]]}
+            found = files[path[7:]]
+            body = found if isinstance(found, list) else {"id": path[7:], "path": found}
         else:
             yield reply(404, b"{}", [("Content-Type", "application/json")])
             return
@@ -475,7 +476,7 @@ def scripted(certs):
 
     servers = []
 
-    def start(files: dict[str, str], self_root: object, listing: object = None):
+    def start(files: dict[str, object], self_root: object, listing: object = None):
         server = ScriptedServer(answers(files, self_root, listing), tls=certs[1:])
         servers.append(server)
         ep = Endpoint(server.url(), Auth("basic", "ak1", "secret-of-ak1"), cacert=certs[0],
@@ -618,12 +619,17 @@ def test_permissions_listed_in_a_wrapper_are_read_and_an_answer_that_is_no_list_
         scripted):
     from nodecli.errors import RemoteError
 
-    wrapped = {"permissions": [{"id": "p9", "file_id": "f1", "access_type": "user",
+    wrapped = {"permissions": [{"id": "p9", "file_id": "d/1", "access_type": "user",
                                 "access_id": "w", "access_levels": ["list"]}]}
-    _server, client = scripted({"r1": "/data", "f1": "/data/a"}, "r1", wrapped)
+    server, client = scripted({"r1": "/data", "d/1": "/data/a"}, "r1", wrapped)
     with client:
         assert plan.read_permissions(client, "r1") == {
             ("/a", "user", "w"): {"levels": ("list",), "id": "p9"}}
+    assert server.seen[-1].target == "/files/d%2F1"  # an id is one segment, / and all
+    _server, client = scripted({"r1": ["not", "an", "object"]}, "r1")
+    with client, pytest.raises(RemoteError) as info:
+        plan.read_permissions(client, "r1")
+    assert info.value.message == "GET /files/r1 did not say the file's path"
     _server, client = scripted({"r1": "/data"}, "r1", "none here")
     with client, pytest.raises(RemoteError) as info:
         plan.read_permissions(client, "r1")
