@@ -634,3 +634,18 @@ def test_permissions_listed_in_a_wrapper_are_read_and_an_answer_that_is_no_list_
     with client, pytest.raises(RemoteError) as info:
         plan.read_permissions(client, "r1")
     assert info.value.message == "GET /permissions did not answer with a list"
+
+
+def test_a_key_whose_secret_nodecli_does_not_know_is_refused_saying_how(scripted_node):
+    from nodecli.errors import AuthError
+    from nodecli.http.client import open_client
+
+    server, client, secrets = scripted_node()
+    doc = doc_of("access_keys:\n  ak1: {storage: {path: /data}, permissions: []}\n")
+    with client, pytest.raises(AuthError) as info:
+        plan.read_node(client, doc, secrets, open_client)
+    assert info.value.message == ("access key ak1 on emu: its permissions are read as the "
+                                  "key, and nodecli does not know its secret")
+    assert info.value.hint == ("give it in the document (access_keys.ak1.secret: env:NAME, "
+                               "file:PATH or stdin)")
+    assert len(server.seen) == 2  # the key list (two pages), nothing as the key
