@@ -5,7 +5,9 @@ nodecli/declare/plan.py"). Reading a node is tested against the emulator elsewhe
 
 from __future__ import annotations
 
+import base64
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -33,9 +35,7 @@ def rows(changes: list[Change]) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def pem() -> str:
-    from pathlib import Path
-
-    return (Path(__file__).parent / "data" / "golden_key.pub").read_text()
+    return GOLDEN
 
 
 # -- local users ---------------------------------------------------------------------------
@@ -520,8 +520,9 @@ def test_a_listed_root_is_taken_as_it_is_and_a_file_without_a_path_is_refused(sc
         "/files/r%202", "/permissions", "/files/f1", "/files/f2"]
 
 
+GOLDEN = (Path(__file__).parent / "data" / "golden_key.pub").read_text()
 KEYS = [{"id": "ak1", "storage": {"type": "local", "path": "/data"},
-         "configuration": {"a": 1}, "root_file_id": "r1"},
+         "configuration": {"a": 1}, "root_file_id": "r1", "token_verification_key": GOLDEN},
         {"id": "ak2", "storage": "not a mapping", "configuration": ["nor", "this"],
          "root_file_id": "r2", "token_verification_key": " "}]
 
@@ -592,13 +593,28 @@ def test_read_node_takes_each_keys_listed_root_and_reads_only_the_listed_permiss
     assert state.label == "emu"
     assert state.keys == {
         "ak1": {"storage": {"type": "local", "path": "/data"}, "configuration": {"a": 1},
-                "root_file_id": "r1", "verification_key": None},
+                "root_file_id": "r1", "verification_key": plan.fingerprint_of_pem(GOLDEN)},
         "ak2": {"storage": {"type": None, "path": None}, "configuration": {},
                 "root_file_id": "r2", "verification_key": None}}
     assert state.perms == {"ak1": {("/a", "user", "u"): {"levels": ("read",), "id": "p1"}}}
     as_key = [s.target.split("?")[0] for s in server.seen
               if s.headers["authorization"] != server.seen[0].headers["authorization"]]
     assert as_key == ["/files/r1", "/permissions", "/files/f1"]  # no /access_keys/self
+    assert {s.headers["authorization"] for s in server.seen[-3:]} == {
+        "Basic " + base64.b64encode(b"ak1:secret-of-ak1").decode()}
+
+
+def test_read_node_takes_a_keys_secret_from_the_store_when_the_document_has_none(
+        scripted_node):
+    from nodecli.http.client import open_client
+
+    server, client, secrets = scripted_node()
+    plan.KeySecrets(secrets.paths, "emu", {}, ".", input).remember("ak1", "stored-one")
+    doc = doc_of("access_keys:\n  ak1: {storage: {path: /data}, permissions: []}\n")
+    with client:
+        assert list(plan.read_node(client, doc, secrets, open_client).perms) == ["ak1"]
+    assert server.seen[-1].headers["authorization"] == \
+        "Basic " + base64.b64encode(b"ak1:stored-one").decode()
 
 
 def test_a_key_refused_by_the_node_says_whose_secret_was_used_and_from_where(scripted_node):
