@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodecli.declare import document
+from nodecli.declare import document, yaml_values
 from nodecli.errors import UsageError
 
 HEAD = "version: 1\naccess_keys:\n  a:\n    storage: {path: /d}\n    configuration:\n"
@@ -44,7 +44,7 @@ def test_the_budget_at_its_edge(monkeypatch, spare, read):
     """``version: 1`` is two values (the mapping and its 1): with a budget of exactly
     two it is read, with one it is refused; both readings (quick and marked) count."""
     raw = b"version: 1\n"
-    monkeypatch.setattr(document, "ALIAS_VALUES", 2 - 2 * len(raw) + spare)
+    monkeypatch.setattr(yaml_values, "ALIAS_VALUES", 2 - 2 * len(raw) + spare)
     if read:
         assert document.parse(raw, "d.yaml").to_dict() == {"version": 1}
     else:
@@ -55,7 +55,7 @@ def test_the_budget_at_its_edge(monkeypatch, spare, read):
 def test_a_document_without_aliases_at_two_values_a_byte_is_read(monkeypatch):
     """``{a,b,...}`` holds two values a key byte pair: the densest text there is; with no
     budget for aliases at all, a document of it is still read (and then checked)."""
-    monkeypatch.setattr(document, "ALIAS_VALUES", 0)
+    monkeypatch.setattr(yaml_values, "ALIAS_VALUES", 0)
     flow = "{" + ",".join(f"k{i}" for i in range(2000)) + "}"
     raw = ("version: 1\naccess_keys:\n  a:\n    storage: {path: /d}\n"
            f"    configuration: {flow}\n").encode()

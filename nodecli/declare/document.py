@@ -30,11 +30,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from nodecli.declare.yaml_values import Again as _Again
+from nodecli.declare.yaml_values import Bad as _Bad
+from nodecli.declare.yaml_values import Budget, TooMany, marked, quick
 from nodecli.errors import UsageError
 
 VERSION = 1
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
-ALIAS_VALUES = 1_000_000  # values YAML aliases may add to a document (see _Budget)
 SECTIONS = ("version", "transfer_users", "node_users", "access_keys")
 SECRET_FORMS = ("env:", "file:", "stdin")
 
@@ -102,110 +104,6 @@ def key_dict(key: KeySpec) -> dict[str, Any]:
 # -- reading: YAML nodes with their lines -------------------------------------------------
 
 
-class _Bad(Exception):
-    def __init__(self, where: tuple[Any, ...], message: str) -> None:
-        super().__init__(message)
-        self.where = where
-        self.message = message
-
-
-class _TooMany(Exception):
-    """The document's values outnumber what its text can hold without aliases."""
-
-
-class _Budget:
-    """Values a reading may still build. YAML aliases repeat a node without repeating
-    its text, so ten lines can stand for a billion values ("billion laughs"); a
-    document without aliases holds at most two values a byte (``{a,b}``: two keys, two
-    empty values), so its budget is twice its size, plus a million for honest aliases."""
-
-    __slots__ = ("left",)
-
-    def __init__(self, text_size: int) -> None:
-        self.left = 2 * text_size + ALIAS_VALUES
-
-    def take(self) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise _TooMany
-
-
-def _plain(node: Any, where: tuple[Any, ...], lines: dict[tuple[Any, ...], int],
-           budget: _Budget) -> Any:
-    """A composed YAML node as Python data, each place's line noted in ``lines``."""
-    import yaml
-
-    budget.take()
-    lines[where] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                lines[(*where, "?")] = key_node.start_mark.line + 1
-                raise _Bad((*where, "?"), "a key must be a word")
-            key = _scalar(key_node)
-            if not isinstance(key, str):
-                key = str(key)
-            if key in out:
-                lines[(*where, key)] = key_node.start_mark.line + 1
-                raise _Bad((*where, key), "given twice")
-            out[key] = _plain(value_node, (*where, key), lines, budget)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_plain(v, (*where, i), lines, budget) for i, v in enumerate(node.value)]
-    return _scalar(node)
-
-
-class _Again(Exception):
-    """The quick reading met something only the marked reading can say (or read) right."""
-
-
-def _quick(node: Any, budget: _Budget) -> Any:
-    """A YAML node as data, no lines noted; _Again where _plain must say where."""
-    import yaml
-
-    budget.take()
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _PLAIN_TAGS:
-                raise _Again
-            key = key_node.value
-            if key in out:
-                raise _Again
-            out[key] = _quick(value_node, budget)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_quick(v, budget) for v in node.value]
-    if node.tag in _PLAIN_TAGS:
-        return node.value
-    try:
-        return _scalar(node)
-    except _Bad:
-        raise _Again from None
-
-
-_CONSTRUCTOR: list[Any] = []
-
-
-_PLAIN_TAGS = {"tag:yaml.org,2002:str": str}
-
-
-def _scalar(node: Any) -> Any:
-    import yaml
-
-    if node.tag in _PLAIN_TAGS:  # most of a document: text, taken as it is
-        return node.value
-    if not _CONSTRUCTOR:
-        _CONSTRUCTOR.append(yaml.constructor.SafeConstructor())
-    try:
-        return _CONSTRUCTOR[0].construct_object(node, deep=True)
-    except (yaml.YAMLError, ValueError, OverflowError) as exc:  # ValueError: 2026-02-30
-        raise _Bad((), f"unreadable value: {(str(exc).splitlines() or ['?'])[0]}") from None
-    finally:
-        _CONSTRUCTOR[0].constructed_objects.clear()
-
-
 def shown_place(where: tuple[Any, ...]) -> str:
     text = ""
     for part in where:
@@ -253,20 +151,19 @@ def parse(raw: bytes, source: str, base_dir: str = ".") -> Document:
         if root is None:
             raise _Bad((), "empty: a document starts with 'version: 1'")
         try:
-            doc = check(_quick(root, _Budget(len(raw))))
+            doc = check(quick(root, Budget(len(raw))))
         except (_Again, _Bad):
             # read again, noting each place's line, so that the error names it
-            doc = check(_plain(root, (), lines, _Budget(len(raw))))
+            doc = check(marked(root, (), lines, Budget(len(raw))))
     except _Bad as bad:
         line_no = _line_of(lines, bad.where)
         at = f":{line_no}" if line_no is not None else ""
         raise UsageError(f"{source}{at}: {shown_place(bad.where)}: {bad.message}") from None
     except RecursionError:
         raise UsageError(f"{source}: nested too deeply") from None
-    except _TooMany:
-        raise UsageError(f"{source}: its aliases stand for more than "
-                         f"{2 * len(raw) + ALIAS_VALUES:,} values (a YAML alias bomb?): "
-                         "write them out") from None
+    except TooMany as many:
+        raise UsageError(f"{source}: its aliases stand for more than {many.limit:,} values "
+                         "(a YAML alias bomb?): write them out") from None
     doc.source, doc.base_dir, doc.lines = source, base_dir, lines
     return doc
 
