@@ -223,6 +223,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
         sink = ship.ShipSink(batch_sink, client.endpoint.label or "node",
                              CheckpointFile(path, node=node_key(client), flt=opts.flt)
                              if path else None, follow=follow, nap=time.sleep,
+                             retry_base=opts.retry_base, retry_cap=opts.retry_cap,
                              status=status, batch_size=batch, window=window)
     try:
         with client:
@@ -284,7 +285,8 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
     def sink_for(name: str) -> Any:
         assert shared is not None
         made.append(ship.ShipSink(shared, name, by_name[name].checkpoint, follow=opts.follow,
-                             nap=stop.sleep, status=lambda text: say(f"{name}: {text}"),
+                             nap=stop.sleep, retry_base=opts.retry_base,
+                             retry_cap=opts.retry_cap, status=lambda text: say(f"{name}: {text}"),
                              batch_size=opts.page_size, window=window))
         return made[-1]
 

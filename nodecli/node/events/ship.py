@@ -117,8 +117,8 @@ class ShipSink(TextSink):
 
     def __init__(self, batch: BatchSink, node: str, checkpoint: CheckpointFile | None, *,
                  follow: bool, nap: Callable[[float], None],
+                 retry_base: float, retry_cap: float,
                  status: Callable[[str], None] | None = None,
-                 retry_base: float = 1.0, retry_cap: float = 60.0,
                  batch_size: int | None = None, window: int = WINDOW) -> None:
         self.batch = batch
         # a sink may take fewer at once (syslog: one stream, nothing acknowledged)
