@@ -180,3 +180,4 @@ def test_a_short_page_is_noted_in_the_checkpoint_before_it_is_sent(tmp_path: Pat
     assert notes == [{"sending": {"node": "n1", "first": "7", "lasts": ["9"], "last": "9"}}]
     after = ck.load()
     assert after is not None and after.token == "tok-0"
+    assert ship.batches == 1  # what "shipped N events in M batches" counts
