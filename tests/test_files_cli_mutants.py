@@ -3,8 +3,9 @@ scripted node over HTTPS (tests/scripted_server.py: every entry exactly as a tes
 it, a file without a size or a time, two folders that cannot be read): each output
 format's columns, ``find``'s tests on such entries and on a file given as PATH, ``--name``
 at 1024 and 1025 characters, the count of folders not read, ``tree``'s ASCII drawing,
-``find --resume``'s outputs. Written for mutmut's survivors of nodecli/cli/files.py, each
-proven against its mutant planted by hand."""
+``find --resume``'s outputs, ``-o jsonl`` printed as the entries come. Written for
+mutmut's survivors of nodecli/cli/files.py, each proven against its mutant planted by
+hand."""
 
 from __future__ import annotations
 
@@ -205,3 +206,21 @@ def test_find_resume_of_a_file_is_refused(certs, invoke, home) -> None:
     r, _ = walk(certs, invoke, TREE, "files", "find", "/s", "--resume", "f")
     assert r.exit_code == ExitCode.USAGE, r
     assert r.stderr.splitlines()[0] == "nodecli: error: /s is a file: --resume scans a folder"
+
+
+@pytest.mark.parametrize(("argv", "printed"), [
+    (("ls", "/a"), ["/a/x"]), (("find", "/"), ["/a", "/a/x", "/b"])])
+def test_jsonl_prints_each_entry_as_it_comes(certs, invoke, argv, printed) -> None:
+    """A listing that breaks (a's second page, b's listing): -o jsonl has printed what
+    came before by then; json waits for the whole list, so prints none."""
+    tree: Tree = {"1": (200, [folder("A", "a"), folder("B", "b")]),
+                  "A@1": (200, [file("X", "x")], [("Link", '</files/A/files?page=2>; '
+                                                  'rel="next"')]),
+                  "A@2": (200, []), "B": (200, "not a list")}
+    if argv[0] == "ls":
+        tree["A@2"] = (200, "not a list")
+    r, _ = walk(certs, invoke, tree, "files", *argv, "-o", "jsonl")
+    assert r.exit_code == ExitCode.REMOTE, r
+    assert [json.loads(line)["path"] for line in r.stdout.splitlines()] == printed
+    r, _ = walk(certs, invoke, tree, "files", *argv, "-o", "json")
+    assert (r.exit_code, r.stdout) == (ExitCode.REMOTE, ""), r
