@@ -234,3 +234,15 @@ def test_find_resume_prints_its_kept_lines_as_they_were_kept(certs, invoke, home
     assert r.stdout == (
         '{"path":"/été","name":"été","type":"file","size":1,"mtime":null,"id":"E"}\n'
         f'{{"path":"/s","name":"s","type":"file","size":5,"mtime":"{T0}","id":"S"}}\n')
+
+
+def test_find_resume_walks_a_directory_and_counts_its_bytes(certs, invoke, home) -> None:
+    """A node that types its folders "directory": walked below all the same; the scan's
+    totals (-vv) count each file's size."""
+    tree: Tree = {"1": (200, [{"id": "D", "name": "d", "type": "directory"},
+                              dated("S", "s", 5, T0)]),
+                  "D": (200, [dated("G", "g", 1024, None)])}
+    r, _ = walk(certs, invoke, tree, "-vv", "files", "find", "--resume", "v", "-o", "json")
+    assert r.exit_code == 0, r
+    assert [x["path"] for x in json.loads(r.stdout)] == ["/d", "/s", "/d/g"]
+    assert "debug: /: 1.0 kB in 2 files, 1 folders" in r.stderr.splitlines(), r
