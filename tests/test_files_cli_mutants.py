@@ -227,13 +227,16 @@ def test_jsonl_prints_each_entry_as_it_comes(certs, invoke, argv, printed) -> No
 
 
 def test_find_resume_prints_its_kept_lines_as_they_were_kept(certs, invoke, home) -> None:
-    """-o jsonl from the spool: compact lines, a name not ASCII kept as it is."""
-    tree: Tree = {"1": (200, [file("E", "été"), dated("S", "s", 5, T0)])}
+    """-o jsonl from the spool: compact lines, a name not ASCII kept as it is, a lone
+    surrogate (a JSON escape) replaced."""
+    tree: Tree = {"1": (200, [file("E", "été"), dated("S", "s", 5, T0),
+                              file("U", "u\udc80")])}
     r, _ = walk(certs, invoke, tree, "files", "find", "--resume", "u", "-o", "jsonl")
     assert r.exit_code == 0, r
     assert r.stdout == (
         '{"path":"/été","name":"été","type":"file","size":1,"mtime":null,"id":"E"}\n'
-        f'{{"path":"/s","name":"s","type":"file","size":5,"mtime":"{T0}","id":"S"}}\n')
+        f'{{"path":"/s","name":"s","type":"file","size":5,"mtime":"{T0}","id":"S"}}\n'
+        '{"path":"/u?","name":"u?","type":"file","size":1,"mtime":null,"id":"U"}\n')
 
 
 def test_find_resume_walks_a_directory_and_counts_its_bytes(certs, invoke, home) -> None:
