@@ -186,6 +186,19 @@ def test_find_resume_prints_each_format_once_complete(certs, invoke, home) -> No
                           ["/s", "s", "file", "5", T0, "S"],
                           ["/n", "n", "file", "", "", "N"],
                           ["/d/g", "g", "file", "1", "", "G"]]
+
+    def twice(*argv: str, **kwargs: Any) -> Result:  # (one node: the scan is of it)
+        invoke(*argv, **kwargs)
+        return invoke(*argv, **kwargs)
+
+    r, _ = walk(certs, twice, TREE, "files", "find", "--type", "f", "--resume", "c2",
+                "-o", "csv")
+    assert rows_of(r)[1:] == [["/s", "s", "file", "5", T0, "S"],
+                              ["/n", "n", "file", "", "", "N"],
+                              ["/d/g", "g", "file", "1", "", "G"]]
+    line, = r.stderr.splitlines()
+    assert line.startswith("scan c2 finished at "), r
+    assert line.endswith(": its matches (--restart scans again)"), r
     r, _ = walk(certs, invoke, TREE, "files", "find", "--name", "g", "--resume", "t")
     assert r.exit_code == 0, r
     assert r.stdout.split() == ["type", "size", "modified", "name", "path", "id", "file",
