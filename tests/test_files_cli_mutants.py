@@ -262,3 +262,12 @@ def test_find_resume_walks_a_directory_and_counts_its_bytes(certs, invoke, home)
     assert r.exit_code == 0, r
     assert [x["path"] for x in json.loads(r.stdout)] == ["/d", "/s", "/d/g"]
     assert "debug: /: 1.0 kB in 2 files, 1 folders" in r.stderr.splitlines(), r
+
+
+def test_find_resume_of_a_scan_of_another_node_is_refused(certs, invoke, home) -> None:
+    r, _ = walk(certs, invoke, TREE, "files", "find", "--resume", "n", "-o", "json")
+    assert r.exit_code == 0, r
+    r, _ = walk(certs, invoke, TREE, "files", "find", "--resume", "n", "-o", "json")
+    assert (r.exit_code, r.stdout) == (ExitCode.USAGE, ""), r
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("nodecli: error: scan n is of / on ak@https://"), r
