@@ -271,3 +271,30 @@ def test_find_resume_of_a_scan_of_another_node_is_refused(certs, invoke, home) -
     assert (r.exit_code, r.stdout) == (ExitCode.USAGE, ""), r
     first = r.stderr.splitlines()[0]
     assert first.startswith("nodecli: error: scan n is of / on ak@https://"), r
+
+
+def test_find_resume_shows_its_status_line_on_a_terminal(certs, home, tmp_path) -> None:
+    """On a terminal, stderr shows the scan's counts from its first listing (a child in
+    a pseudo-terminal: stdout to a file)."""
+    import pexpect
+
+    from tests.conftest import nodecli_cmd, reap, subprocess_env
+
+    out = tmp_path / "out.json"
+
+    def in_a_terminal(*argv: str, env: dict[str, str] | None = None, **_: Any) -> Result:
+        cmd = " ".join(nodecli_cmd(*argv)) + f" > {out}"
+        term = pexpect.spawn("/bin/sh", ["-c", cmd], dimensions=(24, 120), timeout=60,
+                             env=subprocess_env({**(env or {}), "TERM": "xterm"}))
+        try:
+            term.expect(rb"scanning /: 1 folders, 2 files, 5 B .* entries/s")
+            term.expect(pexpect.EOF)
+        finally:
+            reap(term)
+        term.close()
+        return Result(term.exitstatus, out.read_text(), "")
+
+    r, _ = walk(certs, in_a_terminal, TREE, "files", "find", "--type", "f", "--resume",
+                "tty", "-o", "json")
+    assert r.exit_code == 0, r
+    assert [x["path"] for x in json.loads(r.stdout)] == ["/s", "/n", "/d/g"]
