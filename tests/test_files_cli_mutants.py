@@ -298,3 +298,12 @@ def test_find_resume_shows_its_status_line_on_a_terminal(certs, home, tmp_path) 
                 "tty", "-o", "json")
     assert r.exit_code == 0, r
     assert [x["path"] for x in json.loads(r.stdout)] == ["/s", "/n", "/d/g"]
+
+
+def test_find_resume_broken_by_the_node_says_how_to_go_on(certs, invoke, home) -> None:
+    tree: Tree = {"1": (200, [folder("A", "a"), folder("B", "b")]), "A": (200, []),
+                  "B": (200, "not a list")}
+    r, _ = walk(certs, invoke, tree, "files", "find", "--resume", "h", "-o", "json")
+    assert (r.exit_code, r.stdout) == (ExitCode.REMOTE, ""), r
+    assert r.stderr.splitlines()[-1].endswith(
+        "the scan's place is saved: the same command goes on (--resume h)"), r
