@@ -91,7 +91,8 @@ def walk(cmd: click.Command, ctx: click.Context) -> Iterator[tuple[click.Context
             sub = _subcommand(cmd, ctx, name)
             if sub is None or sub.hidden:
                 continue
-            yield from walk(sub, click.Context(sub, info_name=name, parent=ctx))
+            yield from walk(sub, sub.context_class(sub, info_name=name, parent=ctx,
+                                                   **sub.context_settings))
 
 
 # -- roff --------------------------------------------------------------------------------
@@ -141,7 +142,7 @@ def _options(cmd: click.Command, ctx: click.Context) -> list[str]:
 
 
 def man_page(cli: click.Command) -> str:
-    root_ctx = click.Context(cli, info_name="nodecli", **cli.context_settings)
+    root_ctx = cli.context_class(cli, info_name="nodecli", **cli.context_settings)
     lines = [
         f'.TH NODECLI 1 "" "nodecli {__version__}" "User Commands"',
         ".SH NAME",

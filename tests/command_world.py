@@ -24,23 +24,25 @@ from typing import Any
 import click
 import pytest
 
+from tests.conftest import cli_context
+
 
 def leaves() -> list[tuple[tuple[str, ...], click.Command]]:
     from nodecli.cli.root import cli
 
     found: list[tuple[tuple[str, ...], click.Command]] = []
 
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
-        ctx = click.Context(cmd)
+    def walk(cmd: click.Command, path: tuple[str, ...], parent: click.Context | None) -> None:
+        ctx = cli_context(cmd, path[-1] if path else "nodecli", parent)
         if isinstance(cmd, click.Group):
             for name in cmd.list_commands(ctx):
                 sub = cmd.get_command(ctx, name)
                 if sub is not None and not sub.hidden:
-                    walk(sub, (*path, name))
+                    walk(sub, (*path, name), ctx)
         else:
             found.append((path, cmd))
 
-    walk(cli, ())
+    walk(cli, (), None)
     return found
 
 

@@ -208,6 +208,15 @@ def reap(proc) -> None:
         proc.wait(timeout=30)
 
 
+def cli_context(cmd, name: str | None = None, parent=None):
+    """A context for ``cmd`` made as a real run makes it (its class and its own
+    settings, under its parent's). click caches each command's help option the first
+    time it is asked for, with the names of the context asking: a bare
+    ``click.Context(cmd)`` there would make every later use in the process (the
+    generated man page among them) show ``--help`` without ``-h``."""
+    return cmd.context_class(cmd, info_name=name, parent=parent, **cmd.context_settings)
+
+
 def nodecli_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "nodecli", *args]
 

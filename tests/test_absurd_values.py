@@ -25,6 +25,7 @@ import click
 import pytest
 
 from nodecli.errors import ExitCode
+from tests.conftest import cli_context
 from tests.scripted_server import ScriptedServer, Seen, certificates, reply
 
 ROOT = Path(__file__).resolve().parent.parent / "nodecli"
@@ -273,7 +274,7 @@ READS = {("access-key", "list"), ("access-key", "show"), ("access-key", "tree"),
 def _leaves() -> list[tuple[str, ...]]:
     from nodecli.cli.root import cli
 
-    ctx = click.Context(cli)
+    ctx = cli_context(cli, "nodecli")
     out: list[tuple[str, ...]] = []
 
     def walk(group: click.Group, path: tuple[str, ...]) -> None:

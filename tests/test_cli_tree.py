@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from nodecli.cli.lazy import hoist_global_options
 from nodecli.render import display_width, fit_line, terminal_columns
+from tests.conftest import cli_context
 
 
 def _groups() -> list[tuple[str, ...]]:
@@ -21,18 +22,18 @@ def _groups() -> list[tuple[str, ...]]:
 
     found: list[tuple[str, ...]] = []
 
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
+    def walk(cmd: click.Command, path: tuple[str, ...], parent: click.Context | None) -> None:
         if not isinstance(cmd, click.Group):
             return
         if path:
             found.append(path)
-        ctx = click.Context(cmd)
+        ctx = cli_context(cmd, path[-1] if path else "nodecli", parent)
         for name in cmd.list_commands(ctx):
             sub = cmd.get_command(ctx, name)
             if sub is not None and not sub.hidden:
-                walk(sub, (*path, name))
+                walk(sub, (*path, name), ctx)
 
-    walk(cli, ())
+    walk(cli, (), None)
     return found
 
 
@@ -123,7 +124,7 @@ def test_classic_flags_still_work_with_globals_anywhere(invoke):
 def test_values_of_the_commands_own_options_are_never_taken():
     from nodecli.cli.root import cli
 
-    ctx = click.Context(cli)
+    ctx = cli_context(cli, "nodecli")
     users = cli.get_command(ctx, "user")
     # '-q' here is the value of --xuser, '--home' after '--' is an argument
     kept, found = hoist_global_options(ctx, users, ["add", "alice", "--xuser", "-q",
@@ -405,7 +406,7 @@ def test_singular_and_plural_work_but_are_not_shown(invoke):
         own = invoke(name, "--help").stdout
         assert r.stdout.startswith(f"Usage: nodecli {alias} ")
         assert r.stdout.split("\n", 1)[1] == own.split("\n", 1)[1]
-    ctx = click.Context(cli)
+    ctx = cli_context(cli, "nodecli")
     names = [c.value for c in cli.shell_complete(ctx, "user")]
     assert names == ["user"]
     assert "users" not in cli.list_commands(ctx)
@@ -454,13 +455,13 @@ def test_no_help_text_readme_or_man_page_cites_the_developers_spec():
         assert "interface.md" not in text and "field-notes" not in text, name
     from nodecli.cli.root import cli
 
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
-        ctx = click.Context(cmd, info_name=" ".join(("nodecli", *path)))
+    def walk(cmd: click.Command, path: tuple[str, ...], parent: click.Context | None) -> None:
+        ctx = cli_context(cmd, path[-1] if path else "nodecli", parent)
         assert "interface.md" not in cmd.get_help(ctx), path
         if isinstance(cmd, click.Group):
             for name in cmd.list_commands(ctx):
                 sub = cmd.get_command(ctx, name)
                 if sub is not None:
-                    walk(sub, (*path, name))
+                    walk(sub, (*path, name), ctx)
 
-    walk(cli, ())
+    walk(cli, (), None)

@@ -17,7 +17,7 @@ import click
 import pytest
 
 from nodecli.cli.completers import split_attached, split_cluster
-from tests.conftest import REPO_ROOT, subprocess_env
+from tests.conftest import REPO_ROOT, cli_context, subprocess_env
 
 HEAVY = ("httpx2", "httpx", "httpcore", "cryptography", "rich")
 PROBE = (
@@ -240,7 +240,7 @@ def test_the_installed_bash_script_offers_the_names(filled_home):
 def test_split_cluster(arg, expected):
     from nodecli.cli.root import cli
 
-    ctx = click.Context(cli)
+    ctx = cli_context(cli, "nodecli")
     assert split_cluster(cli, ctx, arg) == expected
 
 
@@ -255,7 +255,7 @@ def test_no_line_of_the_tree_makes_completion_fail_or_print(filled_home, capsys)
 
     install_completion_classes()
     comp = get_completion_class("bash")(cli, {}, "nodecli", "_NODECLI_COMPLETE")
-    root_ctx = click.Context(cli)
+    root_ctx = cli_context(cli, "nodecli")
 
     def walk(cmd, path):
         yield cmd, path
@@ -316,7 +316,7 @@ def test_the_install_lines_of_the_help_work_as_written(invoke, tmp_path):
 def test_split_attached(word, expected):
     from nodecli.cli.root import cli
 
-    got = split_attached(cli, click.Context(cli), word)
+    got = split_attached(cli, cli_context(cli, "nodecli"), word)
     assert (got if got is None else (got[0], got[1].name, got[2])) == expected
 
 

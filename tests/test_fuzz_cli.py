@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nodecli.errors import ExitCode
+from tests.conftest import cli_context
 
 EXAMPLES = int(os.environ.get("NODECLI_FUZZ_EXAMPLES", "25"))
 DOCUMENTED = {int(c) for c in ExitCode}
@@ -39,7 +40,7 @@ NEVER = ("--help", "--password-stdin", "--secret-stdin", "--token-stdin", "--fol
 def _leaves() -> list[tuple[tuple[str, ...], click.Command]]:
     from nodecli.cli.root import cli
 
-    ctx = click.Context(cli)
+    ctx = cli_context(cli, "nodecli")
     out: list[tuple[tuple[str, ...], click.Command]] = []
 
     def walk(group: click.Group, path: tuple[str, ...]) -> None:

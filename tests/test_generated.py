@@ -109,3 +109,16 @@ def test_completion_command_prints_click_script(invoke):
     assert invoke("completion", "zsh").stdout.startswith("#compdef nodecli")
     assert "complete --no-files --command nodecli" in invoke("completion", "fish").stdout
     assert invoke("completion", "tcsh").exit_code == 2
+
+
+def test_tests_make_each_context_as_a_run_does():
+    """click caches a command's help option the first time it is asked for, with the
+    help names of the context that asks. A test that walks the tree making click's
+    Context directly, without the command's settings, would make this process's man
+    page show ``--help`` without ``-h`` (as it did when the suite first ran in several
+    workers): every test makes its contexts with ``tests.conftest.cli_context``."""
+    bare = [f"{path.name}:{n}" for path in sorted((REPO_ROOT / "tests").glob("*.py"))
+            if path.name != "conftest.py"
+            for n, line in enumerate(path.read_text().splitlines(), 1)
+            if "click." + "Context(" in line]
+    assert bare == []

@@ -222,6 +222,7 @@ def help_cmd(ctx: click.Context, words: tuple[str, ...]) -> None:
         # resolve_command suggests a close name for a typo, as the command line does
         _, found, _ = cmd.resolve_command(here, [word])
         assert found is not None  # (resolve_command raises for an unknown name)
-        here = found.context_class(found, info_name=word, parent=here)
+        here = found.context_class(found, info_name=word, parent=here,
+                                   **found.context_settings)
         cmd = found
     click.echo(cmd.get_help(here))
