@@ -200,12 +200,27 @@ def reap(proc) -> None:
     is still running, and collect it, so a failing test never leaves one behind."""
     if hasattr(proc, "terminated"):  # pexpect
         if proc.isalive():
+            _show_stacks(proc)
             proc.close(force=True)
         return
     if proc.poll() is None:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=30)
+
+
+def _show_stacks(child) -> None:
+    """A pty child still running when its test ends (hung, or the test failed first):
+    SIGABRT makes it print every thread's stack (PYTHONFAULTHANDLER, set by
+    subprocess_env), shown in the test's report, so a rare hang says where it was."""
+    import pexpect
+
+    with contextlib.suppress(OSError):
+        os.kill(child.pid, signal.SIGABRT)
+    with contextlib.suppress(pexpect.ExceptionPexpect):
+        child.expect(pexpect.EOF, timeout=5)
+    print(f"--- what the child {child.pid} wrote last (SIGABRT: its threads' stacks) ---")
+    print(str(child.before)[-6000:])
 
 
 def cli_context(cmd, name: str | None = None, parent=None):
@@ -224,6 +239,7 @@ def nodecli_cmd(*args: str) -> list[str]:
 def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)  # as a user runs it (a test may pass it in ``extra``)
+    env["PYTHONFAULTHANDLER"] = "1"  # a hung child's stacks on SIGABRT (see reap)
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra or {})
     return env

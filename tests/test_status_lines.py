@@ -13,7 +13,7 @@ import pytest
 
 from nodecli.http.checks import in_clear
 from nodecli.http.client import Auth, Endpoint
-from tests.conftest import REPO_ROOT, subprocess_env
+from tests.conftest import REPO_ROOT, reap, subprocess_env
 
 
 def _spawn(env: dict[str, str], *args: str) -> pexpect.spawn:
@@ -52,9 +52,12 @@ def test_tail_into_a_file_shows_quiet_progress_on_a_terminal(node_env, log, tmp_
     out = tmp_path / "events.jsonl"
     child = _spawn(node_env, "events", "tail", "-f", "--to", str(out), "--since", "1h",
                    "--interval", "0.2")
-    child.expect("30 events written; last event 20")
-    child.sendintr()
-    child.expect(pexpect.EOF)
+    try:
+        child.expect("30 events written; last event 20")
+        child.sendintr()
+        child.expect(pexpect.EOF)
+    finally:
+        reap(child)
     child.close()
     assert child.exitstatus == 130
     assert len(out.read_text().splitlines()) == 30
