@@ -38,16 +38,15 @@ def refused(text: str) -> str:
 @pytest.mark.parametrize("bad_line,place,why", [
     ("    acls: admin", "acls", "must be a list of words"),  # found by the schema check
     ("    transfer_user: y", "transfer_user", "given twice"),  # found while reading
-    ("    acls: [admin, !!binary 'a']", None, "unreadable value"),  # not base64
+    ("    acls: [admin, !!binary 'a']", "acls[1]", "unreadable value: failed to decode "
+     "base64 data"),
+    ("    ? 2026-02-30\n    : b", "?", "unreadable value: day is out of range for month"),
 ])
 def test_an_error_deep_in_a_long_document_names_its_line(bad_user, bad_line, place, why):
     text, line = long_document(bad_user, bad_line)
     message = refused(text)
-    if place is None:  # an unreadable value names the document's first line, as always
-        assert message.startswith("d.yaml:1: the document: unreadable value"), message
-    else:
-        assert message.startswith(f"d.yaml:{line}: node_users.u{bad_user:04d}.{place}: {why}"), \
-            message
+    assert message.startswith(f"d.yaml:{line}: node_users.u{bad_user:04d}.{place}: {why}"), \
+        message
 
 
 def test_a_key_that_is_not_a_word_deep_in_a_long_document_names_its_line():
@@ -72,6 +71,21 @@ def test_a_right_document_reads_the_same_as_its_json_and_keys_that_are_not_text_
                                    "!!int 0x", "!!float nan-ish"])
 def test_a_value_yaml_cannot_build_is_one_line_not_a_traceback(value):
     """A date that does not exist, or a tagged value that is not one, is refused as an
-    unreadable value (PyYAML raises ValueError for a date, not a YAMLError)."""
-    text, _ = long_document(3, f"    acls: [admin, {value}]")
-    assert "unreadable value" in refused(text)
+    unreadable value (PyYAML raises ValueError for a date, not a YAMLError), at its line."""
+    text, line = long_document(3, f"    acls: [admin, {value}]")
+    assert refused(text).startswith(f"d.yaml:{line}: node_users.u0003.acls[1]: unreadable "
+                                    "value: ")
+
+
+@pytest.mark.parametrize("value,why", [
+    ("2026-02-30", "day is out of range for month"),
+    ("!!int 0x", "invalid literal for int() with base 16: ''"),
+    ("!!float nan-ish", "could not convert string to float: 'nan-ish'"),
+])
+def test_an_unreadable_value_says_what_yaml_found_wrong_each_time(value, why):
+    """What PyYAML said is the message, for the first such document and the ones after
+    it (a failed construction once left the shared constructor saying "recursive node"
+    for the rest of the process)."""
+    text, line = long_document(1, f"    acls: [{value}]")
+    for _ in range(3):
+        assert refused(text) == f"d.yaml:{line}: node_users.u0001.acls[0]: unreadable value: {why}"

@@ -61,7 +61,11 @@ def marked(node: Any, where: tuple[Any, ...], lines: dict[tuple[Any, ...], int],
             if not isinstance(key_node, yaml.ScalarNode):
                 lines[(*where, "?")] = key_node.start_mark.line + 1
                 raise Bad((*where, "?"), "a key must be a word")
-            key = scalar(key_node)
+            try:
+                key = scalar(key_node)
+            except Bad as bad:
+                lines[(*where, "?")] = key_node.start_mark.line + 1
+                raise Bad((*where, "?"), bad.message) from None
             if not isinstance(key, str):
                 key = str(key)
             if key in out:
@@ -71,7 +75,10 @@ def marked(node: Any, where: tuple[Any, ...], lines: dict[tuple[Any, ...], int],
         return out
     if isinstance(node, yaml.SequenceNode):
         return [marked(v, (*where, i), lines, budget) for i, v in enumerate(node.value)]
-    return scalar(node)
+    try:
+        return scalar(node)
+    except Bad as bad:  # an unreadable value: its own place and line
+        raise Bad(where, bad.message) from None
 
 
 class Again(Exception):
@@ -116,9 +123,14 @@ def scalar(node: Any) -> Any:
         return node.value
     if not _CONSTRUCTOR:
         _CONSTRUCTOR.append(yaml.constructor.SafeConstructor())
+    constructor = _CONSTRUCTOR[0]
     try:
-        return _CONSTRUCTOR[0].construct_object(node, deep=True)
+        return constructor.construct_object(node, deep=True)
     except (yaml.YAMLError, ValueError, OverflowError) as exc:  # ValueError: 2026-02-30
+        # a failed construction leaves the node marked as being built: the next reading
+        # of it (the marked one, after the quick one gave up) would be told "recursive
+        # node" instead of what is wrong, so the next value gets a fresh constructor
+        _CONSTRUCTOR.clear()
         raise Bad((), f"unreadable value: {(str(exc).splitlines() or ['?'])[0]}") from None
     finally:
-        _CONSTRUCTOR[0].constructed_objects.clear()
+        constructor.constructed_objects.clear()
