@@ -396,6 +396,7 @@ def test_is_tty_on_what_is_not_a_terminal():
     from nodecli.render.text import is_tty
 
     assert is_tty(io.StringIO()) is False and is_tty(object()) is False  # type: ignore[arg-type]
+    assert is_tty(None) is False  # (not stdout's answer: sys.stdin is None when 0 is closed)
     closed = io.StringIO()
     closed.close()
     assert is_tty(closed) is False

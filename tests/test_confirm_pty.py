@@ -75,3 +75,42 @@ def test_config_import_asks_before_replacing(two_users, invoke, spawn, tmp_path)
     child.sendline("y")
     assert _finish(child) == 0
     assert _users(invoke) == ["u1", "u2"]
+
+
+def test_no_stdin_on_a_terminal_is_not_a_terminal_to_ask_on(two_users, invoke):
+    """stdout and stderr on a terminal, stdin closed (``0<&-``: Python's sys.stdin is
+    None): nodecli cannot ask, so it says so and exits 2, as with stdin on a pipe (it
+    once took stdout's answer for stdin's and ended in "internal error: input(): lost
+    sys.stdin")."""
+    child = pexpect.spawn("/bin/sh", ["-c", 'exec "$0" -m nodecli user delete u1 <&-',
+                                      sys.executable],
+                          env=subprocess_env({"NODECLI_HOME": str(two_users), "TERM": "xterm"}),
+                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=20)
+    try:
+        assert _finish(child) == 2
+        said = child.before
+    finally:
+        reap(child)
+    assert "confirmation needed and stdin is not a terminal: use --yes" in said
+    assert "internal error" not in said
+    assert _users(invoke) == ["u1", "u2"]
+
+
+@pytest.mark.parametrize("args,out,code,said", [
+    (["user", "add", "u3", "--xuser", "x", "--password-stdin"], "", 2,
+     "no password on standard input"),
+    (["config", "import", "-"], "", 3, "<stdin>: invalid JSON"),
+    (["user", "delete", "u1"], "", 2, "stdin is not a terminal: use --yes"),
+])
+def test_a_closed_stdin_reads_as_an_empty_one(two_users, invoke, args, out, code, said):
+    """Descriptor 0 closed (``0<&-``, as some cron daemons start a job): Python has no
+    sys.stdin, and nodecli reads it as an empty stdin, with that one-line error, never
+    "internal error" (stdout and stderr on a pipe here; on a terminal above)."""
+    import subprocess
+
+    proc = subprocess.run(["/bin/sh", "-c", 'exec "$0" -m nodecli "$@" <&-', sys.executable,
+                           *args], capture_output=True, text=True, timeout=60, cwd=str(REPO_ROOT),
+                          env=subprocess_env({"NODECLI_HOME": str(two_users)}))
+    assert (proc.returncode, proc.stdout) == (code, out), proc.stderr
+    assert said in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert _users(invoke) == ["u1", "u2"]

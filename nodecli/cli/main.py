@@ -143,6 +143,12 @@ def main() -> None:
 
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _on_sigterm)
+    if sys.stdin is None:
+        # descriptor 0 was closed at start (`0<&-`; some cron daemons and service
+        # managers): Python then has no sys.stdin. Read as an empty stdin, every command
+        # says what it says of one (--password-stdin: "no password on standard input";
+        # a prompt: "stdin is not a terminal") instead of failing on a missing stream.
+        sys.stdin = open(os.devnull, encoding="utf-8")
     code = run()
     try:
         sys.stdout.flush()

@@ -51,8 +51,11 @@ def sanitize_lines(value: Any) -> str:
     return "\n".join(sanitize(line) for line in text.split("\n"))
 
 
-def is_tty(stream: IO[str] | None = None) -> bool:
-    stream = stream or sys.stdout
+def is_tty(stream: IO[str] | None) -> bool:
+    """Whether ``stream`` is a terminal. None (Python's ``sys.stdin`` when descriptor 0
+    was closed at start, as with ``0<&-``) is not one."""
+    if stream is None:
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
