@@ -322,13 +322,29 @@ def test_a_missing_name_costs_one_request_per_page_on_a_node_known_to_page_by_li
 
     node.folders["1"] = lambda page, seen: (
         ([entry(1, "folder")], link("/files/1/files?t=2")) if page == 1 else
-        ([entry(2, "folder")], []))
+        ([{"id": "e2", "name": "dX", "type": "folder"}], []))
     node.folders["e2"] = lambda page, seen: ([entry(3)], [])
     with node.client(**auth) as client, pytest.raises(NotFoundError) as info:
-        resolve(client, "n2/missing")
+        resolve(client, "dX/missing")
     assert (info.value.message, info.value.hint) == (
-        "/n2/missing: no such file or folder (the path stops at /n2)", hint)
-    assert len(node.asked["1"]) == 2 and len(node.asked["e2"]) == 1
+        "/dX/missing: no such file or folder (the path stops at /dX)", hint)
+    assert len(node.asked["1"]) == 2
+    assert node.asked["e2"] == ["/files/e2/files?page=1&per_page=1000"]
+
+
+def test_a_path_missing_at_the_root_or_through_a_file_is_named_as_typed(node):
+    from nodecli.errors import NotFoundError
+    from nodecli.node.files import resolve
+
+    node.folders["1"] = lambda page, seen: ([entry(1)], [("X-Total-Count", "1")])
+    with node.client() as client:
+        for path, message in (
+                ("/nothing", "/nothing: no such file or folder (the path stops at /)"),
+                ("/n1/below", "/n1 is a file, not a folder: /n1/below does not exist")):
+            with pytest.raises(NotFoundError) as info:
+                resolve(client, path)
+            assert info.value.message == message
+        assert resolve(client, "n1").path == "/n1"
 
 
 def test_node_user_credentials_are_refused_before_any_request(node):
