@@ -99,12 +99,13 @@ def test_which_answers_are_delivery_a_failure_or_a_refusal(sink_of, collector, s
 
 def test_a_batch_set_aside_with_no_one_to_tell(sink_of, collector, tmp_path):
     dead = tmp_path / "dead.jsonl"
-    collector.state.refuse = {1}
+    collector.state.refuse = {1, 3}
     sink = sink_of(dead_letter=dead)
     sink.deliver(batch(1, 2))
     sink.deliver(batch(3))
-    assert [json.loads(x)["id"] for x in dead.read_text().splitlines()] == ["1", "2"]
-    assert sink.set_aside == 1 and collector.state.batches == 1
+    sink.deliver(batch(4))
+    assert [json.loads(x)["id"] for x in dead.read_text().splitlines()] == ["1", "2", "4"]
+    assert sink.set_aside == 2 and collector.state.batches == 1
 
 
 def test_a_batch_set_aside_is_told_in_one_line(sink_of, collector, tmp_path):
@@ -115,3 +116,13 @@ def test_a_batch_set_aside_is_told_in_one_line(sink_of, collector, tmp_path):
     assert len(told) == 1 and told[0].startswith("the collector refused batch n1:1:2 "
                                                  "(2 events): ")
     assert told[0].endswith(f"HTTP 400: batch 1 refused; set aside in {dead}")
+
+
+def test_a_blank_line_in_a_file_is_skipped_not_the_end(tmp_path):
+    from nodecli.node.events.stats import Stats, file_events
+
+    path = tmp_path / "ev.jsonl"
+    path.write_bytes(b'{"id": "1"}\n\n  \n{"id": "2"}\nnot json\n')
+    stats = Stats()
+    assert [e["id"] for e in file_events(path, stats)] == ["1", "2"]
+    assert stats.unreadable == 1
