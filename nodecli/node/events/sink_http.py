@@ -53,10 +53,8 @@ class HttpSink:
                             deadline=ctx.timeout * attempts, max_attempts=attempts,
                             label="the collector", peer="collector",
                             cacert_env="NODECLI_SINK_CACERT")
+        # (the client redacts the token and password of its Auth from what it says)
         self.client: Client = open_client(endpoint)
-        for secret in (ctx.token, ctx.password):
-            if secret:
-                self.client.add_secret(secret)
         self.set_aside = 0  # batches written to the dead-letter file
 
     def deliver(self, batch: Sequence[Shipped]) -> None:
