@@ -27,15 +27,16 @@ def answer(body: object, status: int = 200) -> bytes:
 
 
 def node_script(routes: dict[tuple[str, str], object]):
-    """Answers ``routes[(method, path)]`` (a page of ``/access_keys``: only its first),
-    else 404."""
+    """Answers ``routes[(method, path)]`` (a function: of the request; of the pages of
+    ``/access_keys``, the first), else 404."""
 
     def script(seen):
         path, _, query = unquote(seen.target).partition("?")
         if (seen.method, path) == ("GET", "/access_keys") and "page=1&" not in query:
             yield answer([])
         elif (seen.method, path) in routes:
-            yield answer(routes[(seen.method, path)])
+            found = routes[(seen.method, path)]
+            yield answer(found(seen) if callable(found) else found)
         else:
             yield answer({"error": "no"}, 404)
 
@@ -193,3 +194,28 @@ def test_a_permissions_file_is_found_by_name_skipping_entries_without_id_or_name
         ("GET", "/files/r1/files"), ("GET", "/files/8/files")]
     assert [json.loads(s.body)["file_id"] for s in server.seen if s.method == "POST"] == \
         ["b1", "8"]
+
+
+def test_each_key_finds_its_files_from_its_own_root(node):
+    """Two keys, two roots: the same path is another file for each."""
+    from nodecli.http.client import open_client
+
+    def own_key(seen):
+        ak = "ak1" if seen.headers["authorization"] == basic("ak1:secret-of-ak1") else "ak2"
+        return {"id": ak, "root_file_id": f"root-{ak}"}
+
+    server, client, secrets = node({
+        ("GET", "/access_keys/self"): own_key,
+        ("GET", "/files/root-ak1/files"): [{"id": "a-of-ak1", "name": "a"}],
+        ("GET", "/files/root-ak2/files"): [{"id": "a-of-ak2", "name": "a"}],
+        ("POST", "/permissions"): {"id": "new"}})
+    doc = doc_of(KEYS_DOC)
+    runner = execute.NodeRunner(client, secrets, open_client, lambda ak, secret: None)
+    try:
+        for ak in ("ak1", "ak2"):
+            runner.run(Change("emu", "permission", f"{ak} /a user u", "add", ak=ak,
+                              ident=("/a", "user", "u"), body={"levels": ["read"]}), doc)
+    finally:
+        runner.close()
+    assert [json.loads(s.body)["file_id"] for s in server.seen if s.method == "POST"] == \
+        ["a-of-ak1", "a-of-ak2"]
