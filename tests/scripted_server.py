@@ -54,6 +54,8 @@ class ScriptedServer:
     script: Script
     tls: tuple[str, str] | None = None  # (certificate, key); None: plain HTTP
     seen: list[Seen] = field(default_factory=list)
+    # released each time a client ends its connection between requests (EOF)
+    hangups: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
 
     def __post_init__(self) -> None:
         self._sock = socket.socket()
@@ -104,6 +106,7 @@ class ScriptedServer:
                 while b"\r\n\r\n" not in buf:
                     chunk = conn.recv(65536)
                     if not chunk:
+                        self.hangups.release()
                         return
                     buf += chunk
                 head, _, buf = buf.partition(b"\r\n\r\n")

@@ -132,5 +132,12 @@ def scalar(node: Any) -> Any:
         # node" instead of what is wrong, so the next value gets a fresh constructor
         _CONSTRUCTOR.clear()
         raise Bad((), f"unreadable value: {(str(exc).splitlines() or ['?'])[0]}") from None
+    except (LookupError, AttributeError):
+        # PyYAML's own constructors fail so on some tagged values, saying nothing of
+        # use: `!!bool maybe` (KeyError), `!!int ''` (IndexError), `!!timestamp x`
+        # (AttributeError: its pattern did not match)
+        _CONSTRUCTOR.clear()
+        tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+        raise Bad((), f"unreadable value: not a {tag}") from None
     finally:
         constructor.constructed_objects.clear()
