@@ -122,6 +122,41 @@ def children_left(before: set[int]) -> dict[int, str]:
     return left
 
 
+def _standard_descriptors() -> list[tuple[int, int] | None]:
+    """What descriptors 0, 1 and 2 are (device and inode; None when closed)."""
+    found: list[tuple[int, int] | None] = []
+    for fd in (0, 1, 2):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            found.append(None)
+        else:
+            found.append((st.st_dev, st.st_ino))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def standard_descriptors_kept(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test leaves descriptors 0, 1 and 2 of the test process as it found them. One
+    that closed 0 (or left a socket of its own there) made every later child of the same
+    process start without a stdin (pexpect's children: "stdin is not a terminal"), and
+    which test had done it was invisible. A descriptor found closed is opened again on
+    /dev/null so that the run goes on, and the test fails, naming it."""
+    before = _standard_descriptors()
+    yield
+    after = _standard_descriptors()
+    if after != before:
+        for fd, now in enumerate(after):
+            if now is None:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+        changed = [fd for fd in (0, 1, 2) if after[fd] != before[fd]]
+        pytest.fail(f"{request.node.nodeid} changed standard descriptor(s) {changed} of "
+                    "the test process (closed, or left one of its own there)")
+
+
 @pytest.fixture(autouse=True)
 def no_child_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test (and its function-scoped fixtures) reaps every child it starts, also when

@@ -57,10 +57,20 @@ def test_a_following_budget_gives_every_request_its_own_deadline():
 
 @contextlib.contextmanager
 def _stdin_closed() -> Iterator[None]:
+    """Descriptor 0 free for the block. Whatever took it there must be closed within the
+    block: restoring 0 over a socket still open would leave its owner holding number 0,
+    and its close, later, would close the test process's stdin (every later pty child of
+    the process then started without one)."""
     saved = os.dup(0)
     os.close(0)
     try:
         yield
+        try:
+            os.fstat(0)
+        except OSError:
+            pass
+        else:
+            raise AssertionError("descriptor 0 is still held at the end of the block")
     finally:
         os.dup2(saved, 0)
         os.close(saved)
@@ -77,9 +87,10 @@ def test_the_watchdog_cuts_a_connection_on_descriptor_0(tmp_path):
                       max_attempts=1)
         with open_client(ep) as client:
             client.request  # noqa: B018 - the client exists before fd 0 is freed
-            with _stdin_closed(), pytest.raises(RemoteError,
-                                                match=r"within the deadline of 1 s"):
-                client.request("GET", "/info")
+            with _stdin_closed():
+                with pytest.raises(RemoteError, match=r"within the deadline of 1 s"):
+                    client.request("GET", "/info")
+                client.close()  # its socket, on 0 if still open, goes before 0 is back
         [(cut, sent)] = drip.wait_results(1)
         assert cut and 0 < sent < drip.total, (cut, sent)
     finally:
