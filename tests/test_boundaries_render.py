@@ -390,13 +390,12 @@ def test_terminal_columns_from_columns_then_the_terminal_then_the_default(monkey
         os.close(slave)
 
 
-def test_is_tty_on_what_is_not_a_terminal():
+def test_is_tty_on_what_is_not_a_terminal(monkeypatch):
     import os
 
     from nodecli.render.text import is_tty
 
     assert is_tty(io.StringIO()) is False and is_tty(object()) is False  # type: ignore[arg-type]
-    assert is_tty(None) is False  # (not stdout's answer: sys.stdin is None when 0 is closed)
     closed = io.StringIO()
     closed.close()
     assert is_tty(closed) is False
@@ -404,6 +403,10 @@ def test_is_tty_on_what_is_not_a_terminal():
     try:
         with open(slave, "w", closefd=False) as tty:
             assert is_tty(tty) is True
+            # None (sys.stdin when descriptor 0 was closed at start) is no terminal, even
+            # with stdout on one (it once took stdout's answer)
+            monkeypatch.setattr("sys.stdout", tty)
+            assert is_tty(None) is False
     finally:
         os.close(master)
         os.close(slave)

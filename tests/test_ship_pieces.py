@@ -225,8 +225,7 @@ def test_the_nap_is_at_least_a_fifth_of_the_base_and_the_cap_holds():
     nap is longer, though backoff from a base of 1 s grows past it."""
     naps: list[float] = []
     sink = Flaky({"1": 3})
-    ship = ShipSink(sink, "n1", None, follow=True, nap=naps.append, retry_base=1.0,
-                    retry_cap=0.0, batch_size=1)
+    ship = sink_of(sink, naps=naps, retry_cap=0.0, batch_size=1)
     try:
         ship.take(items(1), [""])
     finally:
@@ -234,8 +233,7 @@ def test_the_nap_is_at_least_a_fifth_of_the_base_and_the_cap_holds():
     assert naps == [0.2, 0.2, 0.2] and sink.held == [["1"]]
     naps.clear()
     sink = Flaky({"1": 30})
-    ship = ShipSink(sink, "n1", None, follow=True, nap=naps.append, retry_base=1.0,
-                    retry_cap=0.3, batch_size=1)
+    ship = sink_of(sink, naps=naps, retry_cap=0.3, batch_size=1)
     try:
         ship.take(items(1), [""])
     finally:
@@ -247,8 +245,7 @@ def test_the_naps_grow_with_the_attempts_and_each_is_said():
     naps: list[float] = []
     said: list[str] = []
     sink = Flaky({"1": 30})
-    ship = ShipSink(sink, "n1", None, follow=True, nap=naps.append, retry_base=1.0,
-                    retry_cap=10.0**12, status=said.append, batch_size=1)
+    ship = sink_of(sink, naps=naps, said=said, retry_cap=10.0**12, batch_size=1)
     try:
         ship.take(items(1), [""])
     finally:
@@ -300,9 +297,8 @@ def test_a_sink_that_can_resume_is_told_before_the_batch_is_sent_again():
 def test_a_success_at_once_says_nothing_and_needs_no_status():
     said: list[str] = []
     sink = Flaky()
-    for status in (said.append, None):
-        ship = ShipSink(sink, "n1", None, follow=True, nap=lambda s: None, retry_base=1.0,
-                        retry_cap=60.0, status=status, batch_size=2)
+    for told in (said, None):
+        ship = sink_of(sink, said=told, batch_size=2)
         try:
             ship.take(items(1, 2), ["", ""])
             ship.submit(items(3, 4), ["", ""], lambda: None).result(30)
@@ -314,8 +310,7 @@ def test_a_success_at_once_says_nothing_and_needs_no_status():
 def test_a_retry_without_status_is_silent():
     naps: list[float] = []
     sink = Flaky({"1": 1})
-    ship = ShipSink(sink, "n1", None, follow=True, nap=naps.append, retry_base=1.0,
-                    retry_cap=60.0, batch_size=1)
+    ship = sink_of(sink, naps=naps, batch_size=1)
     try:
         ship.take(items(1), [""])
     finally:

@@ -48,10 +48,11 @@ def items(*ids: int) -> list[tuple[dict[str, Any], str]]:
 
 
 def sink_of(batch: Any, *, follow: bool = True, naps: list[float] | None = None,
-            said: list[str] | None = None, **kw: Any) -> ShipSink:
+            said: list[str] | None = None, retry_base: float = 1.0,
+            retry_cap: float = 60.0, **kw: Any) -> ShipSink:
     return ShipSink(batch, "n1", kw.pop("checkpoint", None), follow=follow,
                     nap=(naps if naps is not None else []).append,
-                    retry_base=1.0, retry_cap=60.0,
+                    retry_base=retry_base, retry_cap=retry_cap,
                     status=said.append if said is not None else None, **kw)
 
 
