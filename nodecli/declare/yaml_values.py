@@ -126,18 +126,19 @@ def scalar(node: Any) -> Any:
     constructor = _CONSTRUCTOR[0]
     try:
         return constructor.construct_object(node, deep=True)
-    except (yaml.YAMLError, ValueError, OverflowError) as exc:  # ValueError: 2026-02-30
+    except (yaml.YAMLError, ValueError, OverflowError,  # ValueError: 2026-02-30
+            LookupError, AttributeError) as exc:
         # a failed construction leaves the node marked as being built: the next reading
         # of it (the marked one, after the quick one gave up) would be told "recursive
         # node" instead of what is wrong, so the next value gets a fresh constructor
         _CONSTRUCTOR.clear()
-        raise Bad((), f"unreadable value: {(str(exc).splitlines() or ['?'])[0]}") from None
-    except (LookupError, AttributeError):
-        # PyYAML's own constructors fail so on some tagged values, saying nothing of
-        # use: `!!bool maybe` (KeyError), `!!int ''` (IndexError), `!!timestamp x`
-        # (AttributeError: its pattern did not match)
-        _CONSTRUCTOR.clear()
-        tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
-        raise Bad((), f"unreadable value: not a {tag}") from None
+        if isinstance(exc, (LookupError, AttributeError)):
+            # PyYAML's own constructors fail so on some tagged values, saying nothing of
+            # use: `!!bool maybe` (KeyError), `!!int ''` (IndexError), `!!timestamp x`
+            # (AttributeError: its pattern did not match)
+            why = "not a " + str(node.tag).replace("tag:yaml.org,2002:", "!!")
+        else:
+            why = (str(exc).splitlines() or ["?"])[0]
+        raise Bad((), f"unreadable value: {why}") from None
     finally:
         constructor.constructed_objects.clear()
