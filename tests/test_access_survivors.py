@@ -298,7 +298,7 @@ def test_the_key_names_its_id_and_storage_or_the_login_does(key_node, invoke, ho
                env=env)
     assert [row["path"] for row in json.loads(r.stdout)] == ["/"]
     root_id = str(key["root_file_id"])
-    assert f"/files/{root_id}/files" in [s.target for s in srv.seen]
+    assert f"/files/{root_id}/files" in [s.target.partition("?")[0] for s in srv.seen]
 
 
 # -- what the CLI prints, line by line -------------------------------------------------------
@@ -457,8 +457,10 @@ def test_the_survey_walks_folders_only_once_and_no_name_a_path_cannot_hold(tmp_p
         rows = _rows(invoke("access", "what-can", "--user-id", "u", "-o", "json", env=env))
         assert [(r["path"], r["levels"]) for r in rows] == [
             ("/", ["list"]), ("/ok", ["list", "read"]), ("/ok/in", ["list", "read"])]
+        # each folder's listing begun once (this node ignores ``page``: its page 2
+        # repeats page 1, which ends the listing)
         listed = [s.target.split("/")[2] for s in srv.seen
-                  if s.target.partition("?")[0].endswith("/files")]
+                  if s.target.partition("?")[0].endswith("/files") and "page=1&" in s.target]
         assert listed == ["1", "2", "11"]
         asked = sorted(p.removeprefix("file_id=") for s in srv.seen
                        if s.target.startswith("/permissions?")

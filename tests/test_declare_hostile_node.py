@@ -188,10 +188,17 @@ def test_a_permissions_file_is_found_by_name_skipping_entries_without_id_or_name
                 "permission is set on something that exists)")
     finally:
         runner.close()
+    # a listing is read by page number (this node ignores it: page 2 repeats page 1, the
+    # end): two requests a listing, and each folder listed once per key
+    listing = [("GET", f"/files/{{}}/files?page={n}&per_page=1000") for n in (1, 2)]
+
+    def listed(fid: str) -> list[tuple[str, str]]:
+        return [(m, t.format(fid)) for m, t in listing]
+
     assert [(s.method, s.target) for s in server.seen] == [
-        ("GET", "/access_keys/self"), ("GET", "/files/r1/files"), ("GET", "/files/8/files"),
-        ("POST", "/permissions"), ("POST", "/permissions"), ("GET", "/files/r1/files"),
-        ("GET", "/files/r1/files"), ("GET", "/files/8/files")]
+        ("GET", "/access_keys/self"), *listed("r1"), *listed("8"),
+        ("POST", "/permissions"), ("POST", "/permissions"), *listed("r1"),
+        *listed("r1"), *listed("8")]
     assert [json.loads(s.body)["file_id"] for s in server.seen if s.method == "POST"] == \
         ["b1", "8"]
 

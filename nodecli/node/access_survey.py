@@ -189,13 +189,13 @@ def shown(token_client: Client, entry: Entry) -> Seen:
         raise
     if entry.type != "folder":
         return Seen(True)
-    try:
-        listing = entries(token_client, entry.id)
+    try:  # (the pages are read as the names are taken, so inside the try)
+        names = frozenset(str(e.get("name")) for e in entries(token_client, entry.id))
     except (NotFoundError, AuthError) as exc:
         if getattr(exc, "status", None) in (403, 404):
             return Seen(True, None)
         raise
-    return Seen(True, frozenset(str(e.get("name")) for e in listing))
+    return Seen(True, names)
 
 
 def expected(model: Model, survey: Survey, subject: Any, entry: Entry) -> Seen:

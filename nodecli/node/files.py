@@ -170,10 +170,16 @@ def root(client: Client) -> Entry:
 # -- one folder, every page ---------------------------------------------------------------
 
 
-def _fingerprint(entries: list[Entry]) -> str:
+def _fingerprint(items: list[Any]) -> str:
+    """A page told from another by the ids of its items (the whole item when it has none)."""
+    import json
+
     h = hashlib.blake2b(digest_size=16)
-    for e in entries:
-        h.update(e.id.encode("utf-8", "surrogatepass") + b"\x00")
+    for item in items:
+        key = item.get("id") if isinstance(item, dict) else None
+        if key is None:
+            key = json.dumps(item, sort_keys=True, default=repr)
+        h.update(str(key).encode("utf-8", "surrogatepass") + b"\x00")
     return h.hexdigest()
 
 
@@ -194,11 +200,14 @@ class Paging:
     cap: int | None = None
 
 
-def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
-                per_page: int = DEFAULT_PER_PAGE, max_pages: int = MAX_PAGES,
-                on_page: Callable[[int], None] | None = None,
-                paging: Paging | None = None) -> Iterator[Entry]:
-    """Every entry of the folder, page after page (see the module's docstring)."""
+def folder_pages(client: Client, folder_id: str, *, per_page: int = DEFAULT_PER_PAGE,
+                 max_pages: int = MAX_PAGES, paging: Paging | None = None,
+                 ) -> Iterator[tuple[str, list[Any]]]:
+    """Every page of the folder's listing, as the node sent it: ``(what, items)``, with
+    ``what`` naming the page in errors and ``items`` the page's list (unwrapped from
+    ``{"files": ...}`` or ``{"items": ...}``), not checked. The one follower of a
+    folder's pages (see the module's docstring): :func:`list_folder` checks the items,
+    node/permissions reads them leniently."""
     from nodecli.http.links import LinkError, PageTrail, next_page
 
     collection = f"/files/{quote(folder_id, safe='')}/files"
@@ -219,8 +228,7 @@ def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
             data = data.get("files", data.get("items"))
         if not isinstance(data, list):
             raise _bad(f"{what} (page {count})", "the answer is not a list of entries")
-        entries = [entry_from(item, parent_path, f"{what} (page {count})") for item in data]
-        if entries and not pages.add(_fingerprint(entries)):
+        if data and not pages.add(_fingerprint(data)):
             if params is not None and not promised:
                 # asked by number because the last page was full, with no Link and no
                 # total: a node that ignores ``page`` gave all it has (a folder of
@@ -229,7 +237,7 @@ def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
             raise ListingError(f"{what}: page {count} repeats a page already read; the node "
                                "does not page this folder: stopping rather than reading it "
                                "again")
-        if before and entries:  # more came after it: the node caps pages at least there
+        if before and data:  # more came after it: the node caps pages at least there
             paging.cap = max(paging.cap or 0, before)
         try:
             link = next_page(resp.header("link"), resp.url, client.endpoint.base_url,
@@ -239,10 +247,8 @@ def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
                                ) from None
         # (learnt before the entries go out: a walk opens their folders meanwhile)
         paging.linked = paging.linked or link is not None
-        yield from entries
-        seen += len(entries)
-        if on_page is not None:
-            on_page(seen)
+        yield f"{what} (page {count})", data
+        seen += len(data)
         if link is not None:
             if link in trail:
                 raise ListingError(f"{what}: the node's Link rel=\"next\" leads back to a page "
@@ -250,21 +256,37 @@ def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
                                    "than reading it again")
             target, params = link, None
             continue
-        if not entries or paging.linked:  # a node that pages by Link names every next page
+        if not data or paging.linked:  # a node that pages by Link names every next page
             return
         total = _total(resp.header("x-total-count"))
         if total is not None:
             if seen >= total:
                 return
             promised = True
-        elif paging.cap is not None and len(entries) < min(paging.cap, per_page):
+        elif paging.cap is not None and len(data) < min(paging.cap, per_page):
             return
         else:  # on to an empty page: a short page is not the end, a node may cap per_page
-            before = len(entries)
+            before = len(data)
         page += 1
         target, params = collection, [("page", str(page)), ("per_page", str(per_page))]
     raise ListingError(f"{what}: more than {max_pages} pages; stopping (a node that never "
                        "ends a list)")
+
+
+def list_folder(client: Client, folder_id: str, *, parent_path: str = "/",
+                per_page: int = DEFAULT_PER_PAGE, max_pages: int = MAX_PAGES,
+                on_page: Callable[[int], None] | None = None,
+                paging: Paging | None = None) -> Iterator[Entry]:
+    """Every entry of the folder, page after page, each checked (see the module's
+    docstring)."""
+    seen = 0
+    for what, items in folder_pages(client, folder_id, per_page=per_page,
+                                    max_pages=max_pages, paging=paging):
+        entries = [entry_from(item, parent_path, what) for item in items]
+        yield from entries
+        seen += len(entries)
+        if on_page is not None:
+            on_page(seen)
 
 
 def _find_child(client: Client, folder: Entry, name: str, per_page: int,

@@ -12,6 +12,7 @@ resolved by walking from there, one component at a time.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -76,39 +77,16 @@ def root_file_id(client: Client) -> str:
     return str(root)
 
 
-#: pages of one folder read at the most before the listing is called endless
-MAX_LISTING_PAGES = 10_000
+def entries(client: Client, folder_id: str) -> Iterator[dict[str, Any]]:
+    """A folder's entries as the node gives them, every page, read as they are needed:
+    the pages are followed by node/files' one pager, however the node pages (a Link, a
+    total, or page numbers to an empty page). Entries that are not objects are skipped;
+    the callers check the rest, each as much as it needs (``files`` reads listings
+    strictly: node/files.py)."""
+    from nodecli.node.files import folder_pages
 
-
-def entries(client: Client, folder_id: str) -> list[dict[str, Any]]:
-    """A folder's entries as the node gives them, every page: a node that pages its
-    listings names the next one in ``Link: rel="next"`` (the one follower of
-    http/links; a Link back to a page already read, or more than MAX_LISTING_PAGES
-    pages, is a remote error). The entries are checked by the callers, each as much as
-    it needs (``files`` reads listings strictly: node/files.py)."""
-    from nodecli.http.links import LinkError, PageTrail, next_page
-
-    collection = f"/files/{quote(folder_id, safe='')}/files"
-    what = f"GET /files/{shorten(folder_id, 60)}/files"
-    target, trail = collection, PageTrail(8)
-    found: list[dict[str, Any]] = []
-    for _ in range(MAX_LISTING_PAGES):
-        resp = client.request("GET", target)
-        trail.add(resp.url)
-        found += listed(resp.json() if resp.body else [], "files", what)
-        try:
-            link = next_page(resp.header("link"), resp.url, client.endpoint.base_url,
-                             collection).url
-        except LinkError as exc:
-            raise RemoteError(f"{what}: the node's Link rel=\"next\" is unusable: {exc}"
-                              ) from None
-        if link is None:
-            return found
-        if link in trail:
-            raise RemoteError(f"{what}: the node's Link rel=\"next\" leads back to a page "
-                              "already read; stopping rather than reading it again")
-        target = link
-    raise RemoteError(f"{what}: more than {MAX_LISTING_PAGES} pages; stopping")
+    for _what, items in folder_pages(client, folder_id):
+        yield from (item for item in items if isinstance(item, dict))
 
 
 def resolve_path(client: Client, path: str) -> str:
@@ -119,13 +97,12 @@ def resolve_path(client: Client, path: str) -> str:
     walked = ""
     token = client.endpoint.auth.kind == "bearer"
     for part in parts:
-        try:
-            listing = entries(client, current)
+        try:  # the first entry of that name: the pages after it are not read
+            match = next((e for e in entries(client, current) if e.get("name") == part), None)
         except (NotFoundError, AuthError) as exc:
             if not token or getattr(exc, "status", None) not in (403, 404):
                 raise
-            listing = []  # a folder the token's user may not list hides what is in it
-        match = next((e for e in listing if e.get("name") == part), None)
+            match = None  # a folder the token's user may not list hides what is in it
         if match is None or match.get("id") in (None, ""):
             where = shorten(walked + '/' + part)
             stops = f"the path stops at {shorten(walked or '/')}"

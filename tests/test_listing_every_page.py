@@ -1,0 +1,155 @@
+"""Every reader of a folder listing reads every page, however the node pages it.
+
+A path given to ``permission``, ``access who/can-i`` or a declared document is
+resolved by listing folders; so is ``access`` survey's whole storage. Over HTTPS
+against the emulator, in its three pagings (numbered pages with a total and a Link;
+an opaque token in a Link; page numbers only, no Link and no total), with the entry
+sought on the last page."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from nodecli.errors import NotFoundError
+from tests.conftest import EmulatorHandle, _start_emulator
+
+AK, SECRET = "ak-every-page", "ak-every-page-secret"
+PAGINGS = ["numbered:3", "token:3", "bare:3"]
+COUNT = 8  # three pages of 3: the last holds two
+
+
+@pytest.fixture(scope="module")
+def paged_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorHandle]:
+    from nodecli.emulator.storage import storage_of
+
+    handle = _start_emulator(tmp_path_factory, tls=True)
+    try:
+        handle.add_access_key(AK, SECRET)
+        st = storage_of(handle.state)
+        with handle.state.lock:
+            for i in range(COUNT):
+                st.ensure(f"/every/d/f{i:03d}", "file", i)
+        yield handle
+    finally:
+        handle.server.stop()
+
+
+@pytest.fixture(params=PAGINGS)
+def node(request: pytest.FixtureRequest, paged_node: EmulatorHandle,
+         monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorHandle]:
+    from nodecli.emulator.generated import Paging
+    from nodecli.emulator.storage import storage_of
+
+    monkeypatch.setenv("NODECLI_CACERT", paged_node.ca_file)
+    monkeypatch.setenv("NODECLI_URL", paged_node.url)
+    monkeypatch.setenv("NODECLI_ACCESS_KEY", AK)
+    monkeypatch.setenv("NODECLI_PASSWORD", SECRET)
+    st = storage_of(paged_node.state)
+    before = st.paging
+    st.paging = Paging.parse(request.param)
+    try:
+        yield paged_node
+    finally:
+        st.paging = before
+
+
+def client_for(handle: EmulatorHandle) -> Any:
+    from nodecli.http.client import Auth, open_client
+
+    return open_client(handle.endpoint(Auth("basic", AK, SECRET, access_key=AK)))
+
+
+def last_id(handle: EmulatorHandle) -> str:
+    from nodecli.emulator.storage import storage_of
+
+    return str(storage_of(handle.state).ensure(f"/every/d/f{COUNT - 1:03d}", "file").id)
+
+
+def test_a_permission_path_is_found_on_the_last_page(node):
+    from nodecli.node.permissions import resolve_path
+
+    with client_for(node) as client:
+        assert resolve_path(client, f"/every/d/f{COUNT - 1:03d}") == last_id(node)
+
+
+def test_a_path_the_survey_walks_is_found_on_the_last_page(node):
+    from nodecli.node.access_survey import lineage, whole
+
+    with client_for(node) as client:
+        survey, here = lineage(client, f"/every/d/f{COUNT - 1:03d}")
+        assert survey.entries[here].id == last_id(node)
+        everything = whole(client)
+    names = sorted(p.rsplit("/", 1)[1] for p in everything.entries if "/every/d/" in p)
+    assert names == [f"f{i:03d}" for i in range(COUNT)]
+
+
+def test_a_declared_permission_s_file_is_found_on_the_last_page(node):
+    from nodecli.declare.execute import NodeRunner
+
+    runner = NodeRunner(None, None, None, None)  # type: ignore[arg-type]
+    with client_for(node) as client:
+        assert runner.file_id(AK, client, f"/every/d/f{COUNT - 1:03d}") == last_id(node)
+
+
+def test_permission_list_by_path_on_the_last_page(node, invoke):
+    r = invoke("permission", "list", f"/every/d/f{COUNT - 1:03d}", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.fixture
+def scripted(tmp_path_factory):
+    """start(pages) -> (server, client): a node over HTTPS whose root ``r`` lists
+    ``pages[n]`` for its page n (by a Link to the next), each a raw JSON body."""
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path_factory.mktemp("certs"))
+    opened = []
+
+    def start(pages):
+        def script(seen):
+            path, _, query = seen.target.partition("?")
+            if path == "/access_keys/self":
+                body = {"id": AK, "root_file_id": "r"}
+                yield reply(200, json.dumps(body).encode(), [("Content-Type", "application/json")])
+                return
+            n = int(query.split("cursor=")[1]) if "cursor=" in query else 0
+            headers = [("Content-Type", "application/json")]
+            if n + 1 < len(pages):
+                headers.append(("Link", f'<{server.url()}/files/r/files?cursor={n + 1}>; '
+                                        'rel="next"'))
+            yield reply(200, json.dumps(pages[n]).encode(), headers)
+
+        server = ScriptedServer(script, tls=(cert, key))
+        client = open_client(Endpoint(server.url(), Auth("basic", AK, SECRET, access_key=AK),
+                                      cacert=ca, deadline=5.0, read_timeout=5,
+                                      max_attempts=1))
+        opened.append((server, client))
+        return server, client
+
+    try:
+        yield start
+    finally:
+        for server, client in opened:
+            client.close()
+            server.close()
+
+
+def test_a_path_is_found_past_entries_that_are_not_objects(scripted):
+    """A listing read to resolve a path skips what is not an object (wrapped or not),
+    and the pages after the name's are not asked for."""
+    from nodecli.node.permissions import resolve_path
+
+    server, client = scripted([[5, "x", None, ["a"], {"id": "1", "name": "b"}],
+                               {"files": [7, {"id": "2", "name": "a"}]},
+                               [{"id": "3", "name": "c"}]])
+    assert resolve_path(client, "/a") == "2"
+    assert [s.target.partition("?")[0] for s in server.seen] == [
+        "/access_keys/self", "/files/r/files", "/files/r/files"]
+    with pytest.raises(NotFoundError):
+        resolve_path(client, "/d")  # every page read, then not found
+    assert sum(s.target.startswith("/files/r/files") for s in server.seen) == 2 + 3
