@@ -153,3 +153,41 @@ def test_a_path_is_found_past_entries_that_are_not_objects(scripted):
     with pytest.raises(NotFoundError):
         resolve_path(client, "/d")  # every page read, then not found
     assert sum(s.target.startswith("/files/r/files") for s in server.seen) == 2 + 3
+
+
+def test_files_ls_of_a_folder_longer_to_read_than_the_deadline_ends_well(invoke, certs_dir):
+    """Five pages, each 0.7 s to come, under --deadline 3s: each request has the whole
+    deadline (as find, tree and du), so the listing outlives it and is whole."""
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(certs_dir)
+    pages = 5
+
+    def script(seen):
+        path, _, query = seen.target.partition("?")
+        headers = [("Content-Type", "application/json")]
+        if path == "/access_keys/self":
+            body: Any = {"id": AK, "root_file_id": "r"}
+        elif path == "/files/r":
+            body = {"id": "r", "name": "", "type": "folder"}
+        else:
+            n = int(query.split("cursor=")[1]) if "cursor=" in query else 0
+            yield 0.7
+            body = [{"id": f"e{n}", "name": f"e{n}", "type": "file"}]
+            if n + 1 < pages:
+                headers.append(("Link", f'<{server.url()}/files/r/files?cursor={n + 1}>; '
+                                        'rel="next"'))
+        yield reply(200, json.dumps(body).encode(), headers)
+
+    with ScriptedServer(script, tls=(cert, key)) as server:
+        r = invoke("--deadline", "3s", "files", "ls", "/", "-o", "jsonl",
+                   env={"NODECLI_URL": server.url(), "NODECLI_CACERT": ca,
+                        "NODECLI_ACCESS_KEY": AK, "NODECLI_PASSWORD": SECRET})
+    assert r.exit_code == 0, r
+    assert [json.loads(line)["name"] for line in r.stdout.splitlines()] == [
+        f"e{n}" for n in range(pages)]
+
+
+@pytest.fixture
+def certs_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("certs")

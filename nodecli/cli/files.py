@@ -88,6 +88,7 @@ def files_ls(app: App, path: str, output_format: str, **kwargs: Any) -> None:
     from nodecli.node.files import list_folder, resolve
 
     conn = pop_node_options(kwargs)
+    app.budget.follow()  # each request within --deadline: a folder may hold millions
     with open_node_client(app, conn) as client:
         entry = resolve(client, path)
         if not entry.is_folder:
