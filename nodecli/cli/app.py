@@ -285,7 +285,7 @@ class Terminal:
 
     def table(
         self,
-        rows: Sequence[dict[str, Any]],
+        rows: Iterable[dict[str, Any]],
         columns: Sequence[Column],
         fmt: str = "table",
         *,
@@ -296,7 +296,16 @@ class Terminal:
 
         ``table`` on a terminal leaves out the low-value columns that do not fit (and
         says so); ``wide`` shows every column. No rows: ``empty`` on stderr for a table,
-        every list the same way (json ``[]``, csv its header, jsonl nothing)."""
+        every list the same way (json ``[]``, csv its header, jsonl nothing). ``jsonl``
+        and ``csv`` write each row as it comes: rows given as an iterator are never all
+        held (a table needs every width, json is one document)."""
+        if fmt == "jsonl":
+            self.jsonl(rows)
+            return
+        if fmt == "csv":
+            render_csv(rows, columns, self.out, headers=not self.no_headers)
+            return
+        rows = rows if isinstance(rows, Sequence) else list(rows)
         if not rows and fmt in ("table", "wide"):
             self.info(empty)
             return
@@ -312,10 +321,6 @@ class Terminal:
                 columns = shown
         if fmt == "json":
             self.json(rows)  # (a sequence: rows made on demand stay so)
-        elif fmt == "jsonl":
-            self.jsonl(rows)
-        elif fmt == "csv":
-            render_csv(rows, columns, self.out, headers=not self.no_headers)
         elif self.color_out:  # (table or wide)
             render_rich_table(rows, columns, self.console, title,
                               headers=not self.no_headers, caps=caps, wide=fmt == "wide")

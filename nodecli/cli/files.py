@@ -66,11 +66,8 @@ class _Skipped:
 
 def _render(app: App, entries: Iterable[Any], fmt: str, empty: str,
             columns: list[Column] = LS_COLUMNS) -> None:
-    if fmt == "jsonl":  # a stream: one line per entry as it comes
-        app.term.jsonl(_rows(entries))
-        return
-    rows = list(_rows(entries))
-    app.term.table(rows, ENTRY_CSV if fmt == "csv" else columns, fmt, empty=empty)
+    # (jsonl and csv are streams: one line per entry as it comes)
+    app.term.table(_rows(entries), ENTRY_CSV if fmt == "csv" else columns, fmt, empty=empty)
 
 
 @files.command("ls", context_settings=CONTEXT)

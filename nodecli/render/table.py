@@ -155,7 +155,7 @@ def render_jsonl(rows: Iterable[Any], out: IO[str]) -> None:
         out.flush()
 
 
-def render_csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], out: IO[str],
+def render_csv(rows: Iterable[dict[str, Any]], columns: Sequence[Column], out: IO[str],
                headers: bool = True) -> None:
     import csv
 
