@@ -16,7 +16,9 @@ stay flat (events are handled page by page, never accumulated).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,7 @@ def main() -> None:
     # The emulator runs in its own process: a child forked from a process holding the
     # log would report the parent's memory as its peak RSS.
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-bench-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a run leaves nothing in /tmp
     node = subprocess.Popen([sys.executable, __file__, "--serve", str(tmp / "node")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert node.stdin is not None and node.stdout is not None

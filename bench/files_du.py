@@ -20,8 +20,10 @@ its generator without HTTP, and the resumed scan's against the uninterrupted one
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -135,6 +137,7 @@ def main() -> None:
     ap.add_argument("--no-whole", action="store_true", help="no uninterrupted scan")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-bench-du-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a run leaves nothing in /tmp
     emu = Emulator(tmp / "emulator")
     try:
         home = tmp / "home"

@@ -15,8 +15,10 @@ The emulator is bench/files_du.py's (this checkout's, its own process and CA), t
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +73,7 @@ def main() -> None:
                     help="files per folder, one tree each (default: 0 and 89)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-bench-find-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a run leaves nothing in /tmp
     emu = Emulator(tmp / "emulator")
     try:
         env = child_env(tmp / "home", NODECLI_URL=emu.url, NODECLI_ACCESS_KEY=AK,

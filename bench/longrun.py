@@ -15,8 +15,10 @@ tails must renew; it restarts once (down --restart-down seconds) and is out once
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,6 +52,8 @@ def main() -> None:
     from nodecli.tokens.wire import create_token
 
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-longrun-"))
+
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a run leaves nothing in /tmp
     home = tmp / "home"
     paths = resolve_paths(str(home))
     server = build_server(paths, persist=False).start()

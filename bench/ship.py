@@ -18,6 +18,8 @@ wall of the rounds (a busy machine swings by a third) and CPU seconds; ``--windo
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import subprocess
 import sys
@@ -47,6 +49,8 @@ def main() -> None:
     from nodecli.emulator.collector import CollectorState, build_collector
 
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-bench-ship-"))
+
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a run leaves nothing in /tmp
     node = subprocess.Popen([sys.executable, str(SERVE), "--serve", str(tmp / "node")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert node.stdin is not None and node.stdout is not None

@@ -23,6 +23,8 @@ ship once per ``--window`` in every round (the default: ship's own default).
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,6 +52,8 @@ def main() -> None:
     from tests.real_sinks import NatsServer
 
     tmp = Path(tempfile.mkdtemp(prefix="nodecli-bench-nats-"))
+
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a run leaves nothing in /tmp
     node = subprocess.Popen([sys.executable, str(SERVE), "--serve", str(tmp / "node")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert node.stdin is not None and node.stdout is not None
