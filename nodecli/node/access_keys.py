@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: interface.md does not show it).
 LOGGING_PATH = ("configuration", "activity_event_logging")
 PER_KEY_LOGGING_VERSION = (3, 8, 0)
-AK_ID_RE = re.compile(r"^[A-Za-z0-9_.@+-]{1,128}$")
+AK_ID_RE = re.compile(r"^[A-Za-z0-9_.@+-]{1,128}\Z")  # (\Z: $ matches before a final newline)
 PAGE_SIZE = 100
 MAX_PAGES = 10_000
 

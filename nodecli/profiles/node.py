@@ -184,7 +184,7 @@ def resolve_node(
     return NodeTarget(base.with_auth(auth), profile, None if secret else what)
 
 
-HEADER_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+HEADER_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}\Z")  # (\Z: not $, see AK_ID_RE)
 #: What ``node add`` was given: the model's own type, not yet validated or normalised.
 ProfileSpec = NodeProfile
 
