@@ -191,3 +191,50 @@ def test_files_ls_of_a_folder_longer_to_read_than_the_deadline_ends_well(invoke,
 @pytest.fixture
 def certs_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("certs")
+
+
+def numbered_node(certs_dir, pages):
+    """A node over HTTPS paging ``/files/r/files`` by number only (no Link, no total):
+    ``pages(n)`` is the body of page n (from 1); the pages asked are counted."""
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(certs_dir)
+    asked: list[int] = []
+
+    def script(seen):
+        from urllib.parse import parse_qs, urlsplit
+
+        n = int(parse_qs(urlsplit(seen.target).query).get("page", ["1"])[0])
+        asked.append(n)
+        yield reply(200, json.dumps(pages(n)).encode(), [("Content-Type", "application/json")])
+
+    return ScriptedServer(script, tls=(cert, key)), ca, asked
+
+
+def test_a_node_that_ignores_page_ends_the_listing_though_sizes_change(certs_dir):
+    """The same entries again, their sizes grown meanwhile (a file being written): the
+    same page, so a node that ignores ``page`` gave all it has."""
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from nodecli.node.files import list_folder
+
+    server, ca, asked = numbered_node(certs_dir, lambda n: [
+        {"id": "a", "name": "a", "type": "file", "size": n},
+        {"id": "b", "name": "b", "type": "file", "size": 10 * n}])
+    with server, open_client(Endpoint(server.url(), Auth("basic", AK, SECRET, access_key=AK),
+                                      cacert=ca, deadline=5.0, max_attempts=1)) as client:
+        got = [(e.name, e.size) for e in list_folder(client, "r", per_page=2, max_pages=5)]
+    assert got == [("a", 1), ("b", 10)] and asked == [1, 2]
+
+
+def test_pages_of_items_that_are_not_objects_differ_by_those_items(certs_dir):
+    """Page 2 holds what page 1 held but for an item that is not an object: another page,
+    read (the lenient reader skips that item), and the empty page 3 ends the listing."""
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from nodecli.node.permissions import entries
+
+    bodies = {1: [5, {"id": "a", "name": "a"}], 2: [6, {"id": "a", "name": "a"}], 3: []}
+    server, ca, asked = numbered_node(certs_dir, lambda n: bodies.get(n, []))
+    with server, open_client(Endpoint(server.url(), Auth("basic", AK, SECRET, access_key=AK),
+                                      cacert=ca, deadline=5.0, max_attempts=1)) as client:
+        assert [e["name"] for e in entries(client, "r")] == ["a", "a"]
+    assert asked == [1, 2, 3]

@@ -171,15 +171,14 @@ def root(client: Client) -> Entry:
 
 
 def _fingerprint(items: list[Any]) -> str:
-    """A page told from another by the ids of its items (the whole item when it has none)."""
-    import json
-
+    """A page told from another by the ids of its items (the whole item when it has none):
+    the same entries sent again with a size or a time that changed meanwhile are the same
+    page."""
     h = hashlib.blake2b(digest_size=16)
     for item in items:
         key = item.get("id") if isinstance(item, dict) else None
-        if key is None:
-            key = json.dumps(item, sort_keys=True, default=repr)
-        h.update(str(key).encode("utf-8", "surrogatepass") + b"\x00")
+        h.update(repr(item if key is None else str(key)).encode("utf-8", "surrogatepass")
+                 + b"\x00")
     return h.hexdigest()
 
 
