@@ -59,7 +59,7 @@ def test_restart_of_a_running_scan_is_refused_and_its_place_kept(certs, invoke, 
             nodecli_cmd(*argv, "--resume", "r", "-o", "ncdu"),
             env=subprocess_env({**(env or {}), **pause.env(),
                                 "NODECLI_TEST_SCAN_SAVE_EVERY": "1"}),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             first = pause.wait(proc)  # 1 folder listed; its snapshot about to be saved
             assert first is not None
