@@ -98,3 +98,22 @@ def test_ctrl_c_on_a_terminal_names_the_find_it_stopped(certs, home, pause_point
     assert '"path"' not in seen["text"]
     saved = json.loads((home / "state" / "scans" / "cc.json").read_bytes())
     assert saved["counts"]["listings"] == 2 and saved["finished_at"] is None
+
+
+def test_a_kept_match_nested_too_deeply_is_a_damaged_state(tmp_path) -> None:
+    """A line JSON's decoder gives up on (RecursionError) is damage too, not a crash."""
+    import io
+
+    import pytest
+
+    from nodecli.errors import ConfigError
+    from nodecli.node.files_scan_state import ScanState
+
+    state = ScanState.named(tmp_path, "deep")
+    spool = io.BytesIO(b'{"path":"/a"}\n' + b"[" * 100_000 + b"\n")
+    rows = state.matches(spool)
+    assert next(rows) == {"path": "/a"}
+    with pytest.raises(ConfigError) as info:
+        next(rows)
+    assert info.value.message == (f"scan state {state.path} is damaged (line 2 of its "
+                                  f"matches {state.found_path} is not JSON)")
