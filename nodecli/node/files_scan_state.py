@@ -9,7 +9,7 @@ import heapq
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -263,6 +263,17 @@ class ScanState:
             os.close(fd)
             raise
         return os.fdopen(fd, "r+b")
+
+    def matches(self, spool: IO[bytes]) -> Iterator[Any]:
+        """files find's matches from its spool (``open_spool(found=True)``), one at a
+        time, so memory stays flat whatever matched. A line that is not JSON (the file
+        damaged or edited) makes the state damaged (exit 3), never a traceback."""
+        for number, line in enumerate(spool, 1):
+            try:
+                yield json.loads(line)
+            except (ValueError, RecursionError):
+                raise _damaged(self.path, f"line {number:,} of its matches "
+                               f"{self.found_path} is not JSON") from None
 
     def save(self, snap: Snapshot) -> None:
         from nodecli.fsutil import atomic_write

@@ -257,7 +257,9 @@ def fix_for(storage: Mapping[str, Any]) -> str:
     url = storage_url(storage) or ""
     if url.startswith("file:///"):
         return f"{url}*"
-    kind = BY_WIRE.get(str(storage.get("type")))
+    # the type by its wire name or ours, as storage_url finds it (``swift`` is
+    # ``softlayer_swift``): not ``*``, which would allow every storage
+    kind = BY_WIRE.get(str(storage.get("type"))) or TYPES.get(str(storage.get("type")))
     return f"{kind.scheme}://*" if kind else "*"
 
 
