@@ -19,8 +19,8 @@ __all__ = ["certs"]
 
 def test_find_resume_prints_its_kept_matches_one_at_a_time(certs, invoke, home) -> None:
     """The matches of a finished scan are read from its spool one at a time (memory
-    stays flat whatever matched): a damaged line there stops -o jsonl after the lines
-    before it, printed; -o json, which needs them all, prints none. Either way the state
+    stays flat whatever matched): a damaged line there stops -o jsonl and csv after the
+    lines before it, printed; -o json, which needs them all, prints none. Either way the state
     is named damaged (exit 3), never a traceback, and nothing is changed."""
     tree: Tree = {"1": (200, [file("A", "a"), file("B", "b"), file("C", "c")])}
     scans = home / "state" / "scans"
@@ -34,7 +34,7 @@ def test_find_resume_prints_its_kept_matches_one_at_a_time(certs, invoke, home) 
         a, b, c = kept.splitlines(keepends=True)
         damaged = a + b"{" * (len(b) - 1) + b"\n" + c  # as long: the state still counts it
         (scans / "d.found").write_bytes(damaged)
-        for fmt in ("jsonl", "json"):
+        for fmt in ("jsonl", "csv", "json"):
             runs[fmt] = invoke(*argv, "-o", fmt, **kwargs)
         assert (scans / "d.found").read_bytes() == damaged
         runs["a"] = Result(0, a.decode(), "")
@@ -47,6 +47,11 @@ def test_find_resume_prints_its_kept_matches_one_at_a_time(certs, invoke, home) 
             "hint: nothing was changed; --restart starts the scan over"]
     r = runs["jsonl"]
     assert (r.exit_code, r.stdout) == (ExitCode.CONFIG, runs["a"].stdout), r
+    assert r.stderr.splitlines()[-2:] == said, r
+    r = runs["csv"]  # a stream too: its header and the line before the damaged one
+    assert (r.exit_code, r.stdout.splitlines()[1:]) == (ExitCode.CONFIG, [
+        "/a,a,file,1,,A"]), r
+    assert r.stdout.splitlines()[0] == "path,name,type,size,mtime,id", r
     assert r.stderr.splitlines()[-2:] == said, r
     r = runs["json"]
     assert (r.exit_code, r.stdout) == (ExitCode.CONFIG, ""), r

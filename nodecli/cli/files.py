@@ -246,14 +246,10 @@ def _find_resumable(app: App, path: str, state: Any, restart: bool,
                  cause_only=True)
     assert result.ncdu is not None
     with result.ncdu as spool:
-        # one match read at a time: -o jsonl streams them, as find without --resume
-        # does (a shape, json, csv and a table need them all, as there)
-        rows = state.matches(spool)
-        if output_format == "jsonl":
-            app.term.jsonl(rows)
-        else:
-            app.term.table(list(rows), ENTRY_CSV if output_format == "csv" else FIND_COLUMNS,
-                           output_format, empty="nothing found")
+        # one match read at a time: -o jsonl and csv stream them, as find without
+        # --resume does (a shape, json and a table need them all, as there)
+        app.term.table(state.matches(spool), ENTRY_CSV if output_format == "csv" else
+                       FIND_COLUMNS, output_format, empty="nothing found")
     if result.skipped_count:
         raise NodecliError(f"{result.skipped_count} folder(s) could not be read; what they "
                            "hold is not listed above")
