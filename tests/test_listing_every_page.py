@@ -238,3 +238,17 @@ def test_pages_of_items_that_are_not_objects_differ_by_those_items(certs_dir):
                                       cacert=ca, deadline=5.0, max_attempts=1)) as client:
         assert [e["name"] for e in entries(client, "r")] == ["a", "a"]
     assert asked == [1, 2, 3]
+
+
+def test_an_id_that_is_not_unicode_text_is_read(certs_dir):
+    """A lone surrogate (JSON ``"\\ud800"``) in an id and in an item that is not an
+    object: the page is told from others all the same, never an internal error."""
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from nodecli.node.permissions import entries
+
+    bodies = {1: ["\ud800", {"id": "\udcff", "name": "a"}], 2: []}
+    server, ca, asked = numbered_node(certs_dir, lambda n: bodies.get(n, []))
+    with server, open_client(Endpoint(server.url(), Auth("basic", AK, SECRET, access_key=AK),
+                                      cacert=ca, deadline=5.0, max_attempts=1)) as client:
+        assert [e["id"] for e in entries(client, "r")] == ["\udcff"]
+    assert asked == [1, 2]

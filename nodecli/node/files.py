@@ -177,8 +177,8 @@ def _fingerprint(items: list[Any]) -> str:
     h = hashlib.blake2b(digest_size=16)
     for item in items:
         key = item.get("id") if isinstance(item, dict) else None
-        h.update(repr(item if key is None else str(key)).encode("utf-8", "surrogatepass")
-                 + b"\x00")
+        # (repr escapes what UTF-8 cannot take, a lone surrogate among them)
+        h.update(repr(item if key is None else str(key)).encode() + b"\x00")
     return h.hexdigest()
 
 
