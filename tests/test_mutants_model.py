@@ -264,6 +264,8 @@ def test_a_node_user_is_read_with_its_hash_and_acls():
     ({"transfer_user": "t", "password": ""},
      "users -> alice -> password: is not a password hash (PHC string starting '$')"),
     ({"transfer_user": "t", "acls": "admin"}, "users -> alice -> acls: must be a list"),
+    ({"transfer_user": "t", "acls": ""}, "users -> alice -> acls: must be a list"),
+    ({"transfer_user": "t", "acls": {}}, "users -> alice -> acls: must be a list"),
     ({"transfer_user": "t", "acls": ["admin", 5]}, "users -> alice -> acls -> 1: must be a string"),
     ({"transfer_user": "t", "acls": [{"a": 1}]}, "users -> alice -> acls -> 0: must be a string"),
     ({"transfer_user": "t", "acls": ["admin", "root"]},
@@ -278,6 +280,10 @@ def test_a_bad_user_name_is_refused_at_its_place(name):
     with pytest.raises(ValueError) as info:
         check_name(name)
     assert _with_user({"transfer_user": "t"}, name) == f"users -> {name}: {info.value}"
+
+
+def test_a_user_name_that_is_no_text_is_refused_at_its_place():
+    assert _with_user({"transfer_user": "t"}, 5) == "users -> 5: name must be a non-empty string"
 
 
 def test_the_cache_vouches_for_a_hash_format_but_not_for_its_type():
@@ -394,6 +400,11 @@ def test_a_token_lifetime_is_10_seconds_to_30_days(ttl):
     assert MINT_TTL_RANGE == (10, 30 * 86400)
     mint = Config.from_dict(_node(mint={"key": "/k", "user_id": "u", "ttl": ttl})).nodes["n"].mint
     assert mint == MintSettings("/k", "u", [], "user", ttl)
+
+
+def test_a_token_lifetime_is_an_hour_unless_set():
+    mint = Config.from_dict(_node(mint={"key": "/k", "user_id": "u"})).nodes["n"].mint
+    assert mint == MintSettings("/k", "u", [], "user", 3600)
 
 
 def test_a_minting_role_is_user_or_admin():
