@@ -135,7 +135,7 @@ def test_an_unknown_service_path_names_the_known_ones():
 @pytest.mark.parametrize(("name", "template"), [
     ("operations", "/ops"), ("create-workspace", "/w"), ("create_workspace", "/w"),
     ("workspaces", "/w/{id}/ops"), ("group-memberships", "/g/{id}"),
-    ("operations", "/" + "a" * 511),
+    ("operations", "/" + "a" * 511), ("operations", "/X/Ops"),
 ])
 def test_a_good_template_is_returned_as_given(name, template):
     assert check_path_template(name, template) == template

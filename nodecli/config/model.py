@@ -21,9 +21,9 @@ KNOWN_ACLS = ("admin", "impersonation", "internal")
 
 # Names of users, transfer users and profiles: printable, no separators that would
 # break the classic table, TOML keys or file names; never starting with "-" so a
-# name can not be mistaken for a flag.
+# name can not be mistaken for a flag. (\Z, not $: $ also matches before a final newline.)
 _NAME_BODY = r"[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,127}"
-_NAME_RE = re.compile(f"^{_NAME_BODY}$")
+_NAME_RE = re.compile(f"^{_NAME_BODY}\\Z")
 
 
 class ModelError(ValueError):
