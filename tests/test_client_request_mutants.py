@@ -1,0 +1,108 @@
+"""nodecli.http.client's request path over HTTPS against a scripted server, for the
+survivors of its mutation run (issue 33, item 2): a 401 is asked once unless a token
+source renews its token; the node's clock is handed to a source that mints tokens only
+when it has a clock to set and the node is two seconds or more away."""
+
+from __future__ import annotations
+
+import json
+import time
+from email.utils import formatdate
+from typing import Any
+
+import pytest
+
+from nodecli.errors import AuthError
+from nodecli.http.client import Auth, Endpoint, open_client
+from tests.scripted_server import ScriptedServer, certificates, reply
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return certificates(tmp_path_factory.mktemp("certs"))
+
+
+def serve(certs, status: int = 200, ahead: float = 0.0):
+    """A server answering every request with ``status`` and a Date ``ahead`` seconds
+    ahead of ours."""
+
+    def script(seen):
+        headers = [("Content-Type", "application/json"),
+                   ("Date", formatdate(time.time() + ahead, usegmt=True))]
+        yield reply(status, json.dumps({"ok": status == 200}).encode(), headers)
+
+    return ScriptedServer(script, tls=(certs[1], certs[2]))
+
+
+def client(server, certs, auth: Auth) -> Any:
+    return open_client(Endpoint(server.url(), auth, cacert=certs[0], deadline=10.0,
+                                max_attempts=3))
+
+
+class Renewing:
+    """A token source that renews as told, counting the times it is asked."""
+
+    label = "test source"
+
+    def __init__(self, renews: bool) -> None:
+        self.renews, self.asked = renews, 0
+
+    def current(self) -> str:
+        return f"token-{self.asked}"
+
+    def seen(self) -> list[str]:
+        return []
+
+    def renew(self) -> bool:
+        self.asked += 1
+        return self.renews
+
+
+def test_a_401_to_a_fixed_token_is_asked_once(certs):
+    with serve(certs, 401) as server, client(server, certs, Auth("bearer", token="t")) as c:
+        with pytest.raises(AuthError):
+            c.request("GET", "/info")
+    assert len(server.seen) == 1
+
+
+@pytest.mark.parametrize(("renews", "requests"), [(True, 2), (False, 1)])
+def test_a_401_asks_the_source_once_and_retries_only_a_renewed_token(certs, renews,
+                                                                    requests):
+    source = Renewing(renews)
+    with serve(certs, 401) as server, \
+            client(server, certs, Auth("bearer", token="t", source=source)) as c:
+        with pytest.raises(AuthError):
+            c.request("GET", "/info")
+    assert (source.asked, len(server.seen)) == (1, requests)
+    assert [s.headers["authorization"] for s in server.seen] == [
+        f"Bearer token-{n}" for n in range(requests)]
+
+
+class Minting(Renewing):
+    """A source with a clock to set (as tokens.source.MintedToken)."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+        self.offset = 0.0
+
+
+@pytest.mark.parametrize(("ahead", "set_"), [(0.0, False), (30.0, True), (-30.0, True)])
+def test_the_nodes_clock_is_given_to_a_minting_source_two_seconds_away_or_more(certs, ahead,
+                                                                              set_):
+    source = Minting()
+    with serve(certs, ahead=ahead) as server, \
+            client(server, certs, Auth("bearer", token="t", source=source)) as c:
+        c.request("GET", "/info")
+    if set_:
+        assert abs(source.offset - ahead) < 2, source.offset
+    else:
+        assert source.offset == 0.0  # (the Date's second cut: less than 2 s away)
+
+
+def test_a_source_without_a_clock_is_not_given_one(certs):
+    source = Renewing(False)
+    with serve(certs, ahead=30.0) as server, \
+            client(server, certs, Auth("bearer", token="t", source=source)) as c:
+        c.request("GET", "/info")
+        assert c.clock_offset is not None and abs(c.clock_offset - 30) < 2
+    assert not hasattr(source, "offset")
