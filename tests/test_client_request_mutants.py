@@ -106,3 +106,53 @@ def test_a_source_without_a_clock_is_not_given_one(certs):
         c.request("GET", "/info")
         assert c.clock_offset is not None and abs(c.clock_offset - 30) < 2
     assert not hasattr(source, "offset")
+
+
+# -- the thresholds at equality, in process: the Date and the time it came are given --
+
+DATE_TS = 1_800_000_000  # a whole second, as a Date header holds
+
+
+def check_clock(offset: float, source: Any = None) -> tuple[Any, list[float]]:
+    """A client that saw a Date ``offset`` seconds ahead (the Date is taken as made half
+    a second before it was sent: nodecli.http.checks.clock_offset_of); the warnings."""
+    from nodecli.http.client import Response
+
+    warned: list[float] = []
+    c = open_client(Endpoint("https://n.example:9092", Auth("bearer", token="t",
+                                                            source=source)),
+                    skew=warned.append)
+    with c:
+        date = formatdate(DATE_TS, usegmt=True)
+        c._check_clock(Response(200, {"date": date}, b"", "https://n.example:9092/", 0.0),
+                       DATE_TS + 0.5 - offset)
+        assert c.clock_offset == offset
+    return source, warned
+
+
+@pytest.mark.parametrize(("offset", "set_"), [(2.0, True), (-2.0, True), (1.9375, False),
+                                              (-1.9375, False), (2.5, True)])
+def test_a_minting_source_takes_the_nodes_clock_from_two_seconds_away(offset, set_):
+    source, _ = check_clock(offset, Minting())
+    assert source.offset == (offset if set_ else 0.0)
+
+
+@pytest.mark.parametrize(("offset", "warned"), [(5.0, False), (-5.0, False),
+                                                (5.0625, True), (-5.0625, True)])
+def test_a_skew_is_told_beyond_five_seconds(offset, warned):
+    from nodecli.http.checks import SKEW_WARN
+
+    assert SKEW_WARN == 5.0
+    _, said = check_clock(offset)
+    assert said == ([offset] if warned else [])
+    source, said = check_clock(offset, Minting())  # told with a source too
+    assert said == ([offset] if warned else []) and source.offset == offset
+
+
+def test_no_skew_callback_is_no_warning():
+    from nodecli.http.client import Response
+
+    with open_client(Endpoint("https://n.example:9092", Auth("bearer", token="t"))) as c:
+        c._check_clock(Response(200, {"date": formatdate(DATE_TS, usegmt=True)}, b"",
+                                "https://n.example:9092/", 0.0), DATE_TS - 60.0)
+        assert c.clock_offset == 60.5
