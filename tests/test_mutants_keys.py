@@ -256,3 +256,22 @@ def test_a_load_under_dry_run_records_nothing_and_does_not_stop(tmp_path: Path,
     finally:
         dryrun.activate(False)
     assert not (tmp_path / keys.VALIDATED_FILE).exists()
+
+
+def test_a_private_key_of_512_bits_is_refused_by_name(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization as ser
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    # two fixed 256-bit primes: a key too small to generate, built from its numbers
+    p = 88789212920950175237344697142359786845565445017672548946138507467189104661073
+    q = 88295405331382765328512095447520654268962797289115389159545554692528640603471
+    d = pow(65537, -1, (p - 1) * (q - 1))
+    key = rsa.RSAPrivateNumbers(p, q, d, rsa.rsa_crt_dmp1(d, p), rsa.rsa_crt_dmq1(d, q),
+                                rsa.rsa_crt_iqmp(p, q),
+                                rsa.RSAPublicNumbers(65537, p * q)).private_key()
+    path = tmp_path / "small.pem"
+    path.write_bytes(key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8,
+                                       ser.NoEncryption()))
+    path.chmod(0o600)
+    assert _message(KeyFileError, load_private_key, path, state_dir=tmp_path) == (
+        f"{path}: RSA key of 512 bits: supported sizes are 1024 to 16384", None)

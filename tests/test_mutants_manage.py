@@ -87,8 +87,9 @@ def test_a_refusal_names_the_kind_of_name_that_is_bad(store: ConfigStore) -> Non
         (manage.check_can_add_user, (Config(), "u", "bad name"), {}, "transfer user name"),
     ):
         message, _ = _error(UsageError, call, *args, **kwargs)
-        assert kind in message, (call, message)
-    assert "node user name" in _error(UsageError, manage.validate_name, "bad name")[0]
+        assert message.startswith(f"invalid {kind} 'bad name': "), (call, message)
+    assert _error(UsageError, manage.validate_name, "bad name")[0].startswith(
+        "invalid node user name 'bad name': ")
 
 
 def test_what_each_transfer_user_command_says_it_did(store: ConfigStore) -> None:
@@ -98,6 +99,7 @@ def test_what_each_transfer_user_command_says_it_did(store: ConfigStore) -> None
                                                                "file:////b/*"]).message == (
         "added transfer user 'x4' with 2 restriction(s)")
     assert store.load().transfer_users["x4"].name == "x4"
+    assert manage.apply_add_transfer_user(Config(), "x5", docroot="/d").name == "x5"
     out = manage.set_transfer_user(store, "x3", restrictions=["file:////c/*"])
     assert out.message == "changed transfer user 'x3'"
     assert out.warnings == ["removed docroot '/d': a transfer user has restrictions OR a "
@@ -163,6 +165,10 @@ def test_a_docroot_with_any_restriction_change_is_refused(store: ConfigStore, ch
 
 
 def test_a_docroot_switch_empties_the_restrictions(store: ConfigStore) -> None:
+    cfg = store.load()
+    assert manage.apply_set_transfer_user(cfg, "x1", docroot="/d") == [
+        "removed 1 restriction(s): a transfer user has restrictions OR a docroot"]
+    assert cfg.transfer_users["x1"].restrictions == []
     manage.set_transfer_user(store, "x1", docroot="/d")
     assert manage.show_transfer_user(store, "x1") == {
         "name": "x1", "restrictions": [], "docroot": "/d", "node_users": [],
@@ -194,7 +200,7 @@ def test_the_docroot_bounds() -> None:
     for control in ("\x1f", "\x7f", "\x80", "\x9f"):
         assert _error(UsageError, manage.validate_docroot, f"/a{control}")[0] == (
             "the docroot contains control characters")
-    for relative in ("C:", "C:x", "1:/", "data"):
+    for relative in ("C:", "C:x", "C:XX", "1:/", "data"):
         assert "is not absolute" in _error(UsageError, manage.validate_docroot, relative)[0]
     long = "d" * 70
     assert _error(UsageError, manage.validate_docroot, long)[0] == (
