@@ -82,6 +82,22 @@ def test_a_key_file_of_exactly_64_kib_is_read_and_one_byte_more_is_not(tmp_path:
         f"{path} is too large to be a key file", None)
 
 
+def test_a_huge_key_file_is_refused_after_reading_64_kib(tmp_path: Path) -> None:
+    import tracemalloc
+
+    path = tmp_path / "huge.pub"
+    with open(path, "wb") as fh:
+        fh.truncate(256 * 1024 * 1024)  # sparse: nothing written to the disk
+    tracemalloc.start()
+    try:
+        assert _message(KeyFileError, load_public_key, path) == (
+            f"{path} is too large to be a key file", None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
+
+
 def test_a_fifo_is_refused_at_once_never_waited_on(tmp_path: Path) -> None:
     fifo = tmp_path / "key.pem"
     os.mkfifo(fifo, 0o600)
@@ -118,8 +134,8 @@ def test_refusals_say_which_file_and_why(tmp_path: Path, golden: Path) -> None:
     assert len(message) == len(f"{bad}: not a valid PEM private key ()") + 120
     assert _message(KeyFileError, load_public_key, bad)[0].startswith(
         f"{bad}: not a PEM public key (")
-    assert _message(KeyFileError, load_public_key_pem, b"junk")[0].startswith(
-        "public key: not a PEM public key (")
+    message, _ = _message(KeyFileError, load_public_key_pem, b"junk")
+    assert message.startswith("public key: not a PEM public key (") and "(None)" not in message
     # text that no encoding holds is a bad key, not a crash
     assert _message(KeyFileError, load_public_key_pem, "\ud800")[0].startswith(
         "public key: not a PEM public key (")
