@@ -156,3 +156,51 @@ def test_no_skew_callback_is_no_warning():
         c._check_clock(Response(200, {"date": formatdate(DATE_TS, usegmt=True)}, b"",
                                 "https://n.example:9092/", 0.0), DATE_TS - 60.0)
         assert c.clock_offset == 60.5
+
+
+# -- a body's bound, in however many pieces it comes; the -vv log of headers -----------
+
+
+def serve_body(certs, body: bytes, piece: int):
+    """Every request answered with ``body``, sent chunked in pieces of ``piece`` bytes."""
+
+    def script(seen):
+        head = (b"HTTP/1.1 200 X\r\nContent-Type: application/octet-stream\r\n"
+                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        yield head
+        for i in range(0, len(body), piece):
+            part = body[i:i + piece]
+            yield f"{len(part):x}\r\n".encode() + part + b"\r\n"
+        yield b"0\r\n\r\n"
+
+    return ScriptedServer(script, tls=(certs[1], certs[2]))
+
+
+@pytest.mark.parametrize("piece", [1000, 7, 100_000])
+def test_a_body_of_exactly_max_body_bytes_is_read_whole_one_more_is_refused(certs, piece):
+    from nodecli.errors import RemoteError
+
+    body = bytes(range(256)) * 391 + b"end"  # 100,099 bytes, every byte value
+    for limit, whole in ((len(body), True), (len(body) - 1, False)):
+        with serve_body(certs, body, piece) as server, open_client(Endpoint(
+                server.url(), Auth(), cacert=certs[0], deadline=10.0, max_attempts=1,
+                max_body=limit)) as c:
+            if whole:
+                assert c.request("GET", "/big").body == body
+            else:
+                with pytest.raises(RemoteError, match=f"response larger than {limit} "
+                                                      "bytes; refused"):
+                    c.request("GET", "/big")
+
+
+def test_the_request_log_shows_headers_with_credentials_hidden(certs):
+    logged: list[str] = []
+    with serve(certs) as server, open_client(
+            Endpoint(server.url(), Auth("bearer", token="sekrit", access_key="ak-7"),
+                     cacert=certs[0], deadline=10.0, max_attempts=1),
+            log=logged.append) as c:
+        c.request("GET", "/info", headers={"Cookie": "c=sekrit", "X-Trace": "t-1"})
+    line, = [x for x in logged if x.startswith("> headers ")]
+    assert "'Authorization': '***'" in line and "'Cookie': '***'" in line
+    assert "'X-Vendor-AccessKey': 'ak-7'" in line and "'X-Trace': 't-1'" in line
+    assert "sekrit" not in "\n".join(logged)
