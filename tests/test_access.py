@@ -366,7 +366,7 @@ def test_levels_parser_accepts_only_known_levels(text):
 @settings(max_examples=300)
 @given(st.text(max_size=80))
 def test_paths_are_split_or_refused(text):
-    from nodecli.node.permissions import split_path
+    from nodecli.node.paths import split_path
 
     try:
         parts = split_path(text)

@@ -204,3 +204,37 @@ def test_the_request_log_shows_headers_with_credentials_hidden(certs):
     assert "'Authorization': '***'" in line and "'Cookie': '***'" in line
     assert "'X-Vendor-AccessKey': 'ak-7'" in line and "'X-Trace': 't-1'" in line
     assert "sekrit" not in "\n".join(logged)
+
+
+def test_the_request_log_names_params_time_size_and_answer_headers(certs):
+    """-vv: each request with its params (none: no params= at all), each answer with
+    its status, time in ms, size, and headers (a cookie set or credentials: ***)."""
+    import re
+
+    body = b'{"ok": true}'
+
+    def script(seen):
+        yield 0.25
+        yield reply(200, body, [("Content-Type", "application/json"),
+                                ("Set-Cookie", "s=sekrit"), ("Authorization", "sekrit"),
+                                ("X-Other", "v")])
+
+    logged: list[str] = []
+    with ScriptedServer(script, tls=(certs[1], certs[2])) as server, open_client(
+            Endpoint(server.url(), Auth(), cacert=certs[0], deadline=10.0, max_attempts=1),
+            log=logged.append) as c:
+        c.request("GET", "/info", params=[("a", "1"), ("b", "x y")])
+        c.request("GET", "/info")
+        url = f"{server.url()}/info"
+    assert [s.target for s in server.seen] == ["/info?a=1&b=x+y", "/info"]
+    asked = [x for x in logged if x.startswith("> GET ")]
+    assert asked == [f"> GET {url} params=[('a', '1'), ('b', 'x y')]", f"> GET {url}"]
+    answered = [x for x in logged if x.startswith(f"< 200 {url} (")]
+    assert len(answered) == 2
+    for line in answered:
+        ms = re.fullmatch(rf"< 200 {re.escape(url)} \((\d+) ms, {len(body)} bytes\)", line)
+        assert ms and int(ms.group(1)) >= 250, line
+    heads = [x for x in logged if x.startswith("< headers {")]
+    assert len(heads) == 2 and all("'set-cookie': '***'" in x and "'authorization': '***'"
+                                   in x and "'x-other': 'v'" in x for x in heads), heads
+    assert "sekrit" not in "\n".join(logged)

@@ -103,7 +103,7 @@ def _rules(kwargs: dict[str, Any]) -> Any:
 def _subject(ak: str, user_id: str | None, group_ids: tuple[str, ...], role: str,
              raw_scope: str | None) -> Any:
     from nodecli.node.access_model import Subject, user_scope
-    from nodecli.node.permissions import check_id
+    from nodecli.node.paths import check_id
 
     if not user_id:
         raise UsageError("--user-id UID is needed (the token's user)")
@@ -159,7 +159,7 @@ def access_can_i(app: App, level: str, path: str, user_id: str | None,
       nodecli access can-i read /project/q3 --access-key ak1 --user-id alice --verify
       nodecli access can-i write /data/in/x --node-user bob
     """
-    from nodecli.node.permissions import split_path
+    from nodecli.node.paths import split_path
 
     rules = _rules(kwargs)
     split_path(path)
@@ -342,7 +342,7 @@ def access_who_can(app: App, path: str, level: str | None, output_format: str,
       nodecli access who-can /finance --access-key ak1 -o csv
       nodecli access who-can /finance --nodes 'edge-*' --access-key ak1 -o json
     """
-    from nodecli.node.permissions import split_path
+    from nodecli.node.paths import split_path
 
     rules = _rules(kwargs)
     split_path(path)

@@ -106,7 +106,8 @@ def permission_grant(app: App, path: str | None, file_id: str | None, user: str 
       nodecli permission grant /projects/alpha --user alice --levels list,read
       nodecli permission grant --file-id 1042 --group eng --levels list,read,write
     """
-    from nodecli.node.permissions import check_id, check_target, file_id_for, grant, parse_levels
+    from nodecli.node.paths import check_id
+    from nodecli.node.permissions import check_target, file_id_for, grant, parse_levels
 
     access_type, access_id = _who(user, group)
     check_id(access_id, f"--{access_type}")
@@ -143,13 +144,12 @@ def permission_modify(app: App, target: str, user: str | None, group: str | None
       nodecli permission modify /projects/alpha --user alice --levels list,read,write
       nodecli permission modify 3 --levels list
     """
+    from nodecli.node.paths import check_id, split_path
     from nodecli.node.permissions import (
-        check_id,
         file_id_for,
         modify,
         own_permission,
         parse_levels,
-        split_path,
     )
 
     level_list = parse_levels(levels)
@@ -191,13 +191,8 @@ def permission_revoke(app: App, target: str, user: str | None, group: str | None
       nodecli permission revoke 3 --yes
       nodecli permission revoke /projects/alpha --user alice --yes
     """
-    from nodecli.node.permissions import (
-        check_id,
-        file_id_for,
-        revoke,
-        revoke_for,
-        split_path,
-    )
+    from nodecli.node.paths import check_id, split_path
+    from nodecli.node.permissions import file_id_for, revoke, revoke_for
 
     by_path = target.startswith("/")
     if by_path:
@@ -235,7 +230,8 @@ def permission_show(app: App, perm_id: str, output_format: str, **kwargs: Any) -
       nodecli permission show 3
       nodecli permission show 3 -o json
     """
-    from nodecli.node.permissions import check_id, get_permission
+    from nodecli.node.paths import check_id
+    from nodecli.node.permissions import get_permission
 
     check_id(perm_id, "permission id")
     conn = pop_node_options(kwargs)

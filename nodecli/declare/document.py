@@ -453,7 +453,7 @@ def canonical_levels(levels: Any) -> tuple[str, ...]:
 
 def normal_path(path: str, where: tuple[Any, ...] = ()) -> str:
     """``/a//b/`` -> ``/a/b``: one spelling per folder."""
-    from nodecli.node.permissions import split_path
+    from nodecli.node.paths import split_path
 
     try:
         return "/" + "/".join(split_path(path))

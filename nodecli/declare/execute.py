@@ -189,7 +189,8 @@ class NodeRunner:
 
     def file_id(self, ak: str, kc: Any, path: str) -> str:
         from nodecli.errors import NotFoundError
-        from nodecli.node.permissions import entries, root_file_id
+        from nodecli.node.paths import root_file_id
+        from nodecli.node.permissions import entries
 
         cache = self._paths.setdefault(ak, {})
         if path in cache:

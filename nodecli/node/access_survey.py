@@ -20,7 +20,8 @@ from urllib.parse import quote
 
 from nodecli.errors import NodecliError, NotFoundError, RemoteError, UsageError
 from nodecli.node.access_model import LEVELS, Model, Perm, Rules, join, norm
-from nodecli.node.permissions import MAX_COMPONENTS, entries, list_permissions, split_path
+from nodecli.node.paths import MAX_COMPONENTS, split_path
+from nodecli.node.permissions import entries, list_permissions
 
 if TYPE_CHECKING:
     from nodecli.http.client import Client

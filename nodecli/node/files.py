@@ -158,7 +158,7 @@ def stat(client: Client, file_id: str, path: str = "/") -> Entry:
 
 def root(client: Client) -> Entry:
     """The root the credentials see (the access key's ``root_file_id``), as ``/``."""
-    from nodecli.node.permissions import root_file_id
+    from nodecli.node.paths import root_file_id
 
     check_login(client)
     entry = stat(client, root_file_id(client), "/")
@@ -299,7 +299,7 @@ def _find_child(client: Client, folder: Entry, name: str, per_page: int,
 
 def resolve(client: Client, path: str, *, per_page: int = DEFAULT_PER_PAGE) -> Entry:
     """The entry at ``path`` (absolute, from the root the credentials see)."""
-    from nodecli.node.permissions import split_path
+    from nodecli.node.paths import split_path
 
     if isinstance(path, str) and not path.startswith("/"):
         path = "/" + path  # relative to the root the credentials see
