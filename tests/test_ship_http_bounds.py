@@ -155,3 +155,29 @@ def test_a_collector_slower_than_sink_timeout_fails_the_batch(invoke, ship_env, 
     r = invoke("events", "ship", "--to", collector.url, "--resume", "t", "--since", "1h",
                "--sink-timeout", "4", env=ship_env)
     assert r.exit_code == 0, r
+
+
+def test_the_collector_takes_no_batch_whose_body_was_cut(ship_env, collector):
+    """A sender killed mid-body (as `events ship` under SIGKILL): the emulator's collector,
+    like any HTTP server, acts on no request it did not read whole."""
+    import socket
+    import ssl
+    from urllib.parse import urlsplit
+
+    where = urlsplit(collector.url)
+    ctx = ssl.create_default_context(cafile=ship_env["NODECLI_SINK_CACERT"])
+    with socket.create_connection((where.hostname, where.port), timeout=10) as raw, \
+            ctx.wrap_socket(raw, server_hostname=where.hostname) as tls:
+        tls.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
+                    b"Idempotency-Key: cut\r\n\r\n" + b'{"id": "1"}\n')
+        tls.settimeout(10)
+        # close_notify: the collector reads the end of the body, and answers it with its
+        # own close_notify once its handler is done (nothing else: no answer)
+        try:
+            plain = tls.unwrap()
+            plain.settimeout(10)
+            rest = plain.recv(100)
+        except ssl.SSLEOFError:  # closed without close_notify: its handler is done too
+            rest = b""
+        assert rest == b""
+    assert (collector.state.posts, collector.state.stored) == (0, [])

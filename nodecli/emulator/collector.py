@@ -133,6 +133,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = self.rfile.read(length) if length else b""
+        if len(body) < length:  # the client went mid-body: no request to act on
+            self.close_connection = True
+            return
         if state.delay:
             time.sleep(state.delay)
         with state.lock:
