@@ -5,10 +5,7 @@ real TLS (tests/scripted_server.py, the drip node of tests/test_deadline.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -55,47 +52,41 @@ def test_a_following_budget_gives_every_request_its_own_deadline():
 
 # -- the watchdog with stdin closed (cron, `0<&-`): the node's socket is descriptor 0 ---------
 
-@contextlib.contextmanager
-def _stdin_closed() -> Iterator[None]:
-    """Descriptor 0 free for the block. Whatever took it there must be closed within the
-    block: restoring 0 over a socket still open would leave its owner holding number 0,
-    and its close, later, would close the test process's stdin (every later pty child of
-    the process then started without one)."""
-    saved = os.dup(0)
-    os.close(0)
-    try:
-        yield
-        try:
-            os.fstat(0)
-        except OSError:
-            pass
-        else:
-            raise AssertionError("descriptor 0 is still held at the end of the block")
-    finally:
-        os.dup2(saved, 0)
-        os.close(saved)
-
-
 def test_the_watchdog_cuts_a_connection_on_descriptor_0(tmp_path):
-    """With descriptor 0 free, the first socket the client opens takes it: the watchdog
-    still watches it and cuts the dripping node at the deadline (descriptor 0 is a
-    descriptor like any other)."""
+    """A process started with descriptor 0 closed (cron, `0<&-`): the first socket the
+    client opens takes it, and the watchdog still watches it and cuts the dripping node
+    at the deadline (descriptor 0 is a descriptor like any other). In a child process:
+    freeing 0 in the test process would hand it to whichever of its threads opens a
+    file or a socket first."""
+    import subprocess
+    import sys
+
+    from tests.conftest import subprocess_env
+
     certs = certificates(tmp_path)
     drip = DripNode(certs)
+    code = (
+        "import os, sys\n"
+        "os.close(0)\n"
+        "from nodecli.errors import RemoteError\n"
+        "from nodecli.http.client import Endpoint, open_client\n"
+        f"ep = Endpoint({drip.url()!r}, cacert={certs[0]!r}, deadline=1.0, read_timeout=5,"
+        " max_attempts=1)\n"
+        "with open_client(ep) as client:\n"
+        "    try:\n"
+        "        client.request('GET', '/info')\n"
+        "    except RemoteError as exc:\n"
+        "        print(exc.message)\n"
+        "        sys.exit(0)\n"
+        "sys.exit(1)\n")
     try:
-        ep = Endpoint(drip.url(), cacert=certs[0], deadline=1.0, read_timeout=5,
-                      max_attempts=1)
-        with open_client(ep) as client:
-            client.request  # noqa: B018 - the client exists before fd 0 is freed
-            with _stdin_closed():
-                with pytest.raises(RemoteError, match=r"within the deadline of 1 s"):
-                    client.request("GET", "/info")
-                client.close()  # its socket, on 0 if still open, goes before 0 is back
+        r = subprocess.run([sys.executable, "-c", code], env=subprocess_env(),
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "within the deadline of 1 s" in r.stdout, r
         [(cut, sent)] = drip.wait_results(1)
         assert cut and 0 < sent < drip.total, (cut, sent)
     finally:
         drip.close()
-
 
 
 class QuickThenDrip(DripNode):
