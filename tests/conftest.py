@@ -254,8 +254,16 @@ def _show_stacks(child) -> None:
         os.kill(child.pid, signal.SIGABRT)
     with contextlib.suppress(pexpect.ExceptionPexpect):
         child.expect(pexpect.EOF, timeout=5)
+    text = str(child.before)
+    # a live status line redrawn for seconds pushes earlier lines out of the tail shown
+    # below: name the ones that explain a lost Ctrl-C first
+    said = [line.strip()[-300:] for line in text.replace("\r", "\n").split("\n")
+            if "Exception ignored" in line or "KeyboardInterrupt" in line]
+    print(f"--- the child {child.pid}: Ctrl-C echoed as ^C: {'^C' in text}; "
+          f"{len(said)} line(s) of ignored exceptions ---")
+    print("\n".join(said[:20]))
     print(f"--- what the child {child.pid} wrote last (SIGABRT: its threads' stacks) ---")
-    print(str(child.before)[-6000:])
+    print(text[-6000:])
 
 
 def cli_context(cmd, name: str | None = None, parent=None):

@@ -67,7 +67,12 @@ DEFAULT_SINCE = timedelta(minutes=10)  # the default start point of `events tail
 
 class GracefulStop:
     """SIGINT/SIGTERM: between pages stop at once; while a page is being written,
-    finish it (and its checkpoint) first. A second signal stops immediately."""
+    finish it (and its checkpoint) first. A second signal stops immediately.
+
+    The signal is noted before the handler raises: Python runs a handler wherever the
+    main thread happens to be, and a KeyboardInterrupt raised inside a finalizer (an
+    object's ``__del__``, a generator closed by the garbage collector) is printed as
+    "ignored" and dropped. The note still stops the tail at its next pause or page."""
 
     def __init__(self) -> None:
         self.requested = False
@@ -75,10 +80,16 @@ class GracefulStop:
         self._old: dict[int, Any] = {}
 
     def _handler(self, signum: int, frame: Any) -> None:
-        if self._critical and not self.requested:
-            self.requested = True
+        first = not self.requested
+        self.requested = True
+        if self._critical and first:
             return
         raise KeyboardInterrupt
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if a signal came (its own raise may have been lost)."""
+        if self.requested:
+            raise KeyboardInterrupt
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -94,20 +105,22 @@ class GracefulStop:
 
     @contextlib.contextmanager
     def critical(self) -> Iterator[None]:
+        self.check()  # a signal already taken: nothing of this page is written
         self._critical = True
         try:
             yield
         finally:
             self._critical = False
-        if self.requested:
-            raise KeyboardInterrupt
+        self.check()
 
     def sleep(self, seconds: float) -> None:
         from nodecli import interrupt
 
+        self.check()
         if seconds > 0:
             # a signal the deadline watchdog's thread takes ends it at once too
             interrupt.wait(seconds)
+            self.check()
 
 
 @dataclass(slots=True)

@@ -1,0 +1,112 @@
+"""Ctrl-C and SIGTERM in a tail (node/events/tail.py GracefulStop), with real signals sent
+to this process's main thread.
+
+Python runs a signal's handler wherever the main thread is at that moment. When that is
+inside a finalizer (an object's ``__del__``, a generator the garbage collector closes),
+the KeyboardInterrupt the handler raises is printed as "ignored" and dropped: a
+``tail -f`` kept running after its Ctrl-C. The stop must still happen, at the next pause
+or before the next page is written."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import pytest
+
+from nodecli.node.events.tail import GracefulStop
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+def _signal_main_thread(sig: int = signal.SIGINT) -> None:
+    signal.pthread_kill(threading.main_thread().ident or 0, sig)
+
+
+class _SwallowsItsSignal:
+    """An object whose finalizer runs when the signal's handler does, as a library's
+    finalizer might: the KeyboardInterrupt raised there goes nowhere."""
+
+    ran = False
+
+    def __del__(self) -> None:
+        _signal_main_thread()
+        for _ in range(1000):  # (bytecode: the handler runs here, inside __del__)
+            pass
+        type(self).ran = True
+
+
+@pytest.fixture
+def stop():
+    stop = GracefulStop()
+    stop.install()
+    assert signal.getsignal(signal.SIGINT) == stop._handler  # the test's own premise
+    try:
+        yield stop
+    finally:
+        stop.restore()
+
+
+def _swallow_one_signal() -> None:
+    _SwallowsItsSignal.ran = False
+    _SwallowsItsSignal()  # dropped at once: its __del__ takes the signal
+    assert _SwallowsItsSignal.ran is False  # the interrupt ended __del__ (and was lost)
+
+
+def test_a_signal_lost_in_a_finalizer_still_ends_the_next_pause(stop):
+    _swallow_one_signal()
+    with pytest.raises(KeyboardInterrupt):
+        stop.sleep(20)
+
+
+def test_a_signal_lost_in_a_finalizer_writes_no_further_page(stop):
+    _swallow_one_signal()
+    written = []
+    with pytest.raises(KeyboardInterrupt), stop.critical():
+        written.append("page")
+    assert written == []
+
+
+def test_a_pause_of_no_time_still_stops_after_a_lost_signal(stop):
+    _swallow_one_signal()
+    with pytest.raises(KeyboardInterrupt):
+        stop.sleep(0)
+
+
+def test_a_signal_during_a_page_lets_the_page_finish_then_stops(stop):
+    written = []
+    with pytest.raises(KeyboardInterrupt), stop.critical():
+        _signal_main_thread()
+        for _ in range(1000):
+            pass
+        written.append("page")  # the handler has run, and let the write go on
+        assert stop.requested
+    assert written == ["page"]
+
+
+def test_a_second_signal_during_a_page_stops_at_once(stop):
+    written = []
+    with pytest.raises(KeyboardInterrupt), stop.critical():
+        _signal_main_thread()
+        for _ in range(1000):
+            pass
+        written.append("first")
+        _signal_main_thread()
+        for _ in range(1000):
+            pass
+        written.append("second")
+    assert written == ["first"]
+
+
+def test_sigterm_stops_the_pause_as_sigint_does(stop):
+    with pytest.raises(KeyboardInterrupt):
+        _signal_main_thread(signal.SIGTERM)
+        stop.sleep(20)
+
+
+def test_no_signal_no_stop(stop):
+    written = []
+    with stop.critical():
+        written.append("page")
+    stop.sleep(0.01)
+    assert written == ["page"] and stop.requested is False
