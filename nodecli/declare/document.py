@@ -255,7 +255,7 @@ def check(data: Any) -> Document:
     if "transfer_users" in data:
         doc.transfer_users = _transfer_users(data["transfer_users"])
     if "node_users" in data:
-        doc.node_users = _node_users(data["node_users"], doc.transfer_users)
+        doc.node_users = _node_users(data["node_users"])
     if "access_keys" in data:
         doc.access_keys = _access_keys(data["access_keys"])
     return doc
@@ -306,7 +306,7 @@ def _checked(fn: Any, value: Any, where: tuple[Any, ...], *args: Any) -> Any:
         raise _Bad(where, getattr(exc, "message", None) or str(exc)) from None
 
 
-def _node_users(value: Any, xusers: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+def _node_users(value: Any) -> dict[str, dict[str, Any]]:
     from nodecli.users.manage import parse_acls, validate_name
     from nodecli.users.passwords import is_valid_hash
 
@@ -516,10 +516,11 @@ def from_csv(raw: bytes, source: str) -> dict[str, Any]:
             if name in users:
                 raise UsageError(f"{source}:{line}: node user {name!r} a second time")
             try:
-                _node_users({name: entry}, None)
+                _node_users({name: entry})
             except _Bad as bad:
-                raise UsageError(f"{source}:{line}: {shown_place(bad.where[1:]) or name}: "
-                                 f"{bad.message}") from None
+                # (an empty name is no place to show: the column is)
+                place = shown_place(bad.where[1:]) if name else "name"
+                raise UsageError(f"{source}:{line}: {place}: {bad.message}") from None
             users[name] = entry
     except csv.Error as exc:
         raise UsageError(f"{source}:{reader.line_num}: not csv: {exc}") from None
