@@ -90,30 +90,41 @@ def certs(tmp_path_factory):
     return certificates(tmp_path_factory.mktemp("certs"))
 
 
-def _root(certs, key) -> str:
-    def script(seen):
-        yield reply(200, json.dumps(key).encode(), [("Content-Type", "application/json")])
+@pytest.fixture(scope="module")
+def node(certs):
+    """A node whose GET /access_keys/self answers ``node.key`` (one for the module)."""
 
-    with ScriptedServer(script, tls=(certs[1], certs[2])) as server, \
-            open_client(Endpoint(server.url(), Auth("basic", username="ak", password="s"),
-                                 cacert=certs[0], deadline=10.0)) as client:
+    def script(seen):
+        yield reply(200, json.dumps(server.key).encode(),  # type: ignore[attr-defined]
+                    [("Content-Type", "application/json")])
+
+    server = ScriptedServer(script, tls=(certs[1], certs[2]))
+    yield server
+    server.close()
+
+
+def _root(node, certs, key) -> str:
+    node.key = key
+    node.seen.clear()
+    with open_client(Endpoint(node.url(), Auth("basic", username="ak", password="s"),
+                              cacert=certs[0], deadline=10.0)) as client:
         try:
             return root_file_id(client)
         finally:
-            assert [(s.method, s.target) for s in server.seen] == [
+            assert [(s.method, s.target) for s in node.seen] == [
                 ("GET", "/access_keys/self")]
 
 
 @pytest.mark.parametrize(("root", "said"), [("42", "42"), (42, "42"), (0, "0"),
                                             ("r/1", "r/1")])
-def test_the_root_file_id_is_said_as_text(certs, root, said):
-    assert _root(certs, {"id": "ak", "root_file_id": root}) == said
+def test_the_root_file_id_is_said_as_text(node, certs, root, said):
+    assert _root(node, certs, {"id": "ak", "root_file_id": root}) == said
 
 
 @pytest.mark.parametrize("key", [{"id": "ak"}, {"root_file_id": ""}, {"root_file_id": None},
                                  {"root_file_id": True}, {"root_file_id": False},
                                  {"root_file_id": 1.5}, {"root_file_id": ["1"]}])
-def test_a_missing_or_odd_root_file_id_is_the_nodes_fault(certs, key):
+def test_a_missing_or_odd_root_file_id_is_the_nodes_fault(node, certs, key):
     with pytest.raises(RemoteError) as e:
-        _root(certs, key)
+        _root(node, certs, key)
     assert str(e.value) == "the node did not say the access key's root_file_id"
