@@ -1,0 +1,238 @@
+"""nodecli.node.health at its boundaries (issue 33, item 2: the survivors of its mutation
+run). In process: --warn/--crit parsing, which state wins, each threshold AT equality
+and just short of it (a certificate's days left, a token's seconds left), the version's
+features at the version that brings them. The checks that ask a node are proven over
+HTTPS in tests/test_health_states.py and below against a scripted server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from nodecli.errors import UsageError
+from nodecli.http.client import Auth, Endpoint, open_client
+from nodecli.node.health import (
+    CRITICAL,
+    DEFAULTS,
+    OK,
+    SKIPPED,
+    UNKNOWN,
+    WARNING,
+    Check,
+    Thresholds,
+    _cert_check,
+    _token,
+    _version,
+    worst,
+)
+
+DAY = 86400.0
+
+
+def test_the_defaults():
+    t = Thresholds()
+    assert t.warn == {"cert": 30 * DAY, "skew": 2.0, "fresh": 3600.0, "token": 600.0,
+                      "failed": 1.0}
+    assert t.crit == {"cert": 7 * DAY, "skew": 5.0, "fresh": DAY, "token": 60.0,
+                      "failed": 10.0}
+
+
+def test_warn_and_crit_set_their_own_limits():
+    t = Thresholds()
+    t.update(" cert=10d, skew=3s,fresh=2h ,token=5m,failed=2.5", "warn")
+    assert t.warn == {"cert": 10 * DAY, "skew": 3.0, "fresh": 7200.0, "token": 300.0,
+                      "failed": 2.5}
+    assert t.crit == {k: v[1] for k, v in DEFAULTS.items()}
+    t.update("failed=4", "crit")
+    assert t.crit["failed"] == 4.0 and t.warn["failed"] == 2.5
+    for nothing in (None, ""):
+        t.update(nothing, "warn")
+    assert t.warn["failed"] == 2.5
+
+
+@pytest.mark.parametrize("item", ["bogus=1", "cert=", "cert", "=1", "Cert=1d"])
+def test_a_limit_is_name_equals_value(item):
+    with pytest.raises(UsageError) as e:
+        Thresholds().update(f"skew=1s,{item}", "crit")
+    assert str(e.value) == (f"--crit: {item!r} is not NAME=VALUE with NAME one of cert, "
+                            "skew, fresh, token, failed")
+
+
+@pytest.mark.parametrize("item", ["cert=soon", "failed=many", "skew=1"])
+def test_a_limit_is_a_duration_or_a_count(item):
+    with pytest.raises(UsageError) as e:
+        Thresholds().update(item, "warn")
+    assert str(e.value) == (f"--warn: {item!r}: a duration (30d, 2s) or, for failed, a "
+                            "count")
+
+
+def test_a_refused_item_is_shown_in_40_characters():
+    with pytest.raises(UsageError) as e:
+        Thresholds().update("x" * 50, "warn")
+    assert repr("x" * 40) in str(e.value) and "x" * 41 not in str(e.value)
+
+
+def _c(*states: str) -> list[Check]:
+    return [Check(f"c{i}", s, "") for i, s in enumerate(states)]
+
+
+@pytest.mark.parametrize(("states", "want"), [
+    ((), OK), ((SKIPPED,), OK), ((OK, SKIPPED), OK), ((OK, UNKNOWN), UNKNOWN),
+    ((UNKNOWN, WARNING), WARNING), ((WARNING, UNKNOWN), WARNING),
+    ((CRITICAL, UNKNOWN), CRITICAL), ((UNKNOWN, CRITICAL, WARNING), CRITICAL),
+    ((SKIPPED, UNKNOWN, OK), UNKNOWN)])
+def test_the_worst_state_wins_and_skipped_decides_nothing(states, want):
+    assert worst(_c(*states)) == want
+
+
+def test_a_check_as_a_dict():
+    assert Check("clock", OK, "fine", 1.5, "s").as_dict() == {
+        "check": "clock", "state": OK, "reason": "fine", "value": 1.5}
+
+
+# -- the certificate ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory):
+    """(DER of a certificate, its not-after)."""
+    from pathlib import Path
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from tests.scripted_server import certificates
+
+    pem = Path(certificates(tmp_path_factory.mktemp("certs"))[1]).read_bytes()
+    c = x509.load_pem_x509_certificate(pem)
+    return c.public_bytes(Encoding.DER), c.not_valid_after_utc
+
+
+@pytest.mark.parametrize(("left", "state", "reason"), [
+    (30 * DAY + 1, OK, "expires {when} (30 days left)"),
+    (30 * DAY, WARNING, "expires {when} (30 days left)"),
+    (7 * DAY + 1, WARNING, "expires {when} (7 days left)"),
+    (7 * DAY, CRITICAL, "expires {when} (7 days left)"),
+    (0.5, CRITICAL, "expires {when} (0 days left)"),
+    (0.0, CRITICAL, "expired on {when} (0 days ago)"),
+    (-3 * DAY, CRITICAL, "expired on {when} (3 days ago)")])
+def test_certificate_days_left_at_each_threshold(cert, left, state, reason):
+    der, ends = cert
+    got = _cert_check(der, None, Thresholds(), ends.timestamp() - left)
+    assert (got.name, got.state, got.reason, got.value, got.unit) == (
+        "certificate", state, reason.format(when=f"{ends:%Y-%m-%d}"),
+        round(left / DAY, 1), "d")
+
+
+def test_custom_certificate_thresholds_are_used(cert):
+    der, ends = cert
+    t = Thresholds()
+    t.update("cert=2d", "warn")
+    t.update("cert=1d", "crit")
+    assert _cert_check(der, None, t, ends.timestamp() - 2 * DAY - 1).state == OK
+    assert _cert_check(der, None, t, ends.timestamp() - 2 * DAY).state == WARNING
+    assert _cert_check(der, None, t, ends.timestamp() - DAY).state == CRITICAL
+
+
+def test_an_untrusted_certificate_is_critical_and_says_why(cert):
+    der, ends = cert
+    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100 * DAY)
+    assert (got.state, got.reason, got.value) == (
+        CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})", 100.0)
+    expired = _cert_check(der, "self-signed", Thresholds(), ends.timestamp() + DAY)
+    assert expired.reason.startswith("expired on ")
+
+
+@pytest.mark.parametrize("der", [None, b""])
+def test_no_certificate_shown_is_unknown(der):
+    got = _cert_check(der, None, Thresholds(), 0.0)
+    assert (got.state, got.reason) == (UNKNOWN, "the node showed no certificate")
+
+
+# -- the version -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("version", "state", "reason"), [
+    ("3.8.0", OK, "3.8.0: every feature nodecli uses"),
+    ("4.4.5", OK, "4.4.5: every feature nodecli uses"),
+    ("3.7.9", WARNING, "3.7.9: without per-key activity logging, bearer tokens"),
+    ("3.7.4", WARNING, "3.7.4: without per-key activity logging, bearer tokens"),
+    ("3.7.3", WARNING, "3.7.3: without file lock events, per-key activity logging, "
+                       "bearer tokens"),
+    ("3.6.0", WARNING, "3.6.0: without events by id, file lock events, per-key activity "
+                       "logging, bearer tokens"),
+    ("3.5.9", WARNING, "3.5.9: without events, events by id, file lock events, per-key "
+                       "activity logging, bearer tokens")])
+def test_the_version_lacks_only_what_came_after_it(version, state, reason):
+    got = _version({"version": version})
+    assert (got.name, got.state, got.reason) == ("version", state, reason)
+
+
+@pytest.mark.parametrize("info", [{}, {"version": ""}, {"version": 4}])
+def test_no_version_is_unknown(info):
+    got = _version(info)
+    assert (got.state, got.reason) == (UNKNOWN, "the node says no version")
+
+
+# -- the token's expiry ------------------------------------------------------------------
+
+NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC).timestamp()
+
+
+def _bearer_token(expires_at) -> str:
+    from nodecli.tokens.wire import encode_token
+
+    payload = ('{"user_id":"u","scope":"node.ak1:user:all","auth_type":"access_key",'
+               f'"expires_at":{expires_at}}}').encode()
+    return encode_token(payload, b"not checked here")
+
+
+def _token_check(token: str | None, kind: str = "bearer", source=None, t=None):
+    auth = Auth(kind, token=token, access_key="ak1", source=source)
+    with open_client(Endpoint("https://node.invalid", auth)) as client:
+        return _token(client, t or Thresholds(), NOW)
+
+
+@pytest.mark.parametrize(("left", "state", "reason"), [
+    (601, OK, "expires in 10m 1s"), (600, WARNING, "expires in 10m"),
+    (61, WARNING, "expires in 1m 1s"), (60, CRITICAL, "expires in 1m"),
+    (1, CRITICAL, "expires in 1s")])
+def test_token_seconds_left_at_each_threshold(left, state, reason):
+    got = _token_check(_bearer_token(f'"2026-06-01T12:{left // 60:02d}:{left % 60:02d}Z"'))
+    assert (got.name, got.state, got.reason, got.value, got.unit) == (
+        "token", state, reason, float(left), "s")
+
+
+@pytest.mark.parametrize(("expires", "reason"), [(NOW, "expired 0s ago"),
+                                                 (NOW - 90, "expired 1m 30s ago")])
+def test_a_token_at_or_past_its_expiry_is_expired(expires, reason):
+    got = _token_check(_bearer_token(int(expires)))
+    assert (got.state, got.reason, got.value, got.unit) == (CRITICAL, reason, 0.0, "s")
+
+
+def test_token_thresholds_given_are_used():
+    t = Thresholds()
+    t.update("token=2m", "warn")
+    t.update("token=30s", "crit")
+    assert _token_check(_bearer_token(int(NOW + 121)), t=t).state == OK
+    assert _token_check(_bearer_token(int(NOW + 120)), t=t).state == WARNING
+    assert _token_check(_bearer_token(int(NOW + 31)), t=t).state == WARNING
+    assert _token_check(_bearer_token(int(NOW + 30)), t=t).state == CRITICAL
+
+
+def test_no_token_check_without_a_bearer_login_and_none_for_a_minted_one():
+    assert _token_check(None, kind="basic") is None
+
+    class Minted:
+        minted = True
+
+        def current(self) -> str:
+            return "x"
+
+    got = _token_check(None, source=Minted())
+    assert (got.state, got.reason) == (OK, "minted here, renewed before it expires")
+
+
+@pytest.mark.parametrize("token", ["", "not a token", None])
+def test_a_token_that_does_not_decode_is_unknown(token):
+    got = _token_check(token)
+    assert (got.state, got.reason) == (UNKNOWN, "the bearer token does not decode")
