@@ -1,0 +1,134 @@
+"""nodecli.node.raw_api at its boundaries (issue 33, item 2: the survivors of its mutation
+run): gh's method rule, the method and header shapes at their lengths, where fields go
+(query or body) and how, and the stop of --dry-run. plan() in process (a pure function);
+what is sent over HTTPS to a scripted server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nodecli.errors import UsageError
+from nodecli.node.raw_api import Call, plan
+
+
+def _plan(method=None, path="/p", typed=(), strings=(), body=None, headers=(), **kw) -> Call:
+    return plan(method, path, tuple(typed), tuple(strings), body, tuple(headers), **kw)
+
+
+def _refused(**kw) -> str:
+    with pytest.raises(UsageError) as e:
+        _plan(**kw)
+    return str(e.value)
+
+
+def test_get_with_nothing_post_with_fields_or_input_and_x_wins():
+    assert _plan().method == "GET"
+    assert _plan(typed=["a=1"]).method == "POST"
+    assert _plan(strings=["a=1"]).method == "POST"
+    assert _plan(body=b"").method == "POST"
+    assert _plan(method="put", strings=["a=1"]).method == "PUT"
+    assert _plan(method="delete").method == "DELETE"
+
+
+def test_fields_and_input_are_not_both_given():
+    for kw in ({"typed": ["a=1"]}, {"strings": ["a=1"]}):
+        assert _refused(body=b"{}", **kw) == "give fields (-f/-F) or --input, not both"
+    assert _plan(body=b"{}").body == b"{}"
+
+
+def test_paginate_means_get_and_refuses_another_method_and_an_input():
+    assert _plan(paginate=True).method == "GET"
+    assert _plan(method="get", paginate=True).method == "GET"
+    assert _plan(paginate=True, typed=["count=5"]).params == [("count", "5")]
+    assert _refused(method="POST" * 10, paginate=True) == (
+        '--paginate follows Link rel="next" of GET lists: not with -X ' + ("POST" * 10)[:30])
+    assert _refused(paginate=True, body=b"{}") == (
+        "--paginate sends GET: give the query as fields (-f), not --input")
+
+
+@pytest.mark.parametrize("method", ["A", "M-SEARCH", "X_Y", "A" * 20, "cancel"])
+def test_a_method_of_one_to_twenty_letters_passes(method):
+    assert _plan(method=method).method == method.upper()
+
+
+@pytest.mark.parametrize("method", ["A" * 21, "1GET", "-GET", "GE T", "GET1", "GÉT", ""])
+def test_any_other_method_is_refused_and_shown(method):
+    if method == "":  # no -X at all is GET
+        assert _plan(method=method).method == "GET"
+        return
+    assert _refused(method=method) == f"-X: {method.upper()[:30]!r} is not an HTTP method"
+
+
+@pytest.mark.parametrize("path", ["p", "", "/a b", "/a\tb", "/a\x1fb", "/a\nb", " /a"])
+def test_a_path_starts_with_a_slash_and_has_no_space_or_control(path):
+    assert _refused(path=path) == f"PATH starts with '/' and has no spaces: {path[:60]!r}"
+
+
+def test_a_refused_path_is_shown_in_60_characters():
+    assert _refused(path="x" * 99).endswith(repr("x" * 60))
+
+
+def test_a_path_with_odd_but_printable_characters_passes():
+    assert _plan(path="/a~b?c=d&é\x7f").path == "/a~b?c=d&é\x7f"
+
+
+def test_typed_fields_are_values_and_string_fields_stay_text():
+    call = _plan(method="POST", typed=["n=1", "t=true", "o={\"a\":[1]}", "s=x", "e="],
+                 strings=["m=1", "u=", "eq=a=b"])
+    assert json.loads(call.body) == {"n": 1, "t": True, "o": {"a": [1]}, "s": "x",
+                                     "e": "", "m": "1", "u": "", "eq": "a=b"}
+    assert call.body == b'{"n":1,"t":true,"o":{"a":[1]},"s":"x","e":"","m":"1","u":"",' \
+                        b'"eq":"a=b"}'
+    assert call.params == [] and call.headers == {"Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize(("flag", "item"), [("-f", "novalue"), ("-f", "=1"), ("-F", "x"),
+                                            ("-F", "=1")])
+def test_a_field_is_key_equals_value(flag, item):
+    kw = {"typed": [item]} if flag == "-f" else {"strings": [item]}
+    assert _refused(**kw) == f"{flag} takes KEY=VALUE, not {item!r}"
+
+
+def test_a_refused_field_is_shown_in_40_characters():
+    assert _refused(strings=["y" * 50]).endswith(repr("y" * 40))
+    assert _refused(typed=["y" * 50]).endswith(repr("y" * 40))
+
+
+def test_a_field_from_a_file_is_its_utf8_text(tmp_path):
+    f = tmp_path / "v.txt"
+    f.write_text("é line\n", encoding="utf-8")
+    call = _plan(method="POST", typed=[f"v=@{f}"])
+    assert json.loads(call.body) == {"v": "é line\n"}
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\xff\xfe")
+    assert _refused(typed=[f"v=@{bad}"]) == f"{bad} is not UTF-8 text"
+
+
+def test_fields_are_the_query_of_get_delete_head_and_cancel_and_a_body_otherwise():
+    for method in ("GET", "DELETE", "HEAD", "CANCEL"):
+        call = _plan(method=method, typed=["n=1", "o={\"a\":1}"], strings=["s=1"])
+        assert call.params == [("n", "1"), ("o", '{"a": 1}'), ("s", "1")]
+        assert call.body is None and call.headers == {}
+    for method in ("POST", "PUT", "PATCH"):
+        call = _plan(method=method, strings=["s=1"])
+        assert call.params == [] and call.body == b'{"s":"1"}'
+
+
+def test_no_fields_no_body_no_content_type():
+    call = _plan(method="POST")
+    assert (call.params, call.body, call.headers) == ([], None, {})
+
+
+def test_headers_by_name_and_a_content_type_given_is_kept():
+    call = _plan(body=b"x", headers=["Content-Type: text/plain", "X-A:\t v\tw", "X-B:"])
+    assert call.headers == {"Content-Type": "text/plain", "X-A": "v\tw", "X-B": ""}
+    assert _plan(headers=["N" * 128 + ": v"]).headers == {"N" * 128: "v"}
+
+
+@pytest.mark.parametrize("header", ["N" * 129 + ": v", "Bad Header: v", "NoColon",
+                                    ": v", "X: a\nb", "X: a\x00b", "X: a\x1fb", "X(: v"])
+def test_a_header_is_one_line_of_name_colon_value(header):
+    assert _refused(headers=[header]) == (
+        f"-H takes 'Name: value' on one line, not {header[:40]!r}")
