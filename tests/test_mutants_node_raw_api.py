@@ -6,6 +6,7 @@ what is sent over HTTPS to a scripted server."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -132,3 +133,129 @@ def test_headers_by_name_and_a_content_type_given_is_kept():
 def test_a_header_is_one_line_of_name_colon_value(header):
     assert _refused(headers=[header]) == (
         f"-H takes 'Name: value' on one line, not {header[:40]!r}")
+
+
+def test_a_value_with_an_equals_sign_is_split_at_the_first():
+    call = _plan(method="PUT", typed=["q=a=b"], strings=["r==c"])
+    assert json.loads(call.body) == {"q": "a=b", "r": "=c"}
+
+
+# -- over HTTPS: what is sent, and pages followed ---------------------------------------
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    from tests.scripted_server import certificates
+
+    return certificates(tmp_path_factory.mktemp("certs"))
+
+
+class Node:
+    """A node whose answers a test sets: ``pages`` maps a request target to (status,
+    body, Link header or None); a target asked again gets ``again`` if set there."""
+
+    def __init__(self, certs) -> None:
+        from tests.scripted_server import ScriptedServer
+
+        self.certs = certs
+        self.pages: dict[str, tuple[int, Any, str | None]] = {}
+        self.again: dict[str, tuple[int, Any, str | None]] = {}
+        self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
+
+    def _answer(self, seen):
+        from tests.scripted_server import reply
+
+        asked = [s.target for s in self.server.seen].count(seen.target)
+        status, body, link = (self.again.get(seen.target) if asked > 1 else None) or \
+            self.pages.get(seen.target, (404, {"error": {"user_message": "no"}}, None))
+        headers = [("Content-Type", "application/json")]
+        if link:
+            headers.append(("Link", f'<{link}>; rel="next"'))
+        yield reply(status, b"" if body is None else json.dumps(body).encode(), headers)
+
+    def client(self):
+        from nodecli.http.client import Auth, Endpoint, open_client
+
+        return open_client(Endpoint(self.server.url(), Auth("basic", username="u",
+                                                             password="pw-raw-api"),
+                                    cacert=self.certs[0], deadline=10.0, max_attempts=1))
+
+    @property
+    def targets(self) -> list[str]:
+        return [s.target for s in self.server.seen]
+
+
+@pytest.fixture(scope="module")
+def node_server(certs):
+    node = Node(certs)
+    yield node
+    node.server.close()
+
+
+@pytest.fixture
+def node(node_server):
+    node_server.pages.clear()
+    node_server.again.clear()
+    node_server.server.seen.clear()
+    return node_server
+
+
+@pytest.mark.parametrize("status", [200, 201, 204, 299])
+def test_any_2xx_is_an_answer_and_headers_and_no_empty_query_are_sent(node, status):
+    from nodecli.node.raw_api import send
+
+    node.pages["/x"] = (status, None if status == 204 else {"ok": 1}, None)
+    call = _plan(method="DELETE", path="/x", headers=["X-Trace: t-1", "Accept: text/x"])
+    with node.client() as c:
+        resp = send(c, call)
+    assert resp.status == status
+    seen = node.server.seen[-1]
+    assert (seen.method, seen.target) == ("DELETE", "/x")
+    assert (seen.headers["x-trace"], seen.headers["accept"]) == ("t-1", "text/x")
+
+
+def test_fields_of_a_get_are_its_query_and_a_body_goes_with_its_type(node):
+    from nodecli.node.raw_api import send
+
+    node.pages["/x?a=1&b=%7B%7D"] = (200, {}, None)
+    node.pages["/y"] = (201, {}, None)
+    with node.client() as c:
+        send(c, _plan(method="GET", path="/x", typed=["a=1", "b={}"]))
+        send(c, _plan(path="/y", strings=["s=1"]))
+    assert node.targets == ["/x?a=1&b=%7B%7D", "/y"]
+    posted = node.server.seen[-1]
+    assert (posted.method, posted.body, posted.headers["content-type"]) == (
+        "POST", b'{"s":"1"}', "application/json")
+
+
+def _transfers(node, path: str, first: str) -> list[Any]:
+    """Pages of /ops/transfers: the first Link names another host (its query is asked
+    of this node's collection), the last names the very token it was asked with."""
+    from nodecli.node.raw_api import paginate
+
+    node.pages[first] = (200, [{"id": "1"}, {"id": "2"}],
+                         "https://internal.example:9/ops/transfers?iteration_token=t1")
+    node.pages["/ops/transfers?iteration_token=t1"] = (
+        200, [{"id": "3"}], "/ops/transfers?iteration_token=t2")
+    node.pages["/ops/transfers?iteration_token=t2"] = (
+        200, [{"id": "4"}], "/ops/transfers?iteration_token=t2")
+    # a pager that asks the same token again sees it once more, then the end
+    node.again["/ops/transfers?iteration_token=t2"] = (200, [], None)
+    with node.client() as c:
+        return paginate(c, _plan(path=path, paginate=True))
+
+
+@pytest.mark.parametrize("path", ["/ops/transfers", "/ops/transfers?q=a?b"])
+def test_paginate_follows_the_collection_asked_and_stops_at_the_token_used(node, path):
+    got = _transfers(node, path, path)
+    assert [t["id"] for t in got] == ["1", "2", "3", "4"]
+    assert node.targets == [path,
+                            "/ops/transfers?iteration_token=t1",
+                            "/ops/transfers?iteration_token=t2"]
+
+
+def test_paginate_refuses_any_method_but_get():
+    from nodecli.node.raw_api import paginate
+
+    with pytest.raises(UsageError) as e:
+        paginate(None, Call("POST", "/x", [], None, {}))
+    assert str(e.value) == '--paginate follows Link rel="next" of GET lists'

@@ -4,6 +4,8 @@ is. Pure functions in process."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nodecli.errors import UsageError
@@ -84,3 +86,126 @@ def test_a_spec_path_may_start_with_a_tilde(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "s.json").write_text("{}")
     assert load_transfer_spec("~/s.json") == {}
+
+
+# -- over HTTPS: a transfer watched, asked of a scripted node ----------------------------
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    from tests.scripted_server import certificates
+
+    return certificates(tmp_path_factory.mktemp("certs"))
+
+
+class Node:
+    """A node whose GET /ops/transfers/ID answers, in turn, the statuses in
+    ``statuses[ID]`` (the last one again and again; an int is that HTTP status)."""
+
+    def __init__(self, certs) -> None:
+        from tests.scripted_server import ScriptedServer
+
+        self.certs = certs
+        self.statuses: dict[str, list] = {}
+        self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
+
+    def _answer(self, seen):
+        from tests.scripted_server import reply
+
+        tid = seen.target.rsplit("/", 1)[-1]
+        todo = self.statuses.get(tid, [404])
+        got = todo.pop(0) if len(todo) > 1 else todo[0]
+        if isinstance(got, int):
+            yield reply(got, json.dumps({"error": {"user_message": "no"}}).encode(),
+                        [("Content-Type", "application/json")])
+        else:
+            yield reply(200, json.dumps({"id": tid, "status": got}).encode(),
+                        [("Content-Type", "application/json")])
+
+    def client(self):
+        from nodecli.http.client import Auth, Endpoint, open_client
+
+        return open_client(Endpoint(self.server.url(), Auth("basic", username="u",
+                                                             password="pw-transfers"),
+                                    cacert=self.certs[0], deadline=10.0, max_attempts=1))
+
+
+@pytest.fixture(scope="module")
+def node_server(certs):
+    node = Node(certs)
+    yield node
+    node.server.close()
+
+
+@pytest.fixture
+def node(node_server):
+    node_server.statuses.clear()
+    node_server.server.seen.clear()
+    return node_server
+
+
+class Clock:
+    """A monotonic clock the test moves: each nap advances it by the time asked."""
+
+    def __init__(self) -> None:
+        self.now, self.naps = 100.0, []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.naps.append(seconds)
+        self.now += seconds
+
+
+def _watch(node, ids, **kw):
+    from nodecli.node.transfers import watch_transfers
+
+    clock, updates = Clock(), []
+    with node.client() as c:
+        last, timed_out = watch_transfers(c, ids, sleep=clock.sleep, clock=clock,
+                                          on_update=lambda d, t: updates.append(
+                                              ({k: v["status"] for k, v in d.items()}, t)),
+                                          **kw)
+    return {k: v["status"] for k, v in last.items()}, timed_out, clock.naps, updates
+
+
+def test_each_transfer_is_asked_until_it_ends_and_not_after(node):
+    node.statuses = {"a": ["running", "completed"], "b": ["running", "running", "failed"]}
+    last, timed_out, naps, updates = _watch(node, ["a", "b"], interval=2.0)
+    assert (last, timed_out, naps) == ({"a": "completed", "b": "failed"}, False, [2.0, 2.0])
+    assert [s.target.rsplit("/", 1)[-1] for s in node.server.seen] == ["a", "b", "a", "b",
+                                                                       "b"]
+    assert updates == [({"a": "running", "b": "running"}, 0.0),
+                       ({"a": "completed", "b": "running"}, 2.0),
+                       ({"a": "completed", "b": "failed"}, 4.0)]
+
+
+def test_a_timeout_reached_exactly_ends_the_watch_and_the_last_nap_is_cut_to_it(node):
+    node.statuses = {"a": ["running"]}
+    last, timed_out, naps, _ = _watch(node, ["a"], interval=2.0, timeout=5.0)
+    assert (last, timed_out) == ({"a": "running"}, True)
+    assert naps == [2.0, 2.0, 1.0]  # 100 -> 105: at 5.0 s exactly it is over
+    assert len(node.server.seen) == 4
+
+
+def test_a_timeout_shorter_than_the_interval(node):
+    node.statuses = {"a": ["running"]}
+    _, timed_out, naps, _ = _watch(node, ["a"], interval=2.0, timeout=0.5)
+    assert (timed_out, naps) == (True, [0.5])
+
+
+def test_no_timeout_watches_on(node):
+    node.statuses = {"a": ["running"] * 5 + ["completed"]}
+    last, timed_out, naps, _ = _watch(node, ["a"], interval=0.25)
+    assert (last, timed_out, naps) == ({"a": "completed"}, False, [0.25] * 5)
+
+
+def test_an_error_before_the_timeout_is_raised_and_after_it_is_a_timeout(node):
+    from nodecli.errors import RemoteError
+
+    node.statuses = {"a": [500]}
+    with pytest.raises(RemoteError):
+        _watch(node, ["a"], interval=1.0, timeout=5.0)
+    node.statuses = {"a": ["running", "running", 500]}
+    last, timed_out, naps, _ = _watch(node, ["a"], interval=2.5, timeout=5.0)
+    assert (last, timed_out, naps) == ({"a": "running"}, True, [2.5, 2.5])
