@@ -59,18 +59,39 @@ def test_a_limit_is_name_equals_value(item):
                             "skew, fresh, token, failed")
 
 
-@pytest.mark.parametrize("item", ["cert=soon", "failed=many", "skew=1"])
+@pytest.mark.parametrize("item", ["cert=soon", "failed=many", "skew=1", "skew=1s=2",
+                                  "token=" + "9" * 40])
 def test_a_limit_is_a_duration_or_a_count(item):
     with pytest.raises(UsageError) as e:
         Thresholds().update(item, "warn")
-    assert str(e.value) == (f"--warn: {item!r}: a duration (30d, 2s) or, for failed, a "
-                            "count")
+    assert str(e.value) == (f"--warn: {item[:40]!r}: a duration (30d, 2s) or, for failed, "
+                            "a count")
 
 
 def test_a_refused_item_is_shown_in_40_characters():
     with pytest.raises(UsageError) as e:
         Thresholds().update("x" * 50, "warn")
     assert repr("x" * 40) in str(e.value) and "x" * 41 not in str(e.value)
+
+
+@pytest.mark.parametrize(("name", "value", "state"), [
+    ("skew", 1.999, OK), ("skew", 2.0, WARNING), ("skew", 4.999, WARNING),
+    ("skew", 5.0, CRITICAL), ("failed", 0, OK), ("failed", 1, WARNING),
+    ("failed", 9, WARNING), ("failed", 10, CRITICAL), ("failed", 11, CRITICAL)])
+def test_a_growing_value_reaches_each_threshold_at_equality(name, value, state):
+    from nodecli.node.health import _up
+
+    assert _up(value, name, Thresholds()) == state
+
+
+def test_growing_thresholds_given_are_used():
+    from nodecli.node.health import _up
+
+    t = Thresholds()
+    t.update("failed=3", "warn")
+    t.update("failed=5", "crit")
+    assert [_up(n, "failed", t) for n in range(7)] == [OK] * 3 + [WARNING] * 2 + \
+        [CRITICAL] * 2
 
 
 def _c(*states: str) -> list[Check]:
@@ -114,8 +135,10 @@ def cert(tmp_path_factory):
     (7 * DAY + 1, WARNING, "expires {when} (7 days left)"),
     (7 * DAY, CRITICAL, "expires {when} (7 days left)"),
     (0.5, CRITICAL, "expires {when} (0 days left)"),
+    (4320.0, CRITICAL, "expires {when} (0 days left)"),  # 0.05 d: a value of 0.1
     (0.0, CRITICAL, "expired on {when} (0 days ago)"),
-    (-3 * DAY, CRITICAL, "expired on {when} (3 days ago)")])
+    (-3 * DAY, CRITICAL, "expired on {when} (3 days ago)"),
+    (-1.25 * DAY, CRITICAL, "expired on {when} (1 days ago)")])
 def test_certificate_days_left_at_each_threshold(cert, left, state, reason):
     der, ends = cert
     got = _cert_check(der, None, Thresholds(), ends.timestamp() - left)
@@ -136,9 +159,9 @@ def test_custom_certificate_thresholds_are_used(cert):
 
 def test_an_untrusted_certificate_is_critical_and_says_why(cert):
     der, ends = cert
-    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100 * DAY)
+    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100.5 * DAY)
     assert (got.state, got.reason, got.value) == (
-        CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})", 100.0)
+        CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})", 100.5)
     expired = _cert_check(der, "self-signed", Thresholds(), ends.timestamp() + DAY)
     assert expired.reason.startswith("expired on ")
 
