@@ -193,7 +193,8 @@ def test_the_version_lacks_only_what_came_after_it(version, state, reason):
 @pytest.mark.parametrize("info", [{}, {"version": ""}, {"version": 4}])
 def test_no_version_is_unknown(info):
     got = _version(info)
-    assert (got.state, got.reason) == (UNKNOWN, "the node says no version")
+    assert (got.name, got.state, got.reason) == ("version", UNKNOWN,
+                                                 "the node says no version")
 
 
 # -- the token's expiry ------------------------------------------------------------------
@@ -252,10 +253,173 @@ def test_no_token_check_without_a_bearer_login_and_none_for_a_minted_one():
             return "x"
 
     got = _token_check(None, source=Minted())
-    assert (got.state, got.reason) == (OK, "minted here, renewed before it expires")
+    assert (got.name, got.state, got.reason) == ("token", OK,
+                                                 "minted here, renewed before it expires")
+
+
+def test_a_token_from_a_source_that_does_not_mint_is_read_for_its_expiry():
+    class File:
+        def current(self) -> str:
+            return _bearer_token(int(NOW + 30))
+
+    got = _token_check(None, source=File())
+    assert (got.name, got.state, got.reason) == ("token", CRITICAL, "expires in 30s")
 
 
 @pytest.mark.parametrize("token", ["", "not a token", None])
 def test_a_token_that_does_not_decode_is_unknown(token):
     got = _token_check(token)
-    assert (got.state, got.reason) == (UNKNOWN, "the bearer token does not decode")
+    assert (got.name, got.state, got.reason) == ("token", UNKNOWN,
+                                                 "the bearer token does not decode")
+
+
+# -- every check over HTTPS, its words said exactly (a scripted node) ---------------------
+
+class Node:
+    """A node whose /info, /events, /ops/transfers and /access_keys/ak1 the test sets
+    (one server for the module)."""
+
+    def __init__(self, certs) -> None:
+        from tests.scripted_server import ScriptedServer
+
+        self.ca = certs[0]
+        self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
+        self.reset()
+
+    def reset(self) -> None:
+        self.info: dict = {"version": "4.1.0", "current_time": "2026-06-01T12:00:03Z",
+                           "settings": [{"name": "activity_event_logging", "value": True}]}
+        self.events: list = [{"id": "1", "time": "2026-06-01T11:59:00Z", "user_id": "a",
+                              "types": ["file.created"], "data": {}}]
+        self.transfers: list = []
+        self.key: dict | int = {"id": "ak1"}
+        self.server.seen.clear()
+
+    def _answer(self, seen):
+        import json
+
+        from tests.scripted_server import reply
+
+        path, _, query = seen.target.partition("?")
+        body = {"/info": self.info, "/events": self.events, "/ops/transfers": self.transfers,
+                "/access_keys/ak1": self.key}.get(path)
+        if isinstance(body, int) or body is None:
+            status = body or 404
+            return [reply(status, json.dumps({"error": {"user_message": "no key"}}).encode(),
+                          [("Content-Type", "application/json")])]
+        headers = [("Content-Type", "application/json")]
+        if path in ("/events", "/ops/transfers"):
+            body = [] if "iteration_token=" in query else body
+            headers.append(("Link", f'<{path}?iteration_token=9>; rel="next"'))
+        return [reply(200, json.dumps(body).encode(), headers)]
+
+    def checks(self, access_key=None, local_key=None, now=NOW) -> dict[str, tuple]:
+        from nodecli.node.health import run_checks
+
+        auth = Auth("basic", username="admin", password="pw-health")
+        with open_client(Endpoint(self.server.url("127.0.0.1"), auth, cacert=self.ca,
+                                  max_attempts=1)) as client:
+            got = run_checks(client, access_key=access_key, local_key=local_key,
+                             thresholds=Thresholds(), now=now)
+        return {c.name: (c.state, c.reason, c.value) for c in got}
+
+
+@pytest.fixture(scope="module")
+def node_server(tmp_path_factory):
+    from tests.scripted_server import certificates
+
+    node = Node(certificates(tmp_path_factory.mktemp("certs")))
+    yield node
+    node.server.close()
+
+
+@pytest.fixture
+def node(node_server):
+    node_server.reset()
+    return node_server
+
+
+def test_a_well_node_says_each_check_in_its_words(node):
+    got = node.checks()
+    cert = got.pop("certificate")
+    assert cert[0] == OK and cert[1].startswith("expires ")
+    assert got == {
+        "reachable": (OK, "GET /info answered (basic login)", None),
+        "clock": (WARNING, "3.0 s ahead of this machine (/info current_time)", 3.0),
+        "version": (OK, "4.1.0: every feature nodecli uses", None),
+        "logging": (OK, "activity event logging is on", None),
+        "fresh events": (OK, "an event within the last 1h", None),
+        "failed transfers": (OK, "0 in the last hour", 0.0)}
+    asked = [s.target.partition("?")[0] for s in node.server.seen]
+    assert asked == ["/info", "/ops/transfers", "/events"]
+
+
+def test_a_clock_behind_and_logging_off(node):
+    node.info["current_time"] = "2026-06-01T11:59:59Z"
+    node.info["settings"] = [{"name": "activity_event_logging", "value": False}]
+    got = node.checks()
+    assert got["clock"] == (OK, "1.0 s behind this machine (/info current_time)", -1.0)
+    assert got["logging"] == (WARNING, "activity event logging is off: the node logs no "
+                                       "events", None)
+
+
+def test_a_node_that_says_no_logging_or_time(node):
+    node.info = {"version": "4.1.0"}
+    got = node.checks()
+    assert got["logging"] == (SKIPPED, "the node does not report activity_event_logging",
+                              None)
+    assert got["clock"] == (UNKNOWN, "the node says no time", None)  # and no Date header
+
+
+def test_no_event_within_the_day_or_only_within_it(node):
+    node.events = []
+    assert node.checks()["fresh events"] == (CRITICAL, "no event in the last 1d", None)
+
+
+@pytest.mark.parametrize(("key", "state", "reason"), [
+    ({"id": "ak1", "configuration": {"activity_event_logging": False}}, WARNING,
+     "ak1: logging off for this key"),
+    ({"id": "ak1", "configuration": {"activity_event_logging": True}}, OK, "ak1: logged"),
+    ({"id": "ak1"}, OK, "ak1: follows the node setting"),
+    (404, UNKNOWN, "ak1: GET {url}/access_keys/ak1: HTTP 404: no key")])
+def test_the_keys_own_logging(node, key, state, reason):
+    node.key = key
+    got = node.checks(access_key="ak1")
+    url = node.server.url("127.0.0.1")
+    assert got["key logging"] == (state, reason.format(url=url), None)
+
+
+def test_the_verification_key_against_the_local_one(node):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from nodecli.tokens.keys import key_fingerprint
+
+    mine = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def pem(k) -> str:
+        return k.public_key().public_bytes(
+            serialization.Encoding.PEM,
+            serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+    fp, ofp = key_fingerprint(mine), key_fingerprint(other)
+    cases = [({"id": "ak1"}, mine, (WARNING, "ak1 has none registered: bearer tokens are "
+                                             "refused")),
+             ({"token_verification_key": " "}, mine, (WARNING, "ak1 has none registered: "
+                                                               "bearer tokens are refused")),
+             ({"token_verification_key": pem(mine)}, None,
+              (UNKNOWN, "no local key pair for ak1")),
+             ({"token_verification_key": "-----BEGIN PUBLIC KEY-----\nxx"}, mine,
+              (CRITICAL, "ak1: the registered key is unreadable")),
+             ({"token_verification_key": pem(other)}, mine,
+              (CRITICAL, f"ak1: registered {ofp} is not the local key {fp}")),
+             ({"token_verification_key": pem(mine)}, mine,
+              (OK, f"ak1: {fp} matches the local key")),
+             (403, mine, (UNKNOWN, f"ak1: GET {node.server.url('127.0.0.1')}/access_keys/"
+                                   "ak1: HTTP 403: no key"))]
+    for key, local, want in cases:
+        node.key = key
+        state, reason, _ = node.checks(access_key="ak1", local_key=local)[
+            "verification key"]
+        assert (state, reason) == want, key
