@@ -302,7 +302,7 @@ class Node:
 
         path, _, query = seen.target.partition("?")
         body = {"/info": self.info, "/events": self.events, "/ops/transfers": self.transfers,
-                "/access_keys/ak1": self.key}.get(path)
+                "/access_keys/ak1": self.key, "/access_keys/self": self.key}.get(path)
         if isinstance(body, int) or body is None:
             status = body or 404
             return [reply(status, json.dumps({"error": {"user_message": "no key"}}).encode(),
@@ -313,10 +313,10 @@ class Node:
             headers.append(("Link", f'<{path}?iteration_token=9>; rel="next"'))
         return [reply(200, json.dumps(body).encode(), headers)]
 
-    def checks(self, access_key=None, local_key=None, now=NOW) -> dict[str, tuple]:
+    def checks(self, access_key=None, local_key=None, now=NOW, auth=None) -> dict[str, tuple]:
         from nodecli.node.health import run_checks
 
-        auth = Auth("basic", username="admin", password="pw-health")
+        auth = auth or Auth("basic", username="admin", password="pw-health")
         with open_client(Endpoint(self.server.url("127.0.0.1"), auth, cacert=self.ca,
                                   max_attempts=1)) as client:
             got = run_checks(client, access_key=access_key, local_key=local_key,
@@ -423,3 +423,39 @@ def test_the_verification_key_against_the_local_one(node):
         state, reason, _ = node.checks(access_key="ak1", local_key=local)[
             "verification key"]
         assert (state, reason) == want, key
+
+
+def test_a_bearer_login_asks_its_key_and_skips_what_a_token_may_not_read(node):
+    token = _bearer_token(int(NOW + 3600))
+    got = node.checks(auth=Auth("bearer", token=token, access_key="ak1"))
+    got.pop("certificate")
+    assert got == {
+        "reachable": (OK, "GET /access_keys/self answered (bearer login)", None),
+        "clock": (UNKNOWN, "the node says no time", None),
+        "version": (SKIPPED, "a bearer token may not read GET /info: the version is not "
+                             "known", None),
+        "logging": (SKIPPED, "a bearer token may not read GET /info: the node's "
+                             "activity_event_logging is not known", None),
+        "fresh events": (OK, "an event within the last 1h", None),
+        "failed transfers": (OK, "0 in the last hour", 0.0),
+        "token": (OK, "expires in 1h", 3600.0)}
+    assert [s.target.partition("?")[0] for s in node.server.seen] == [
+        "/access_keys/self", "/ops/transfers", "/events"]
+
+
+def test_an_unreachable_node_is_one_critical_line(node):
+    node.info = 500
+    url = node.server.url("127.0.0.1")
+    got = node.checks()
+    assert got == {"reachable": (CRITICAL, f"GET /info: remote: GET {url}/info: HTTP 500: "
+                                           "no key", None)}
+    node.key = 401
+    got = node.checks(auth=Auth("bearer", token="tok-401-x", access_key="ak1"))
+    assert list(got) == ["reachable"]
+    assert got["reachable"][1].startswith(f"GET /access_keys/self: auth: GET {url}/")
+
+
+def test_info_that_is_no_object_is_critical(node):
+    node.info = [1]
+    assert node.checks() == {"reachable": (CRITICAL, "GET /info did not answer with an "
+                                                     "object", None)}
