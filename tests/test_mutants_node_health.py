@@ -459,3 +459,34 @@ def test_info_that_is_no_object_is_critical(node):
     node.info = [1]
     assert node.checks() == {"reachable": (CRITICAL, "GET /info did not answer with an "
                                                      "object", None)}
+
+
+# -- the certificate when the client's connection did not show one ------------------------
+
+def test_a_plain_http_node_or_one_through_a_proxy_is_not_probed():
+    from nodecli.http.proxies import Proxy
+    from nodecli.node.health import _cert
+
+    with open_client(Endpoint("http://127.0.0.1:9", Auth())) as c:
+        got = _cert(c, Thresholds(), NOW)
+    assert (got.name, got.state, got.reason) == ("certificate", UNKNOWN,
+                                                 "plain http: no certificate")
+    proxy = Proxy("http", "127.0.0.1", 9)
+    with open_client(Endpoint("https://127.0.0.1:9", Auth(), proxy=proxy)) as c:
+        got = _cert(c, Thresholds(), NOW)
+    assert (got.name, got.state, got.reason) == ("certificate", UNKNOWN,
+                                                 "through a proxy: not probed")
+
+
+@pytest.mark.timeout(60)
+def test_its_own_handshake_with_a_silent_node_is_bounded_by_the_wait_given():
+    import socket
+    import ssl
+
+    from nodecli.node.health import _peer_certificate
+
+    with socket.socket() as silent:  # connects (the backlog), never says a word
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        with pytest.raises(TimeoutError):
+            _peer_certificate(silent.getsockname(), ssl.create_default_context(), 0.2)
