@@ -490,3 +490,22 @@ def test_its_own_handshake_with_a_silent_node_is_bounded_by_the_wait_given():
         silent.listen(1)
         with pytest.raises(TimeoutError):
             _peer_certificate(silent.getsockname(), ssl.create_default_context(), 0.2)
+
+
+def test_an_untrusted_node_says_why_in_its_certificate_check(node, tmp_path):
+    from nodecli.node.health import run_checks
+    from tests.scripted_server import certificates
+
+    other_ca = certificates(tmp_path / "other")[0]  # a CA that did not sign the node's
+    with open_client(Endpoint(node.server.url("127.0.0.1"), Auth("basic", username="a",
+                                                                  password="pw-health"),
+                              cacert=other_ca, max_attempts=1)) as client:
+        got = {c.name: c for c in run_checks(client, access_key=None, local_key=None,
+                                             thresholds=Thresholds(), now=NOW)}
+    assert list(got) == ["reachable", "certificate"]
+    assert got["reachable"].state == CRITICAL
+    port = node.server.port
+    assert got["reachable"].reason.startswith(
+        f"GET /info: remote: TLS: the certificate of 127.0.0.1:{port} is not trusted")
+    assert (got["certificate"].state, got["certificate"].reason[:13]) == (CRITICAL,
+                                                                         "not trusted: ")
