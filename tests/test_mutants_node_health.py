@@ -293,6 +293,7 @@ class Node:
                               "types": ["file.created"], "data": {}}]
         self.transfers: list = []
         self.key: dict | int = {"id": "ak1"}
+        self.error = "no key"
         self.server.seen.clear()
 
     def _answer(self, seen):
@@ -305,7 +306,7 @@ class Node:
                 "/access_keys/ak1": self.key, "/access_keys/self": self.key}.get(path)
         if isinstance(body, int) or body is None:
             status = body or 404
-            return [reply(status, json.dumps({"error": {"user_message": "no key"}}).encode(),
+            return [reply(status, json.dumps({"error": {"user_message": self.error}}).encode(),
                           [("Content-Type", "application/json")])]
         headers = [("Content-Type", "application/json")]
         if path in ("/events", "/ops/transfers"):
@@ -509,3 +510,16 @@ def test_an_untrusted_node_says_why_in_its_certificate_check(node, tmp_path):
         f"GET /info: remote: TLS: the certificate of 127.0.0.1:{port} is not trusted")
     assert (got["certificate"].state, got["certificate"].reason[:13]) == (CRITICAL,
                                                                          "not trusted: ")
+
+
+def test_a_long_error_is_cut_to_its_check(node):
+    node.error = "e" * 400
+    node.key = 404
+    got = node.checks(access_key="ak1", local_key=object())
+    for name, limit in (("key logging", 150), ("verification key", 150)):
+        reason = got[name][1]
+        assert reason.startswith("ak1: GET ") and len(reason) == len("ak1: ") + limit, name
+    node.info = 500
+    reason = node.checks()["reachable"][1]
+    assert reason.startswith("GET /info: remote: GET ")
+    assert len(reason) == len("GET /info: remote: ") + 200
