@@ -269,3 +269,14 @@ def test_no_date_no_clock(server):
             node_clock_offset(c)
         assert str(e.value) == (f"{server.server.url()} sent no usable Date header: its clock "
                                 "is not known")
+
+
+@pytest.mark.parametrize(("auth", "who"), [
+    (Auth("bearer", token="tok-info-1", access_key="ak9"), "bearer|ak9"),
+    (Auth(), "none|")])
+def test_the_cache_names_a_key_login_by_its_key_and_no_login_by_nothing(server, tmp_path,
+                                                                       auth, who):
+    with server.set(INFO).client(auth) as c:
+        node_info(c, tmp_path)
+    cached = json.loads(next((tmp_path / "cache").iterdir()).read_text())
+    assert cached["who"] == f"{server.server.url()}|{who}"
