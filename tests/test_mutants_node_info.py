@@ -123,6 +123,10 @@ class Node:
     def _answer(self, seen):
         from email.utils import formatdate
 
+        if (seen.method, seen.target) != ("GET", "/info"):  # nodecli asks nothing else
+            yield reply(405, b"{}", [("Content-Type", "application/json")])
+            return
+
         headers = [("Content-Type", "application/json")]
         if self.date:
             headers.append(("Date", formatdate(time.time() + 3600, usegmt=True)))
@@ -293,3 +297,23 @@ def test_a_cache_file_is_read_up_to_64_kib_and_one_byte(server, tmp_path, size, 
         path.write_text(json.dumps(doc))
         assert path.stat().st_size == size
         assert (node_info(c, tmp_path).version == "9.9.9") is used
+
+
+def test_under_dry_run_the_cache_is_silently_not_written(server, tmp_path):
+    from nodecli import dryrun
+
+    dryrun.activate(True)
+    try:
+        with server.set(INFO).client() as c:
+            assert node_info(c, tmp_path).version == "4.1.2"
+    finally:
+        dryrun.activate(False)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_a_cache_that_cannot_be_written_is_no_error(server, tmp_path):
+    (tmp_path / "cache").write_text("a file where the folder goes")
+    with server.set(INFO).client() as c:
+        assert node_info(c, tmp_path).version == "4.1.2"
+        assert node_info(c, tmp_path).version == "4.1.2"
+    assert len(server.server.seen) == 2
