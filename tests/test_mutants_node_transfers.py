@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from nodecli.errors import UsageError
+from nodecli.errors import NotFoundError, UsageError
 from nodecli.node.transfers import MAX_SPEC_BYTES, is_final, load_transfer_spec, parse_rate
 
 
@@ -78,8 +78,12 @@ def test_a_spec_of_one_mebibyte_is_read_and_one_byte_more_is_not(tmp_path):
     assert len(f.read_bytes()) == MAX_SPEC_BYTES
     assert len(load_transfer_spec(str(f))["x"]) == MAX_SPEC_BYTES - 9
     f.write_bytes(body[:-2] + b'aa"}')
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError) as e:
         load_transfer_spec(str(f))
+    assert "transfer spec" in str(e.value)
+    with pytest.raises(NotFoundError) as e:
+        load_transfer_spec(str(tmp_path / "missing.json"))
+    assert str(e.value).startswith("transfer spec ")
 
 
 def test_a_spec_path_may_start_with_a_tilde(tmp_path, monkeypatch):
