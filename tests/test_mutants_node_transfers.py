@@ -175,7 +175,7 @@ def _watch(node, ids, **kw):
 
 def test_each_transfer_is_asked_until_it_ends_and_not_after(node):
     node.statuses = {"a": ["running", "completed"], "b": ["running", "running", "failed"]}
-    last, timed_out, naps, updates = _watch(node, ["a", "b"], interval=2.0)
+    last, timed_out, naps, updates = _watch(node, ["a", "b"])  # every 2 s by default
     assert (last, timed_out, naps) == ({"a": "completed", "b": "failed"}, False, [2.0, 2.0])
     assert [s.target.rsplit("/", 1)[-1] for s in node.server.seen] == ["a", "b", "a", "b",
                                                                        "b"]
