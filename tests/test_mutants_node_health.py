@@ -523,3 +523,21 @@ def test_a_long_error_is_cut_to_its_check(node):
     reason = node.checks()["reachable"][1]
     assert reason.startswith("GET /info: remote: GET ")
     assert len(reason) == len("GET /info: remote: ") + 200
+
+
+def test_its_own_handshake_reads_the_certificate_trusted_or_not(node, tmp_path):
+    from nodecli.node.health import _cert
+    from tests.scripted_server import certificates
+
+    url = node.server.url("127.0.0.1")
+    with open_client(Endpoint(url, Auth(), cacert=node.ca)) as c:  # nothing asked yet
+        got = _cert(c, Thresholds(), NOW)
+    assert (got.state, got.reason[:8]) == (OK, "expires ")
+    assert got.reason.endswith(" days left)")
+    other_ca = certificates(tmp_path / "other")[0]
+    with open_client(Endpoint(url, Auth(), cacert=other_ca)) as c:
+        got = _cert(c, Thresholds(), NOW)
+    assert got.state == CRITICAL
+    assert got.reason.startswith("not trusted: unable to get local issuer certificate "
+                                 "(expires ")
+    assert node.server.seen == []  # handshakes only: no request was sent
