@@ -309,6 +309,11 @@ class Node:
             return [reply(status, json.dumps({"error": {"user_message": self.error}}).encode(),
                           [("Content-Type", "application/json")])]
         headers = [("Content-Type", "application/json")]
+        if path == "/events":  # as a node does: only events at or after after_time
+            from urllib.parse import parse_qs
+
+            after = parse_qs(query).get("after_time", [""])[0]
+            body = [e for e in body if e["time"] >= after]
         if path in ("/events", "/ops/transfers"):
             body = [] if "iteration_token=" in query else body
             headers.append(("Link", f'<{path}?iteration_token=9>; rel="next"'))
@@ -541,3 +546,22 @@ def test_its_own_handshake_reads_the_certificate_trusted_or_not(node, tmp_path):
     assert got.reason.startswith("not trusted: unable to get local issuer certificate "
                                  "(expires ")
     assert node.server.seen == []  # handshakes only: no request was sent
+
+
+@pytest.mark.parametrize(("when", "state", "reason"), [
+    ("2026-06-01T11:00:00Z", OK, "an event within the last 1h"),  # 1 h ago exactly
+    ("2026-06-01T10:59:59Z", WARNING, "an event within the last 1d"),
+    ("2026-05-31T12:00:00Z", WARNING, "an event within the last 1d"),  # 1 d ago exactly
+    ("2026-05-31T11:59:59Z", CRITICAL, "no event in the last 1d")])
+def test_fresh_events_within_each_window(node, when, state, reason):
+    node.events[0]["time"] = when
+    assert node.checks()["fresh events"] == (state, reason, None)
+
+
+def test_a_bearer_token_that_sees_no_event_says_nothing_of_the_node(node):
+    node.events = []
+    got = node.checks(auth=Auth("bearer", token=_bearer_token(int(NOW + 3600)),
+                                access_key="ak1"))
+    assert got["fresh events"][0] == SKIPPED
+    assert got["fresh events"][1].startswith("this bearer token sees no event in the last "
+                                             "1d, which says nothing of the node's log")
