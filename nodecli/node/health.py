@@ -179,7 +179,7 @@ def _cert_check(der: bytes | None, untrusted: str | None, t: Thresholds, now: fl
     days = left / 86400
     when = f"{cert.not_valid_after_utc:%Y-%m-%d}"
     if left <= 0:
-        return Check("certificate", CRITICAL, f"expired on {when} ({-days:.0f} days ago)",
+        return Check("certificate", CRITICAL, f"expired on {when} ({abs(days):.0f} days ago)",
                      round(days, 1), "d")
     if untrusted is not None:
         return Check("certificate", CRITICAL, f"not trusted: {untrusted[:120]} (expires "
