@@ -203,3 +203,52 @@ def test_dry_run_tails_without_saving_the_checkpoint(invoke, node_env, log, tmp_
     assert r.exit_code == 0, r
     assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1", "2", "3"]
     assert not ck.exists()
+
+
+def test_an_event_mark_is_the_digest_of_its_canonical_json_whatever_the_key_order():
+    """The mark is kept in checkpoints across nodecli versions and compares an event read
+    from a page with the same event from GET /events/{id}: its digest is of the canonical
+    JSON (keys sorted, no spaces, ASCII), so key order and spacing do not change it."""
+    import hashlib
+
+    canonical = '{"a":[1,2],"b":"\\u00e9","id":"1","time":"2021-01-01T00:00:00Z"}'
+    want = {"id": "1", "time": "2021-01-01T00:00:00Z",
+            "digest": hashlib.sha256(canonical.encode()).hexdigest()[:32]}
+    assert ckm.event_mark(json.loads(canonical)) == want
+    assert ckm.event_mark({"time": "2021-01-01T00:00:00Z", "id": "1", "b": "é",
+                           "a": [1, 2]}) == want
+    assert ckm.event_mark({"id": 5, "time": 17})["time"] is None  # (a time not a string)
+    assert ckm.event_mark({"id": 5})["time"] is None
+
+
+def _saved(path: Path, **fields: Any) -> ckm.CheckpointFile:
+    data = {"version": 1, "node": "n1", "filter": {"type": None, "type_glob": None},
+            "iteration_token": "5", "skip_ids": [], "last_ids": []}
+    path.write_text(json.dumps({**data, **fields}))
+    return ckm.CheckpointFile(path, node="n1", flt=EventFilter())
+
+
+@pytest.mark.parametrize("fields, error, message, hint", [
+    ({"node": "n2"}, "UsageError", "checkpoint {p} belongs to node n2, not n1",
+     "use another checkpoint for this node"),
+    ({"filter": {"type": "file.created", "type_glob": None}}, "UsageError",
+     'checkpoint {p} was saved with another filter ({{"type": "file.created", '
+     '"type_glob": null}})', "use the same --type/--type-glob, or another checkpoint"),
+    ({"last_event": {"id": "5"}}, "ConfigError", "checkpoint {p} is damaged (last_event)",
+     "nothing was changed; to start over, delete {p}"),
+])
+def test_a_checkpoint_of_another_node_or_filter_or_damaged_says_what_to_do(
+        tmp_path, fields, error, message, hint):
+    path = tmp_path / "ck.json"
+    with pytest.raises(Exception) as exc:
+        _saved(path, **fields).load()
+    assert type(exc.value).__name__ == error
+    assert exc.value.message == message.format(p=path)  # type: ignore[attr-defined]
+    assert exc.value.hint == hint.format(p=path)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("output", [[1, 2], "out.jsonl", 7])
+def test_an_output_record_that_is_not_an_object_is_ignored(tmp_path, output):
+    """(a file sink reads the record's fields: only an object is one)"""
+    cp = _saved(tmp_path / "ck.json", output=output).load()
+    assert cp is not None and cp.output is None and cp.token == "5"
