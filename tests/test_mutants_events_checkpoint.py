@@ -252,3 +252,85 @@ def test_an_output_record_that_is_not_an_object_is_ignored(tmp_path, output):
     """(a file sink reads the record's fields: only an object is one)"""
     cp = _saved(tmp_path / "ck.json", output=output).load()
     assert cp is not None and cp.output is None and cp.token == "5"
+
+
+@pytest.mark.parametrize("detail, said", [("", ""), ("page 3\n of  7", " page 3 of 7")])
+def test_the_pause_hook_says_its_point_pid_and_detail_and_waits_for_an_answer(
+        monkeypatch, detail, said):
+    """NODECLI_TEST_PAUSE=POINT@SOCKET (docs/development.md), in this process: a folder
+    with '@' in its name too; another point, or a spec without a socket, goes on."""
+    import os
+    import shutil
+    import socket
+    import tempfile
+    import threading
+
+    folder = tempfile.mkdtemp(prefix="p@")  # (short: AF_UNIX paths)
+    where = os.path.join(folder, "s")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(where)
+        listener.listen(2)
+        listener.settimeout(60)  # (a ceiling for a hang, not a measure)
+        monkeypatch.setenv("NODECLI_TEST_PAUSE", f"here@{where}")
+        ckm.pause_for_tests("elsewhere", detail)  # another point: no connection
+        monkeypatch.setenv("NODECLI_TEST_PAUSE", "here")
+        ckm.pause_for_tests("here", detail)  # no socket named: no connection
+        monkeypatch.setenv("NODECLI_TEST_PAUSE", f"here@{where}")
+        done = threading.Event()
+        waiter = threading.Thread(target=lambda: (ckm.pause_for_tests("here", detail),
+                                                  done.set()), daemon=True)
+        waiter.start()
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(60)
+            line = b""
+            while not line.endswith(b"\n"):
+                line += conn.recv(100)
+            assert line == f"here {os.getpid()}{said}\n".encode()
+            assert not done.is_set()  # it waits for the answer
+            conn.sendall(b"go\n")
+            waiter.join(timeout=60)
+        assert done.is_set()
+        listener.settimeout(0)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # the two calls before did not connect
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_save_stops_at_its_hook_before_the_file_is_written(monkeypatch, tmp_path):
+    """The point the SIGKILL tests stop a tail at (`checkpoint-save`): the checkpoint is
+    not yet on disk there, and is once the hook is answered."""
+    import os
+    import socket
+    import tempfile
+    import threading
+
+    folder = tempfile.mkdtemp(prefix="ck")
+    where = os.path.join(folder, "s")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(where)
+        listener.listen(1)
+        listener.settimeout(60)  # (a ceiling for a hang, not a measure)
+        monkeypatch.setenv("NODECLI_TEST_PAUSE", f"checkpoint-save@{where}")
+        ck = ckm.CheckpointFile(tmp_path / "ck.json", node="n1", flt=EventFilter())
+        saving = threading.Thread(target=ck.save, args=(ckm.Checkpoint("9"),), daemon=True)
+        saving.start()
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(60)
+            line = b""
+            while not line.endswith(b"\n"):
+                line += conn.recv(100)
+            assert line == f"checkpoint-save {os.getpid()}\n".encode()
+            assert not ck.path.exists()
+            conn.sendall(b"go\n")
+            saving.join(timeout=60)
+        assert json.loads(ck.path.read_text())["iteration_token"] == "9"
+    finally:
+        listener.close()
+        os.unlink(where)
+        os.rmdir(folder)
