@@ -1,0 +1,123 @@
+"""Pages of the activity log (nodecli/node/events/pages.py), at the edges the mutation
+run found unwatched: the version gates' messages and hints, the empty-log hint for each
+kind of login and node version, and a status the tail retries (its reason and the
+Retry-After it carries). In process; requests over HTTPS to the emulator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nodecli.errors import NodecliError
+from nodecli.http.client import Auth, Endpoint, open_client
+from nodecli.node.events import pages
+from nodecli.node.info import NodeInfo
+
+LOGGING = ("the node's event log is empty: on nodes 3.7.4 and later events are logged only "
+           "when the server setting activity_event_logging is true (set it, then restart "
+           "the node service)")
+PER_KEY = ("; or, on nodes 3.8.0 and later, access key 'k1' may have its own setting off: "
+           "nodecli access-key set k1 --activity-event-logging on (see 'nodecli access-key "
+           "show')")
+BEARER = ("no event is visible to this bearer token: a token sees only the events of files "
+          "on which its user or groups hold a permission (nodecli permission grant PATH "
+          "--user ID --levels list); if the node's event log is empty too: on nodes 3.7.4 and "
+          "later events are logged only when the server setting activity_event_logging is "
+          "true (set it, then restart the node service)")
+
+
+@pytest.fixture
+def emu(emulator):
+    clients: list[Any] = []
+
+    def make(auth: Auth) -> Any:
+        clients.append(open_client(Endpoint(emulator.url, auth, label="emu",
+                                            cacert=emulator.ca_file)))
+        return clients[-1]
+
+    yield make
+    for c in clients:
+        c.close()
+
+
+@pytest.mark.parametrize("version, message, hint", [
+    ("3.5.9", "node n1 runs version 3.5.9: the events endpoints exist from node 3.6.0",
+     "upgrade the node to 3.6.0 or later"),
+    ("3.7.2", "node n1 runs version 3.7.2: GET /events/{id} exists from node 3.7.3",
+     "use 'nodecli events list' (and --type) to find the event"),
+])
+def test_get_by_id_names_the_first_gate_a_node_fails(version, message, hint):
+    with pytest.raises(NodecliError) as exc:
+        pages.require_get_by_id(NodeInfo(version), "n1")
+    assert (exc.value.message, exc.value.hint) == (message, hint)
+    pages.require_get_by_id(NodeInfo("3.7.3"), "n1")
+    pages.require_get_by_id(None, "n1")
+
+
+@pytest.mark.parametrize("auth, version, want", [
+    (Auth("basic", "admin", "admin-pass"), "3.8.0", LOGGING),
+    (Auth("basic", access_key="k1", password="s"), "3.8.0", LOGGING + PER_KEY),
+    (Auth("basic", access_key="k1", password="s"), "3.7.9", LOGGING),
+    (Auth("basic", access_key="k1", password="s"), "4.0", LOGGING + PER_KEY),
+    (Auth("bearer", token="t", access_key="k1"), "3.8.0", BEARER + PER_KEY),
+    (Auth("basic", "admin", "admin-pass"), "3.7.3", None),  # before the setting existed
+])
+def test_a_node_that_says_logging_is_off_gets_the_hint_for_its_login(emu, auth, version,
+                                                                     want):
+    """/info said activity_event_logging is false: the hint is given without asking the
+    log (no request: this login could not even read it)."""
+    assert pages.empty_log_hint(emu(auth), NodeInfo(version, logging=False)) == want
+
+
+def test_no_hint_without_what_info_said(emu):
+    assert pages.empty_log_hint(emu(Auth("basic", "admin", "admin-pass")), None) is None
+
+
+@pytest.mark.parametrize("logging", [True, None])
+def test_logging_on_or_unknown_gives_the_hint_only_when_the_log_is_empty(emu, log, logging):
+    client = emu(Auth("basic", "admin", "admin-pass"))
+    info = NodeInfo("4.4.5", logging=logging)
+    assert pages.empty_log_hint(client, info) == LOGGING
+    log.generate(1)
+    assert pages.empty_log_hint(client, info) is None
+
+
+def test_logging_off_gives_the_hint_even_when_events_are_there(emu, log):
+    """(events logged before the setting was turned off)"""
+    log.generate(1)
+    client = emu(Auth("basic", "admin", "admin-pass"))
+    assert pages.empty_log_hint(client, NodeInfo("4.4.5", logging=False)) == LOGGING
+
+
+@pytest.mark.parametrize("fault, retry_after", [("429", 0.0), ("503", None)])
+def test_a_status_to_retry_says_which_and_carries_its_retry_after(emu, emulator, fault,
+                                                                  retry_after):
+    client = emu(Auth("basic", "admin", "admin-pass")).derive(max_attempts=1)  # as -f's
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push(fault)
+    try:
+        with pytest.raises(pages.RetryLater) as exc:
+            pages.fetch_page(client, "/events", [("count", "1")], retry_statuses=True)
+    finally:
+        emulator.faults.clear()
+    assert str(exc.value) == exc.value.reason == f"HTTP {fault}"
+    assert exc.value.retry_after == retry_after
+
+
+@pytest.mark.parametrize("eid, refused", [
+    ("a b", False), ("a\x1fb", True), ("a\x7fb", True), ("\ue000", False),
+    ("\ud7ff", False), ("\ud800", True), ("\udfff", True), ("x" * 200, False),
+    ("x" * 201, True),
+])
+def test_an_event_id_is_refused_only_for_what_a_word_cannot_hold(emu, eid, refused):
+    """A space inside an id, a private-use character, 200 characters: asked for (the
+    node says it has no such event); a control character, a lone surrogate, 201
+    characters: refused before any request."""
+    from nodecli.errors import NotFoundError, UsageError
+
+    client = emu(Auth("basic", "admin", "admin-pass"))
+    with pytest.raises(UsageError if refused else NotFoundError) as exc:
+        pages.get_event(client, eid)
+    if refused:
+        assert exc.value.message == "an event id is a non-empty word (see 'nodecli events list')"
