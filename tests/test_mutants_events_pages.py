@@ -121,3 +121,64 @@ def test_an_event_id_is_refused_only_for_what_a_word_cannot_hold(emu, eid, refus
         pages.get_event(client, eid)
     if refused:
         assert exc.value.message == "an event id is a non-empty word (see 'nodecli events list')"
+
+
+@pytest.mark.parametrize("label, named", [("emu", "emu"), (None, "URL")])
+def test_get_event_on_an_old_node_names_the_node(emu, emulator, node_version, label, named):
+    node_version("3.7.2")
+    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass"),
+                                  label=label, cacert=emulator.ca_file))
+    try:
+        with pytest.raises(NodecliError) as exc:
+            pages.get_event(client, "1")
+    finally:
+        client.close()
+    name = emulator.url if named == "URL" else named
+    assert exc.value.message == (f"node {name} runs version 3.7.2: GET /events/{{id}} exists "
+                                 "from node 3.7.3")
+
+
+@pytest.mark.parametrize("call", ["get", "list"])
+def test_a_failed_info_is_told_to_the_log_and_the_request_goes_on(emu, emulator, log, call):
+    log.generate(1)
+    client = emu(Auth("basic", "admin", "admin-pass")).derive(max_attempts=1)
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")
+    said: list[str] = []
+    try:
+        if call == "get":
+            assert pages.get_event(client, "1", log=said.append)["id"] == "1"
+        else:
+            assert len(pages.list_events(client, pages.EventFilter(), log=said.append).page) == 1
+    finally:
+        emulator.faults.clear()
+    assert len(said) == 1
+    assert said[0].startswith("GET /info failed (") and said[0].endswith(
+        "); node version unknown")
+
+
+@pytest.mark.parametrize("info_fails", [False, True])
+def test_no_such_event_is_asked_by_its_quoted_id_and_says_how_to_list_ids(emu, emulator,
+                                                                          info_fails):
+    from nodecli.errors import NotFoundError
+
+    client = emu(Auth("basic", "admin", "admin-pass")).derive(max_attempts=1)
+    faults = emulator.faults
+    if info_fails:  # the version unknown: the node may be older than 3.7.3
+        faults.path_prefix = "/info"
+        faults.push("500")
+    try:
+        with pytest.raises(NotFoundError) as exc:
+            pages.get_event(client, "a/b")
+        faults.clear()
+        faults.path_prefix, faults.slow_seconds = "/events/a%2Fb", 0.0
+        faults.push("slow")  # a no-op fault: taken only by a request for that path
+        with pytest.raises(NotFoundError):
+            pages.get_event(client, "a/b")
+        assert faults.queue == []
+    finally:
+        faults.clear()
+    assert exc.value.message == "no such event: a/b"
+    assert exc.value.hint == "list event ids with: nodecli events list" + (
+        " (or the node is older than 3.7.3, which has no GET /events/{id})" if info_fails
+        else "")
