@@ -182,3 +182,42 @@ def test_no_such_event_is_asked_by_its_quoted_id_and_says_how_to_list_ids(emu, e
     assert exc.value.hint == "list event ids with: nodecli events list" + (
         " (or the node is older than 3.7.3, which has no GET /events/{id})" if info_fails
         else "")
+
+
+@pytest.mark.parametrize("token, refused", [("a\ud7ffb", False), ("\ud800", True),
+                                            ("\udfff", True), ("\ue000", False)])
+def test_an_iteration_token_with_a_lone_surrogate_is_refused(token, refused):
+    from nodecli.errors import UsageError
+
+    if refused:
+        with pytest.raises(UsageError):
+            pages.validate_token(token)
+    else:
+        assert pages.validate_token(token) == token
+
+
+@pytest.mark.parametrize("version, params, hint", [
+    ("3.5.9", [], "the node has no events endpoint here (GET /events exists from node 3.6.0)"),
+    ("4.4.5", [("type", "NOT A TYPE")],
+     "the node refused the request: check the type, glob, time and iteration token"),
+])
+def test_a_refused_page_request_gets_the_hint_for_its_status(emu, node_version, version,
+                                                             params, hint):
+    node_version(version)
+    with pytest.raises(NodecliError) as exc:
+        pages.fetch_page(emu(Auth("basic", "admin", "admin-pass")), "/events", params)
+    assert exc.value.hint == hint
+
+
+@pytest.mark.parametrize("label", ["emu", None])
+def test_list_on_a_node_before_3_6_names_the_node(emulator, node_version, label):
+    node_version("3.5.9")
+    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass"),
+                                  label=label, cacert=emulator.ca_file))
+    try:
+        with pytest.raises(NodecliError) as exc:
+            pages.list_events(client, pages.EventFilter())
+    finally:
+        client.close()
+    assert exc.value.message == (f"node {label or emulator.url} runs version 3.5.9: the "
+                                 "events endpoints exist from node 3.6.0")
