@@ -221,3 +221,16 @@ def test_list_on_a_node_before_3_6_names_the_node(emulator, node_version, label)
         client.close()
     assert exc.value.message == (f"node {label or emulator.url} runs version 3.5.9: the "
                                  "events endpoints exist from node 3.6.0")
+
+
+@pytest.mark.parametrize("n, ok", [(0, False), (1, True), (2**63 - 1, True), (2**63, False)])
+def test_a_page_size_is_from_1_to_the_largest_signed_64_bit_integer(n, ok):
+    from nodecli.errors import UsageError
+
+    if ok:
+        assert pages.validate_page_size(n) == n
+    else:
+        with pytest.raises(UsageError) as exc:
+            pages.validate_page_size(n)
+        assert exc.value.message == ("page size must be a whole number from 1 to "
+                                     f"9223372036854775807, not {n}")
