@@ -234,3 +234,12 @@ def test_a_page_size_is_from_1_to_the_largest_signed_64_bit_integer(n, ok):
             pages.validate_page_size(n)
         assert exc.value.message == ("page size must be a whole number from 1 to "
                                      f"9223372036854775807, not {n}")
+
+
+def test_a_refused_iteration_token_in_a_list_says_where_to_take_one(emu):
+    client = emu(Auth("basic", "admin", "admin-pass"))
+    with pytest.raises(NodecliError) as exc:
+        pages.list_events(client, pages.EventFilter(), token="not-a-token")
+    assert exc.value.hint == ("the node refused the iteration token (or a filter): take a "
+                              "token from a recent 'events list' of this node")
+    assert "invalid iteration_token" in exc.value.message
