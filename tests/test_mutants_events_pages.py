@@ -243,3 +243,18 @@ def test_a_refused_iteration_token_in_a_list_says_where_to_take_one(emu):
     assert exc.value.hint == ("the node refused the iteration token (or a filter): take a "
                               "token from a recent 'events list' of this node")
     assert "invalid iteration_token" in exc.value.message
+
+
+def test_a_page_of_another_collection_is_named_by_it_in_its_errors():
+    with pytest.raises(pages.MalformedPage) as exc:
+        pages.parse_page(b"{}", None, "https://n/ops/transfers?count=5", "https://n",
+                         collection="/ops/transfers")
+    assert exc.value.message == ("https://n/ops/transfers?count=5: the transfers page is not "
+                                 "a JSON array (2 bytes)")
+
+
+def test_a_list_result_carries_the_base_url_its_links_are_shown_against(emu, log):
+    log.generate(1)
+    client = emu(Auth("basic", "admin", "admin-pass"))
+    assert pages.list_events(client, pages.EventFilter()).base_url == \
+        client.endpoint.base_url
