@@ -90,7 +90,7 @@ def test_logging_off_gives_the_hint_even_when_events_are_there(emu, log):
     assert pages.empty_log_hint(client, NodeInfo("4.4.5", logging=False)) == LOGGING
 
 
-@pytest.mark.parametrize("fault, retry_after", [("429", 0.0), ("503", None)])
+@pytest.mark.parametrize("fault, retry_after", [("429", 0.0), ("503", None), ("500", None)])
 def test_a_status_to_retry_says_which_and_carries_its_retry_after(emu, emulator, fault,
                                                                   retry_after):
     client = emu(Auth("basic", "admin", "admin-pass")).derive(max_attempts=1)  # as -f's
@@ -258,3 +258,22 @@ def test_a_list_result_carries_the_base_url_its_links_are_shown_against(emu, log
     client = emu(Auth("basic", "admin", "admin-pass"))
     assert pages.list_events(client, pages.EventFilter()).base_url == \
         client.endpoint.base_url
+
+
+def test_without_follow_a_failed_page_is_an_error_and_a_bad_one_names_events(emu, emulator,
+                                                                             log):
+    from nodecli.emulator.server import Reply
+    from nodecli.errors import RemoteError
+
+    client = emu(Auth("basic", "admin", "admin-pass")).derive(max_attempts=1)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("500")
+    try:
+        with pytest.raises(RemoteError):
+            pages.fetch_page(client, "/events", [("count", "1")])
+    finally:
+        emulator.faults.clear()
+    log.push_reply(Reply(200, b"{}"))
+    with pytest.raises(pages.MalformedPage) as exc:
+        pages.fetch_page(client, "/events")
+    assert exc.value.message.endswith(": the events page is not a JSON array (2 bytes)")
