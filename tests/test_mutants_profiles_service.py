@@ -16,6 +16,7 @@ from nodecli.config.paths import resolve_paths
 from nodecli.config.secrets import FileBackend, find_secret, keyring_service
 from nodecli.config.store import ConfigStore
 from nodecli.errors import ConflictError, NotFoundError, UsageError
+from nodecli.http.client import Auth
 from nodecli.profiles import (
     forget_secrets,
     keep_secrets,
@@ -243,3 +244,53 @@ def test_a_profile_reads_its_token_from_where_it_recorded_it(saved, memory_keyri
     memory_keyring.items[(keyring_service(paths), "service:k")] = "in-keyring"
     prof = ServiceProfile("k", "https://k.example", secrets="keyring")
     assert svc.profile_token(prof, paths) == ("stored", "in-keyring")
+
+
+# -- nodecli.profiles.service: resolve -------------------------------------------------
+
+
+def test_resolving_an_unknown_or_no_service_says_what_to_give():
+    from nodecli.config.model import Config
+
+    with pytest.raises(NotFoundError) as info:
+        svc.resolve_service(Config(), svc.ServiceFlags(service="zz"), {})
+    assert info.value.message == "no service profile 'zz' (profiles: none saved)"
+    with pytest.raises(UsageError) as info:
+        svc.resolve_service(Config(), svc.ServiceFlags(), {})
+    assert info.value.message == (
+        "no collaboration service given: use --service NAME or --url URL "
+        "(NODECLI_SERVICE / NODECLI_SERVICE_URL), or set a default with "
+        "'nodecli service default NAME'")
+
+
+def test_a_resolved_service_takes_tls_label_and_proxy_from_flag_env_profile():
+    from nodecli.config.model import Config
+
+    cfg = Config(default_service="s")
+    cfg.services["s"] = ServiceProfile("s", "https://s.example", insecure=True,
+                                       proxy="http://prof-proxy:3128")
+    t = svc.resolve_service(cfg, svc.ServiceFlags(), {"NODECLI_SERVICE_CACERT": "/env.pem"})
+    ep = t.endpoint
+    assert (ep.insecure, ep.label, ep.cacert, ep.peer, ep.cacert_env) == (
+        True, "s", "/env.pem", "service", "NODECLI_SERVICE_CACERT")
+    assert ep.auth == Auth("oauth") and t.token is None and t.profile is cfg.services["s"]
+    assert ep.proxy.shown() == "http://prof-proxy:3128"
+    t = svc.resolve_service(cfg, svc.ServiceFlags(url="https://u.example",
+                                                  proxy="http://flag-proxy:8080"),
+                            {"HTTPS_PROXY": "http://env-proxy:1"})
+    ep = t.endpoint
+    assert (ep.insecure, ep.label, ep.proxy.shown()) == (False, "https://u.example",
+                                                         "http://flag-proxy:8080")
+    t = svc.resolve_service(cfg, svc.ServiceFlags(url="https://u.example", insecure=True),
+                            {"HTTPS_PROXY": "http://env-proxy:1"})
+    assert (t.endpoint.insecure, t.endpoint.proxy.shown()) == (True, "http://env-proxy:1")
+
+
+def test_a_token_given_later_keeps_the_profile_and_names_its_source():
+    from nodecli.config.model import Config
+
+    cfg = Config(default_service="s")
+    cfg.services["s"] = ServiceProfile("s", "https://s.example")
+    t = svc.resolve_service(cfg, svc.ServiceFlags(), {}).with_token(" Bearer tok-1 ")
+    assert (t.token, t.token_source, t.profile) == ("tok-1", "prompt", cfg.services["s"])
+    assert t.endpoint.auth == Auth("oauth", token="tok-1", note="token from prompt")
