@@ -164,3 +164,340 @@ def test_resolve_node_gives_an_empty_config_the_words_to_start():
         nd.resolve_node(Config(), nd.NodeFlags(), {})
     assert isinstance(nd.resolve_node(Config(), nd.NodeFlags(url="https://n:9092",
                                                              user="u"), {}), nd.NodeTarget)
+
+
+# -- resolve_node: every source of identity and secret, with the note it leaves --------
+
+
+def resolved_cfg() -> Config:
+    cfg = Config(default_node="prod")
+    cfg.nodes["prod"] = NodeProfile("prod", "https://prod:9092", user="admin",
+                                    cacert="/prof.pem", insecure=False)
+    cfg.nodes["ak"] = NodeProfile("ak", "https://ak:9092", access_key="AKP",
+                                  access_key_header="X-Prof", insecure=True,
+                                  proxy="http://prof-proxy:3128")
+    return cfg
+
+
+def stored(key: str) -> str | None:
+    return {"node:prod": "stored-prod", "node:ak": "stored-ak"}.get(key)
+
+
+def basic(login: str, secret: str | None, note: str, *, ak: bool = False,
+          header: str = "X-Vendor-AccessKey") -> Auth:
+    return Auth("basic", login, secret, access_key=login if ak else None,
+                access_key_header=header, note=note)
+
+
+@pytest.mark.parametrize(("flags", "env", "auth", "needed"), [
+    (nd.NodeFlags(), {}, basic("admin", "stored-prod", "node user from the profile 'prod'; "
+                                                       "secret stored with profile 'prod'"),
+     None),
+    (nd.NodeFlags(node="ak"), {}, basic("AKP", "stored-ak", "access key from the profile "
+                                                            "'ak'; secret stored with profile "
+                                                            "'ak'", ak=True, header="X-Prof"),
+     None),
+    (nd.NodeFlags(user="bob"), {}, basic("bob", None, "node user from the flag"),
+     "password of node user 'bob'"),
+    (nd.NodeFlags(user="admin"), {}, basic("admin", "stored-prod", "node user from the flag; "
+                                                                   "secret stored with "
+                                                                   "profile 'prod'"), None),
+    (nd.NodeFlags(access_key="AK9", password="pw"), {"NODECLI_PASSWORD": "envpw"},
+     basic("AK9", "pw", "access key from the flag; secret from --password-stdin", ak=True),
+     None),
+    (nd.NodeFlags(), {"NODECLI_USER": "eve", "NODECLI_PASSWORD": "envpw"},
+     basic("eve", "envpw", "node user from the environment; secret from NODECLI_PASSWORD"),
+     None),
+    (nd.NodeFlags(access_key_header="X-Flag"), {"NODECLI_ACCESS_KEY": "AKE"},
+     basic("AKE", None, "access key from the environment", ak=True, header="X-Flag"),
+     "secret of access key 'AKE'"),
+    (nd.NodeFlags(url="https://other:9092"), {"NODECLI_USER": "eve"},
+     basic("eve", None, "node user from the environment"), "password of node user 'eve'"),
+])
+def test_the_identity_and_secret_come_from_the_first_source_naming_one(flags, env, auth,
+                                                                       needed):
+    target = nd.resolve_node(resolved_cfg(), flags, env, stored)
+    assert target.endpoint.auth == auth
+    assert target.secret_needed == needed
+
+
+def test_the_endpoints_tls_label_and_proxy():
+    cfg = resolved_cfg()
+    ep = nd.resolve_node(cfg, nd.NodeFlags(), {"NODECLI_CACERT": "/env.pem"}, stored).endpoint
+    assert (ep.base_url, ep.cacert, ep.insecure, ep.label, ep.proxy) == (
+        "https://prod:9092", "/env.pem", False, "prod", None)
+    ep = nd.resolve_node(cfg, nd.NodeFlags(node="ak", cacert="/flag.pem"), {}).endpoint
+    assert (ep.cacert, ep.insecure, ep.label, ep.proxy.shown()) == (
+        "/flag.pem", True, "ak", "http://prof-proxy:3128")
+    ep = nd.resolve_node(cfg, nd.NodeFlags(url="https://u:9092", user="u", insecure=True,
+                                           proxy="http://flag-proxy:1"), {}).endpoint
+    assert (ep.cacert, ep.insecure, ep.label, ep.proxy.shown()) == (
+        None, True, "https://u:9092", "http://flag-proxy:1")
+    assert nd.resolve_node(cfg, nd.NodeFlags(), {}).endpoint.cacert == "/prof.pem"
+
+
+def test_a_bearer_token_from_the_environment_and_its_access_key(tmp_path):
+    cfg = resolved_cfg()
+    env = {"NODECLI_BEARER": "  Bearer tok-e \n", "NODECLI_ACCESS_KEY": "AKE"}
+    target = nd.resolve_node(cfg, nd.NodeFlags(), env)
+    assert target.endpoint.auth == Auth(
+        "bearer", token="tok-e", access_key="AKE", access_key_header="X-Vendor-AccessKey",
+        note="token from NODECLI_BEARER, from the environment")
+    assert target.secret_needed is None
+    # --access-key AK with NODECLI_BEARER: the token made for that key
+    target = nd.resolve_node(cfg, nd.NodeFlags(access_key="AKF"), {"NODECLI_BEARER": "t2"})
+    assert target.endpoint.auth == Auth(
+        "bearer", token="t2", access_key="AKF", access_key_header="X-Vendor-AccessKey",
+        note="token from NODECLI_BEARER, from the flag")
+    # ... not with a secret on stdin, a user or a token file of its own
+    for flags in (nd.NodeFlags(access_key="AKF", password="pw"),
+                  nd.NodeFlags(access_key="AKF", user="bob")):
+        assert nd.resolve_node(cfg, flags, {"NODECLI_BEARER": "t2"}).endpoint.auth.kind == \
+            "basic"
+    # a bearer token of the profile ak's access key, its header
+    target = nd.resolve_node(cfg, nd.NodeFlags(node="ak"), {"NODECLI_BEARER": "t3"})
+    assert target.endpoint.auth.kind == "bearer"
+    token = tmp_path / "tok"
+    token.write_text("tok-f\n")
+    target = nd.resolve_node(cfg, nd.NodeFlags(node="ak", bearer_file=str(token)), {})
+    auth = target.endpoint.auth
+    assert (auth.kind, auth.bearer(), auth.access_key, auth.access_key_header, auth.note) == (
+        "bearer", "tok-f", "AKP", "X-Prof", f"token file {token}, from the flag")
+    assert auth.token is None and auth.source.label == f"token file {token}"
+    with pytest.raises(UsageError) as info:
+        nd.resolve_node(Config(), nd.NodeFlags(url="https://n:9092"), {"NODECLI_BEARER": "t"})
+    assert info.value.message == ("a bearer token needs the access key it was made for: "
+                                  "--access-key AK (or NODECLI_ACCESS_KEY)")
+
+
+def test_a_profile_that_signs_its_tokens_mints_them_unless_a_token_file_is_given(tmp_path):
+    cfg = resolved_cfg()
+    cfg.nodes["m"] = NodeProfile("m", "https://m:9092", access_key="AKM",
+                                 mint=MintSettings("/k.pem", "u7", ["g1"], "admin", 600))
+    auth = nd.resolve_node(cfg, nd.NodeFlags(node="m"), {}).endpoint.auth
+    source = auth.source
+    assert (auth.kind, auth.token, auth.access_key) == ("bearer", None, "AKM")
+    assert auth.note == f"{source.label}, from the profile 'm'"
+    assert source.label == "token minted for user 'u7' with key /k.pem"
+    token = tmp_path / "tok"
+    token.write_text("tok-f\n")
+    auth = nd.resolve_node(cfg, nd.NodeFlags(node="m", bearer_file=str(token)),
+                           {}).endpoint.auth
+    assert auth.bearer() == "tok-f"  # (the flag's token file, not minted)
+    auth = nd.resolve_node(cfg, nd.NodeFlags(node="m", user="bob"), {}).endpoint.auth
+    assert auth.kind == "basic"  # another identity than the profile's: no minting
+
+
+def test_no_credentials_names_the_options_the_command_takes():
+    cfg = Config()
+    with pytest.raises(UsageError) as info:
+        nd.resolve_node(cfg, nd.NodeFlags(url="https://n:9092"), {})
+    assert info.value.message == ("no credentials: give --user NAME or --access-key AK (or "
+                                  "NODECLI_USER / NODECLI_ACCESS_KEY, or a profile that has "
+                                  "them)")
+    with pytest.raises(UsageError) as info:
+        nd.resolve_node(cfg, nd.NodeFlags(url="https://n:9092", user_login=False), {})
+    assert info.value.message == ("no credentials: give --access-key AK (or "
+                                  "NODECLI_ACCESS_KEY) with its secret or with --bearer-file "
+                                  "PATH, or a profile that has one")
+    with pytest.raises(UsageError) as info:
+        nd.resolve_node(cfg, nd.NodeFlags(url="ftp://n", user="u"), {})
+    assert info.value.message == "node URL must start with https:// (or http://): 'ftp://n'"
+    with pytest.raises(NotFoundError) as info:
+        nd.resolve_node(resolved_cfg(), nd.NodeFlags(), {"NODECLI_NODE": "zz"})
+    assert info.value.message == "no node profile 'zz' (profiles: ak, prod)"
+
+
+# -- validate_profile, _check_mint, changed_mint ----------------------------------------
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"name": "-x"}, "invalid profile name '-x': "),
+    ({"url": "ftp://n"}, "--url must be an http(s) URL such as https://node:9092, not "
+                         "'ftp://n'"),
+    ({"url": "https://n:9092/a b"}, "--url must be an http(s) URL such as "),
+    ({"url": "https://u:p@n:9092"}, "--url must not carry credentials (user:password@); "
+                                    "use --user / --access-key and the secret store"),
+    ({"user": "u", "access_key": "AK"}, "give --user or --access-key, not both"),
+    ({"access_key": "A K"}, "invalid access key id 'A K'"),
+    ({"access_key": "AK", "access_key_header": "X Bad"},
+     "--access-key-header must be an HTTP header name, not 'X Bad'"),
+    ({"access_key": "AK", "access_key_header": "X" * 129},
+     "--access-key-header must be an HTTP header name, not "),
+    ({"bearer_file": "/tok"}, "--bearer-file needs the access key the token was made for: "
+                              "--access-key AK"),
+    ({"insecure": True, "cacert": "/ca.pem"}, "give --cacert or --insecure, not both"),
+    ({"insecure": True, "url": "http://n:9092"}, "--insecure only makes sense with an "
+                                                 "https:// URL"),
+    ({"proxy": "ftp://p"}, "--proxy"),
+])
+def test_each_bad_profile_field_is_named(changes, message):
+    spec = replace(NodeProfile("p", "https://n:9092"), **changes)
+    with pytest.raises(UsageError) as info:
+        nd.validate_profile(spec)
+    assert info.value.message.startswith(message), info.value.message
+
+
+def test_a_valid_profile_is_normalised(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = NodeProfile("p", " https://n:9092/ ", user="", access_key="AK",
+                       bearer_file="tok", cacert="ca.pem", access_key_header="X-" + "K" * 126,
+                       proxy="http://pr:1", health_warn="w", secrets="file")
+    got = nd.validate_profile(spec)
+    assert got == NodeProfile("p", "https://n:9092", user=None, access_key="AK",
+                              bearer_file=str(tmp_path / "tok"),
+                              cacert=str(tmp_path / "ca.pem"),
+                              access_key_header="X-" + "K" * 126, proxy="http://pr:1")
+    got = nd.validate_profile(NodeProfile("q", "http://n", user="u", proxy=""))
+    assert (got.access_key, got.bearer_file, got.cacert, got.access_key_header,
+            got.proxy) == (None, None, None, None, None)
+
+
+@pytest.fixture(scope="module")
+def private_key(tmp_path_factory):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    path = tmp_path_factory.mktemp("key") / "k.pem"
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                       serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize(("changes", "mint", "message"), [
+    ({"access_key": None}, {}, "--mint-key signs bearer tokens for an access key: give "
+                               "--access-key AK (and no --user or --bearer-file)"),
+    ({"bearer_file": "/tok"}, {}, "--mint-key signs bearer tokens for an access key"),
+    ({}, {"user_id": ""}, "--mint-key needs --mint-user-id UID (the user the tokens are for)"),
+    ({}, {"scope_role": "root"}, "--mint-scope-role is user or admin"),
+    ({}, {"ttl": 9}, "--mint-ttl must be from 10 s to 30 days"),
+    ({}, {"ttl": 30 * 86400 + 1}, "--mint-ttl must be from 10 s to 30 days"),
+])
+def test_each_bad_signing_setting_is_named(private_key, changes, mint, message):
+    settings = replace(MintSettings(str(private_key), "u1"), **mint)
+    spec = replace(NodeProfile("p", "https://n:9092", access_key="AK", mint=settings),
+                   **changes)
+    with pytest.raises(UsageError) as info:
+        nd.validate_profile(spec)
+    assert info.value.message.startswith(message), info.value.message
+
+
+@pytest.mark.parametrize("ttl", [10, 30 * 86400])
+def test_a_signing_profile_keeps_its_key_path_and_checked_groups(private_key, ttl,
+                                                                 monkeypatch):
+    monkeypatch.chdir(private_key.parent)
+    spec = NodeProfile("p", "https://n:9092", access_key="AK",
+                       mint=MintSettings("k.pem", "u1", [" g1", "g2 "], "admin", ttl))
+    assert nd.validate_profile(spec).mint == MintSettings(str(private_key), "u1",
+                                                          ["g1", "g2"], "admin", ttl)
+    spec = replace(spec, mint=MintSettings("k.pem", "u1", [], "user", ttl))
+    assert nd.validate_profile(spec).mint == MintSettings(str(private_key), "u1", [], "user",
+                                                          ttl)
+
+
+def test_changed_mint_starts_with_a_key_and_changes_only_what_is_given():
+    with pytest.raises(UsageError, match=r"^this profile does not sign its own tokens"):
+        nd.changed_mint(None, mint_user_id="u1")
+    assert nd.changed_mint(None, mint_key="/k.pem") == MintSettings("/k.pem", "", [], "user",
+                                                                    3600)
+    current = MintSettings("/k.pem", "u1", ["g1"], "admin", 600)
+    assert nd.changed_mint(current) == current
+    assert nd.changed_mint(current, mint_key="/k2.pem", mint_user_id="u2",
+                           mint_group_ids="a, , b", mint_scope_role="user",
+                           mint_ttl="2h") == MintSettings("/k2.pem", "u2", ["a", " b"],
+                                                          "user", 7200)
+    assert nd.changed_mint(current, mint_user_id="", mint_group_ids="").user_id == ""
+    assert nd.changed_mint(current, mint_group_ids="").group_ids == []
+    with pytest.raises(UsageError, match=r"^--mint-ttl: "):
+        nd.changed_mint(current, mint_ttl="soon")
+
+
+# -- add, show, the login check's target, the clock's endpoint ----------------------------
+
+
+def test_adding_a_profile_refuses_a_secret_without_a_login_and_replaces_on_request(saved):
+    store, paths = saved
+    with pytest.raises(UsageError) as info:
+        nd.add_profile(store, paths, NodeProfile("p", "https://p:9092"), "pw")
+    assert info.value.message == "a secret needs --user or --access-key to go with it"
+    nd.add_profile(store, paths, NodeProfile("p", "https://p:9092", user="u"), "pw")
+    nd.add_profile(store, paths, NodeProfile("q", "https://q:9092", user="u"))
+    assert store.load().default_node == "p"
+    shown = nd.add_profile(store, paths, NodeProfile("p", "https://p2:9092", user="u"),
+                           replace=True, make_default=False)
+    assert (shown["url"], shown["secret_stored"], shown["default"]) == (
+        "https://p2:9092", False, True)
+    nd.add_profile(store, paths, NodeProfile("r", "https://r:9092", user="u"),
+                   make_default=True)
+    assert store.load().default_node == "r"
+
+
+def test_show_gives_every_field_where_the_secret_is_and_never_the_secret(saved):
+    store, paths = saved
+    nd.add_profile(store, paths, NodeProfile("p", "https://p:9092", access_key="AK",
+                                             proxy="http://pr:1"), "s3cret")
+    nd.add_profile(store, paths, NodeProfile("q", "https://q:9092", user="u"))
+    nd.set_health_thresholds(store, "p", "cert_days=9", None)
+    shown = nd.show_profile(store.load(), paths, "p")
+    where = f"file {paths.secrets_file} (0600)"
+    assert shown == {
+        "name": "p", "default": True, "url": "https://p:9092", "auth": "access key AK",
+        "user": None, "access_key": "AK", "bearer_file": None, "cacert": None,
+        "insecure": False, "access_key_header": "X-Vendor-AccessKey", "secret_stored": True,
+        "secret_backend": where, "secret_store": where, "proxy": "http://pr:1", "mint": None,
+        "health_warn": "cert_days=9", "health_crit": None}
+    shown = nd.show_profile(store.load(), paths, "q")
+    assert (shown["name"], shown["default"], shown["secret_stored"],
+            shown["secret_backend"], shown["auth"]) == ("q", False, False, None, "node user u")
+    assert nd.show_profile(store.load(), paths, None)["name"] == "p"
+    with pytest.raises(NotFoundError, match=r"^no node profile 'zz' \(profiles: p, q\)$"):
+        nd.show_profile(store.load(), paths, "zz")
+
+
+@pytest.mark.parametrize(("profile", "summary"), [
+    (NodeProfile("p", "https://p", access_key="AK",
+                 mint=MintSettings("/k", "u")), "bearer minted (AK)"),
+    (NodeProfile("p", "https://p", access_key="AK", bearer_file="/t"), "bearer (AK)"),
+    (NodeProfile("p", "https://p", access_key="AK"), "access key AK"),
+    (NodeProfile("p", "https://p", user="u"), "node user u"),
+    (NodeProfile("p", "https://p"), "none"),
+])
+def test_the_auth_summary_of_each_kind_of_profile(profile, summary):
+    cfg = Config(nodes={"p": profile})
+    assert nd.list_profiles(cfg)[0]["auth"] == summary
+
+
+def test_a_login_check_uses_the_profiles_own_identity_not_the_environments():
+    profile = NodeProfile("new", "https://new:9092", user="u")
+    env = {"NODECLI_URL": "https://env:9092", "NODECLI_USER": "env-user",
+           "NODECLI_NODE": "other", "NODECLI_ACCESS_KEY": "AKE", "NODECLI_BEARER": "t",
+           "NODECLI_PASSWORD": "env-pw", "NODECLI_CACERT": "/env.pem"}
+    target = nd.login_target(profile, None, None, env)
+    auth = target.endpoint.auth
+    assert (target.endpoint.base_url, auth.username, auth.password, target.endpoint.cacert) \
+        == ("https://new:9092", "u", "env-pw", "/env.pem")
+    target = nd.login_target(profile, "typed", None, env, stored="kept")
+    assert target.endpoint.auth.password == "typed"
+    target = nd.login_target(profile, None, None, {}, stored="kept")
+    assert (target.endpoint.auth.password, target.secret_needed) == ("kept", None)
+    target = nd.login_target(profile, None, None, {})
+    assert target.secret_needed == "password of node user 'u'"
+    proxied = replace(profile, proxy="http://bob@pr:3128")
+    ep = nd.login_target(proxied, "pw", "proxy-pw", {}).endpoint
+    assert ep.proxy.password == "proxy-pw"
+
+
+def test_the_clock_endpoint_of_a_profile_or_a_url_carries_no_secret():
+    cfg = resolved_cfg()
+    ep = nd.clock_endpoint(cfg, "ak", {"NODECLI_CACERT": "/env.pem"})
+    assert (ep.base_url, ep.cacert, ep.insecure, ep.label, ep.auth, ep.max_attempts,
+            ep.deadline) == ("https://ak:9092", None, True, "ak", Auth(), 2, 30.0)
+    assert ep.proxy.shown() == "http://prof-proxy:3128"
+    ep = nd.clock_endpoint(cfg, "https://x:9092", {"NODECLI_CACERT": "/env.pem"})
+    assert (ep.base_url, ep.cacert, ep.insecure, ep.label, ep.proxy) == (
+        "https://x:9092", "/env.pem", False, "https://x:9092", None)
+    with pytest.raises(NotFoundError, match=r"^no node profile 'zz' \(profiles: ak, prod\)$"):
+        nd.clock_endpoint(cfg, "zz", {})
