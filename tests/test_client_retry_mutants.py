@@ -149,3 +149,37 @@ def test_a_proxy_that_cannot_reach_the_node_gives_no_password_advice(certs):
     assert info.value.message == (f"GET {ep.base_url}/info: proxy http://127.0.0.1:"
                                   f"{proxy.port} refused: 502 Bad Gateway")
     assert info.value.hint is None
+
+
+def test_a_tls_handshake_that_never_ends_is_cut_at_the_deadline_and_says_so(certs):
+    """The server's kernel takes the connection (listen backlog) and nobody answers the
+    TLS hello: the handshake is cut at the request's deadline, not at the connect
+    timeout (the bug this found: the watchdog cannot cut a socket being wrapped in TLS,
+    so a node stalling the handshake held a command past --deadline), and the error
+    names the deadline."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"https://localhost:{silent.getsockname()[1]}"
+        ep = Endpoint(url, Auth(), cacert=certs[0], deadline=0.5, connect_timeout=20.0,
+                      read_timeout=20.0, max_attempts=1)
+        with Recorder().client(ep) as c, pytest.raises(RemoteError) as info:
+            c.request("GET", "/info")
+    assert info.value.message == f"GET {url}/info: no complete answer within the deadline " \
+                                 "of 0.5 s"
+
+
+def test_a_connect_timeout_shorter_than_the_deadline_is_named_as_such(certs):
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"https://localhost:{silent.getsockname()[1]}"
+        ep = Endpoint(url, Auth(), cacert=certs[0], deadline=30.0, connect_timeout=0.25,
+                      max_attempts=1)
+        with Recorder().client(ep) as c, pytest.raises(RemoteError) as info:
+            c.request("GET", "/info")
+    assert info.value.message == f"GET {url}/info: connection timed out after 0.25 s"
