@@ -501,3 +501,20 @@ def test_the_clock_endpoint_of_a_profile_or_a_url_carries_no_secret():
         "https://x:9092", "/env.pem", False, "https://x:9092", None)
     with pytest.raises(NotFoundError, match=r"^no node profile 'zz' \(profiles: ak, prod\)$"):
         nd.clock_endpoint(cfg, "zz", {})
+
+
+def test_a_plain_http_node_and_the_url_from_the_environment():
+    cfg = resolved_cfg()
+    target = nd.resolve_node(cfg, nd.NodeFlags(user="u"), {"NODECLI_URL": "http://n:9092"})
+    assert (target.endpoint.base_url, target.profile) == ("http://n:9092", None)
+
+
+def test_changing_a_profiles_tls_keeps_its_login_and_an_empty_url_is_refused():
+    current = NodeProfile("p", "https://p:9092", user="bob")
+    new = nd.changed_profile(current, {"cacert": "/ca.pem"}, None)
+    assert (new.user, new.cacert) == ("bob", "/ca.pem")
+    with pytest.raises(UsageError) as info:
+        nd.changed_profile(current, {"url": ""}, None)
+    assert info.value.message == "--url cannot be empty: a profile needs its node's URL"
+    assert nd.changed_profile(current, {"url": "https://q:9092"}, None).url == \
+        "https://q:9092"

@@ -294,3 +294,68 @@ def test_a_token_given_later_keeps_the_profile_and_names_its_source():
     t = svc.resolve_service(cfg, svc.ServiceFlags(), {}).with_token(" Bearer tok-1 ")
     assert (t.token, t.token_source, t.profile) == ("tok-1", "prompt", cfg.services["s"])
     assert t.endpoint.auth == Auth("oauth", token="tok-1", note="token from prompt")
+
+
+def test_each_source_of_a_services_token_is_named(saved, tmp_path):
+    from nodecli.config.model import Config
+
+    _, paths = saved
+    path = token_file(paths, "from-profile-file\n")
+    cfg = Config(default_service="f")
+    cfg.services["f"] = ServiceProfile("f", "https://f.example", token_file=str(path))
+    cfg.services["k"] = ServiceProfile("k", "https://k.example")
+    flag_file = tmp_path / "flag-token"
+    flag_file.write_text("from-flag-file\n")
+    lookup = {"service:k": "from-store"}.get
+    cases = [
+        (svc.ServiceFlags(token="from-stdin", token_file=str(flag_file)),
+         {"NODECLI_TOKEN": "e"}, "from-stdin", "--token-stdin"),
+        (svc.ServiceFlags(token_file=str(flag_file)), {"NODECLI_TOKEN": "e"},
+         "from-flag-file", f"--token-file {flag_file}"),
+        (svc.ServiceFlags(), {"NODECLI_TOKEN": "from-env"}, "from-env", "NODECLI_TOKEN"),
+        (svc.ServiceFlags(), {}, "from-profile-file",
+         f"token file {path} of profile 'f'"),
+        (svc.ServiceFlags(service="k"), {}, "from-store", "stored token of profile 'k'"),
+    ]
+    for flags, env, token, source in cases:
+        t = svc.resolve_service(cfg, flags, env, lookup)
+        assert (t.token, t.token_source) == (token, source)
+        assert t.endpoint.auth == Auth("oauth", token=token, note=f"token from {source}")
+    t = svc.resolve_service(cfg, svc.ServiceFlags(service="k"), {}, None)
+    assert (t.token, t.token_source, t.endpoint.auth) == (None, "", Auth("oauth"))
+
+
+def test_the_environment_names_the_service_or_its_url_and_the_paths_are_overridden():
+    from nodecli.config.model import Config
+    from nodecli.config.service_paths import DEFAULT_PATHS
+
+    cfg = Config(default_service="a")
+    cfg.services["a"] = ServiceProfile("a", "https://a.example")
+    cfg.services["b"] = ServiceProfile("b", "https://b.example",
+                                       paths={"operations": "/b-ops",
+                                              "workspaces": "/b-ws/{id}/ops"})
+    t = svc.resolve_service(cfg, svc.ServiceFlags(), {"NODECLI_SERVICE": "b"})
+    assert (t.profile.name, t.endpoint.base_url) == ("b", "https://b.example")
+    t = svc.resolve_service(cfg, svc.ServiceFlags(), {"NODECLI_SERVICE_URL": "https://u.x"})
+    assert (t.profile, t.endpoint.base_url, t.endpoint.label) == (None, "https://u.x",
+                                                                  "https://u.x")
+    assert t.paths == DEFAULT_PATHS
+    t = svc.resolve_service(cfg, svc.ServiceFlags(service="b",
+                                                  paths={"operations": "/flag-ops"}), {})
+    assert (t.paths.operations, t.paths.workspaces) == ("/flag-ops", "/b-ws/{id}/ops")
+    assert t.with_token("tok").paths is t.paths
+
+
+def test_a_service_profiles_proxy_password_comes_from_its_own_secret():
+    from nodecli.config.model import Config
+
+    cfg = Config(default_service="s")
+    cfg.services["s"] = ServiceProfile("s", "https://s.example", proxy="http://bob@pr:3128")
+    asked: list[str] = []
+
+    def lookup(key: str) -> str | None:
+        asked.append(key)
+        return {"service:s:proxy": "proxy-pw"}.get(key)
+
+    t = svc.resolve_service(cfg, svc.ServiceFlags(token="t"), {}, lookup)
+    assert t.endpoint.proxy.password == "proxy-pw" and asked == ["service:s:proxy"]
