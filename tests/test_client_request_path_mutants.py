@@ -199,3 +199,48 @@ def test_a_status_not_expected_names_the_node_and_takes_the_callers_hint(certs):
         url = f"{server.url()}/x"
     assert (info.value.message, info.value.hint) == (f"GET {url}: HTTP 418: no tea here",
                                                      "hint for 418")
+
+
+# -- the CA file: read as data, text around its blocks, DER, refused with its name -----
+
+
+def test_a_ca_file_with_text_around_its_block_or_in_der_is_trusted(certs, tmp_path):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    pem = open(certs[0], "rb").read()
+    noisy = tmp_path / "noisy.pem"
+    noisy.write_bytes(b"Issuer: test CA \xff\xfe (not ASCII)\n" + pem + b"\ntrailer\n")
+    der = tmp_path / "ca.der"
+    der.write_bytes(x509.load_pem_x509_certificate(pem).public_bytes(
+        serialization.Encoding.DER))
+    for ca in (noisy, der):
+        with serve(certs, OK) as server, Told().client(
+                endpoint(server, certs, cacert=str(ca))) as c:
+            assert c.request("GET", "/x").status == 200
+
+
+@pytest.mark.parametrize("content", [b"-----BEGIN CERTIFICATE-----\nnot base64\n"
+                                          b"-----END CERTIFICATE-----\n", b"\x30\x03junk"])
+def test_a_ca_file_that_holds_no_certificate_is_a_usage_error_naming_it(tmp_path, content):
+    from nodecli.errors import UsageError
+
+    bad = tmp_path / "bad.pem"
+    bad.write_bytes(content)
+    with pytest.raises(UsageError) as info:
+        Client(Endpoint("https://n.example:9092", cacert=str(bad)))
+    assert info.value.message.startswith(f"cannot use CA file {bad}: "), info.value.message
+
+
+def test_insecure_trusts_any_certificate_and_no_ca_file_uses_the_system_store(certs):
+    import ssl
+
+    with serve(certs, OK) as server, Told().client(
+            endpoint(server, certs, cacert=None, insecure=True)) as c:
+        assert c.request("GET", "/x").status == 200
+        assert c.tls_context().verify_mode == ssl.CERT_NONE
+    with serve(certs, OK) as server, Told().client(
+            endpoint(server, certs, cacert=None)) as c:
+        with pytest.raises(RemoteError, match="is not trusted"):
+            c.request("GET", "/x")
+        assert c.tls_context().verify_mode == ssl.CERT_REQUIRED
