@@ -518,3 +518,43 @@ def test_changing_a_profiles_tls_keeps_its_login_and_an_empty_url_is_refused():
     assert info.value.message == "--url cannot be empty: a profile needs its node's URL"
     assert nd.changed_profile(current, {"url": "https://q:9092"}, None).url == \
         "https://q:9092"
+
+
+def test_a_user_flag_is_not_given_the_profiles_access_key():
+    cfg = resolved_cfg()
+    target = nd.resolve_node(cfg, nd.NodeFlags(node="ak", user="bob"), {})
+    assert (target.endpoint.auth.username, target.endpoint.auth.access_key) == ("bob", None)
+    assert target.profile is cfg.nodes["ak"]
+
+
+def test_a_token_file_flag_takes_the_access_key_from_the_environment(tmp_path):
+    token = tmp_path / "tok"
+    token.write_text("tok-f\n")
+    cfg = resolved_cfg()
+    auth = nd.resolve_node(cfg, nd.NodeFlags(bearer_file=str(token)),
+                           {"NODECLI_ACCESS_KEY": "AKE"}).endpoint.auth
+    assert (auth.kind, auth.access_key) == ("bearer", "AKE")
+    auth = nd.resolve_node(cfg, nd.NodeFlags(bearer_file=str(token), access_key="AKF"),
+                           {"NODECLI_ACCESS_KEY": "AKE"}).endpoint.auth
+    assert auth.access_key == "AKF"
+
+
+def test_the_resolved_target_keeps_its_profile():
+    cfg = resolved_cfg()
+    assert nd.resolve_node(cfg, nd.NodeFlags(), {}, stored).profile is cfg.nodes["prod"]
+    assert nd.resolve_node(cfg, nd.NodeFlags(), {"NODECLI_BEARER": "t",
+                                                 "NODECLI_ACCESS_KEY": "AK"}).profile \
+        is cfg.nodes["prod"]
+
+
+def test_the_proxy_of_the_environment_or_a_profile_and_no_proxy():
+    cfg = resolved_cfg()
+    env = {"HTTPS_PROXY": "http://env-proxy:1"}
+    ep = nd.resolve_node(cfg, nd.NodeFlags(), env, stored).endpoint
+    assert (ep.proxy.shown(), ep.proxy.source) == ("http://env-proxy:1", "HTTPS_PROXY")
+    ep = nd.resolve_node(cfg, nd.NodeFlags(node="ak"), env, stored).endpoint
+    assert (ep.proxy.shown(), ep.proxy.source) == ("http://prof-proxy:3128", "profile 'ak'")
+    for where in ("prod", "ak"):
+        ep = nd.resolve_node(cfg, nd.NodeFlags(node=where), {**env, "NO_PROXY": where},
+                             stored).endpoint
+        assert ep.proxy is None
