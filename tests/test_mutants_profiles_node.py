@@ -399,8 +399,11 @@ def test_a_signing_profile_keeps_its_key_path_and_checked_groups(private_key, tt
 
 
 def test_changed_mint_starts_with_a_key_and_changes_only_what_is_given():
-    with pytest.raises(UsageError, match=r"^this profile does not sign its own tokens"):
+    with pytest.raises(UsageError) as info:
         nd.changed_mint(None, mint_user_id="u1")
+    assert info.value.message == ("this profile does not sign its own tokens: give --mint-key "
+                                  "PATH (with --mint-user-id UID) to make it, or leave out "
+                                  "--mint-*")
     assert nd.changed_mint(None, mint_key="/k.pem") == MintSettings("/k.pem", "", [], "user",
                                                                     3600)
     current = MintSettings("/k.pem", "u1", ["g1"], "admin", 600)
@@ -558,3 +561,11 @@ def test_the_proxy_of_the_environment_or_a_profile_and_no_proxy():
         ep = nd.resolve_node(cfg, nd.NodeFlags(node=where), {**env, "NO_PROXY": where},
                              stored).endpoint
         assert ep.proxy is None
+
+
+def test_the_clock_of_a_plain_http_url_and_no_proxy_for_it():
+    env = {"HTTP_PROXY": "http://env-proxy:1", "NO_PROXY": "near"}
+    ep = nd.clock_endpoint(Config(), "http://near:9092", env)
+    assert (ep.base_url, ep.label, ep.proxy) == ("http://near:9092", "http://near:9092", None)
+    ep = nd.clock_endpoint(Config(), "http://far:9092", env)
+    assert ep.proxy.shown() == "http://env-proxy:1"
