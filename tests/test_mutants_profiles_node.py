@@ -569,3 +569,24 @@ def test_the_clock_of_a_plain_http_url_and_no_proxy_for_it():
     assert (ep.base_url, ep.label, ep.proxy) == ("http://near:9092", "http://near:9092", None)
     ep = nd.clock_endpoint(Config(), "http://far:9092", env)
     assert ep.proxy.shown() == "http://env-proxy:1"
+
+
+def test_the_clock_of_a_node_is_read_from_its_answer_without_credentials(tmp_path):
+    """``token create --clock-from-node``: one GET /info carrying no credentials, over the
+    profile's TLS settings; the Date header's offset from our clock."""
+    import time
+    from email.utils import formatdate
+
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path)
+
+    def script(seen):
+        yield reply(401, b"", [("Date", formatdate(time.time() + 120, usegmt=True))])
+
+    with ScriptedServer(script, tls=(cert, key)) as server:
+        cfg = Config(nodes={"n": NodeProfile("n", server.url(), user="u", cacert=ca)})
+        label, offset = nd.node_clock(cfg, "n", {})
+        assert label == "n" and 118 < offset < 122
+        assert [(s.method, s.target) for s in server.seen] == [("GET", "/info")]
+        assert "authorization" not in server.seen[0].headers
