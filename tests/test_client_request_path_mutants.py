@@ -244,3 +244,18 @@ def test_insecure_trusts_any_certificate_and_no_ca_file_uses_the_system_store(ce
         with pytest.raises(RemoteError, match="is not trusted"):
             c.request("GET", "/x")
         assert c.tls_context().verify_mode == ssl.CERT_REQUIRED
+
+
+def test_the_environments_proxy_variables_are_not_read_by_the_http_library(certs,
+                                                                          monkeypatch):
+    """nodecli.http.proxies reads HTTPS_PROXY and NO_PROXY and tells httpx2 exactly; a
+    client told "no proxy" goes direct even with HTTPS_PROXY naming a dead port."""
+    import socket
+
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))  # bound, never listening: a refused connection
+        for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{dead.getsockname()[1]}")
+        with serve(certs, OK) as server, Told().client(endpoint(server, certs)) as c:
+            assert c.request("GET", "/x").status == 200
+            assert len(server.seen) == 1
