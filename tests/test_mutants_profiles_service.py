@@ -359,3 +359,23 @@ def test_a_service_profiles_proxy_password_comes_from_its_own_secret():
 
     t = svc.resolve_service(cfg, svc.ServiceFlags(token="t"), {}, lookup)
     assert t.endpoint.proxy.password == "proxy-pw" and asked == ["service:s:proxy"]
+
+
+def test_a_service_url_is_checked_whole():
+    assert svc.check_url("http://s.example:8080/base") == "http://s.example:8080/base"
+    refusals = {
+        "ftp://s.example": "service URL must start with https:// (or http://): "
+                           "'ftp://s.example'",
+        "https://u:p@s.example": "the service URL must not carry credentials "
+                                 "(user:password@); the access token goes in "
+                                 "--token-file, --token-stdin or NODECLI_TOKEN",
+        "https://s.example/a b": "invalid service URL 'https://s.example/a b'",
+        "https:///path": "invalid service URL 'https:///path'",
+        "https://s.example:99999": "invalid service URL 'https://s.example:99999': ",
+    }
+    for url, message in refusals.items():
+        with pytest.raises(UsageError) as info:
+            svc.check_url(url)
+        assert info.value.message.startswith(message), info.value.message
+        if not message.endswith(": "):
+            assert info.value.message == message
