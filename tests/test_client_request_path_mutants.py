@@ -259,3 +259,21 @@ def test_the_environments_proxy_variables_are_not_read_by_the_http_library(certs
         with serve(certs, OK) as server, Told().client(endpoint(server, certs)) as c:
             assert c.request("GET", "/x").status == 200
             assert len(server.seen) == 1
+
+
+@pytest.mark.parametrize(("path", "params", "headers", "shown"), [
+    ("/a\udcff", None, None, "/a\\udcff"),
+    ("/a", [("k", "v\udcfe")], None, "v\\udcfe"),
+    ("/a", {"k\udcfd": "v"}, None, "k\\udcfd"),
+    ("/a", None, {"X-K": "h\udcfc"}, "h\\udcfc"),
+])
+def test_bytes_that_are_not_utf8_are_refused_before_anything_is_sent(certs, path, params,
+                                                                     headers, shown):
+    from nodecli.errors import UsageError
+
+    with serve(certs, OK) as server, Told().client(endpoint(server, certs)) as c:
+        with pytest.raises(UsageError) as info:
+            c.request("GET", path, params=params, headers=headers)
+    assert not server.seen
+    assert info.value.message == (f"{shown!r} holds bytes that are not UTF-8 text: ids, "
+                                  "tokens and names go to the server as UTF-8")
