@@ -590,3 +590,25 @@ def test_the_clock_of_a_node_is_read_from_its_answer_without_credentials(tmp_pat
         assert label == "n" and 118 < offset < 122
         assert [(s.method, s.target) for s in server.seen] == [("GET", "/info")]
         assert "authorization" not in server.seen[0].headers
+
+
+@pytest.mark.parametrize(("auth", "asked"), [
+    (Auth("bearer", token="t", access_key="AK"), "/events?count=1"),
+    (Auth("basic", "u", "pw"), "/info"),
+])
+def test_a_login_check_asks_one_thing(tmp_path, auth, asked):
+    """A bearer token reads one event (GET /events?count=1, not a whole page); a user or
+    access key with its secret reads /info."""
+    from nodecli.http.client import open_client
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path)
+
+    def script(seen):
+        body = b"[]" if seen.target.startswith("/events") else b'{"version": "4.4.0"}'
+        yield reply(200, body, [("Content-Type", "application/json")])
+
+    with ScriptedServer(script, tls=(cert, key)) as server, open_client(
+            Endpoint(server.url(), auth, cacert=ca, deadline=10.0)) as client:
+        assert nd.check_login(client) == f"GET {asked}"
+        assert [s.target for s in server.seen] == [asked]
