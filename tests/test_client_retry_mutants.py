@@ -163,8 +163,10 @@ def test_a_tls_handshake_that_never_ends_is_cut_at_the_deadline_and_says_so(cert
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)
         url = f"https://localhost:{silent.getsockname()[1]}"
-        ep = Endpoint(url, Auth(), cacert=certs[0], deadline=0.5, connect_timeout=20.0,
-                      read_timeout=20.0, max_attempts=1)
+        # (timeouts of an hour: a handshake not cut at the deadline hangs the test until
+        # pytest-timeout fails it, rather than passing late with the same words)
+        ep = Endpoint(url, Auth(), cacert=certs[0], deadline=0.5, connect_timeout=3600.0,
+                      read_timeout=3600.0, max_attempts=1)
         with Recorder().client(ep) as c, pytest.raises(RemoteError) as info:
             c.request("GET", "/info")
     assert info.value.message == f"GET {url}/info: no complete answer within the deadline " \
@@ -178,8 +180,8 @@ def test_a_connect_timeout_shorter_than_the_deadline_is_named_as_such(certs):
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)
         url = f"https://localhost:{silent.getsockname()[1]}"
-        ep = Endpoint(url, Auth(), cacert=certs[0], deadline=30.0, connect_timeout=0.25,
-                      max_attempts=1)
+        ep = Endpoint(url, Auth(), cacert=certs[0], deadline=3600.0, connect_timeout=0.25,
+                      read_timeout=3600.0, max_attempts=1)
         with Recorder().client(ep) as c, pytest.raises(RemoteError) as info:
             c.request("GET", "/info")
     assert info.value.message == f"GET {url}/info: connection timed out after 0.25 s"
