@@ -13,7 +13,7 @@ from nodecli.config.model import Config, MintSettings, NodeProfile
 from nodecli.config.paths import resolve_paths
 from nodecli.config.secrets import keyring_service
 from nodecli.config.store import ConfigStore
-from nodecli.errors import NotFoundError, UsageError
+from nodecli.errors import ConflictError, NotFoundError, UsageError
 from nodecli.http.client import Auth, Endpoint
 from nodecli.profiles import node as nd
 from tests.test_secrets import memory_keyring  # noqa: F401 - the fixture
@@ -612,3 +612,41 @@ def test_a_login_check_asks_one_thing(tmp_path, auth, asked):
             Endpoint(server.url(), auth, cacert=ca, deadline=10.0)) as client:
         assert nd.check_login(client) == f"GET {asked}"
         assert [s.target for s in server.seen] == [asked]
+
+
+def test_adding_a_node_profile_keeps_its_proxy_password_and_returns_its_summary(saved):
+    store, paths = saved
+    nd.add_profile(store, paths, NodeProfile("a", "https://a:9092", user="u"))
+    shown = nd.add_profile(store, paths, NodeProfile("p", "https://p:9092", user="u",
+                                                     proxy="http://bob@pr:1"), "pw",
+                           proxy_password="pp")
+    assert (shown["name"], shown["default"], shown["proxy"]) == ("p", False,
+                                                                 "http://bob@pr:1")
+    from nodecli.config.secrets import find_secret
+
+    assert find_secret(paths, "node:p:proxy", "file")[0] == "pp"
+    with pytest.raises(ConflictError) as info:
+        nd.add_profile(store, paths, NodeProfile("p", "https://p:9092", user="u"))
+    assert (info.value.message, info.value.hint) == (
+        "node profile 'p' already exists",
+        "use --force to replace it, or 'nodecli node remove'")
+
+
+def test_show_without_a_name_or_default_and_a_signing_profile(saved, memory_keyring):  # noqa: F811
+    _, paths = saved
+    with pytest.raises(UsageError) as info:
+        nd.show_profile(Config(), paths, None)
+    assert info.value.message == ("no profile named and no default profile: give NAME or "
+                                  "set one with 'nodecli node default NAME'")
+    mint = MintSettings("/k.pem", "u7", ["g"], "admin", 600)
+    cfg = Config(nodes={"m": NodeProfile("m", "https://m:9092", access_key="AK", mint=mint,
+                                         secrets="file")})
+    memory_keyring.items[(keyring_service(paths), "node:m")] = "not ours"
+    shown = nd.show_profile(cfg, paths, "m")
+    assert shown["mint"] == mint.to_dict() and shown["auth"] == "bearer minted (AK)"
+    assert (shown["secret_stored"], shown["secret_backend"]) == (False, None)
+
+
+def test_a_url_keeps_a_final_x_and_loses_a_final_slash():
+    assert nd.validate_profile(NodeProfile("p", "https://nodeX/", user="u")).url == \
+        "https://nodeX"

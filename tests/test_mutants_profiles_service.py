@@ -379,3 +379,40 @@ def test_a_service_url_is_checked_whole():
         assert info.value.message.startswith(message), info.value.message
         if not message.endswith(": "):
             assert info.value.message == message
+
+
+def test_a_service_profile_saves_its_tls_proxy_and_proxy_password(saved):
+    store, paths = saved
+    done = svc.add_profile(store, paths, "s", "https://s.example", token="t",
+                           insecure=True, proxy="http://bob@pr:3128",
+                           proxy_password="pp")
+    kept = store.load().services["s"]
+    assert (kept.insecure, kept.proxy) == (True, "http://bob@pr:3128") == (
+        done.profile.insecure, done.profile.proxy)
+    assert find_secret(paths, "service:s:proxy", "file")[0] == "pp"
+    svc.add_profile(store, paths, "s", "https://s.example", token="t", force=True)
+    kept = store.load().services["s"]
+    assert (kept.insecure, kept.proxy) == (False, None)
+    assert find_secret(paths, "service:s:proxy", "file") == (None, None)  # forgotten
+
+
+def test_a_proxy_password_from_the_environment_wins_over_the_stored_one():
+    from nodecli.profiles import resolve_proxy
+
+    prof = ServiceProfile("s", "https://s.example", proxy="http://bob@pr:3128")
+    asked: list[str] = []
+
+    def lookup(key: str) -> str | None:
+        asked.append(key)
+        return "stored-pp"
+
+    env = {"NODECLI_PROXY_PASSWORD": "env-pp"}
+    got = resolve_proxy("https://s.example", None, prof, "service", env, lookup)
+    assert (got.password, asked) == ("env-pp", [])
+    got = resolve_proxy("https://s.example", None, prof, "service", {}, lookup)
+    assert (got.password, asked) == ("stored-pp", ["service:s:proxy"])
+    got = resolve_proxy("https://s.example", None, prof, "service", {}, None)
+    assert got.password is None and got.needs_password  # the caller asks
+    got = resolve_proxy("https://s.example", None, None, "service",
+                        {"HTTPS_PROXY": "http://bob@pr:1"}, lookup)
+    assert got.needs_password and asked == ["service:s:proxy"]  # no profile: no lookup
