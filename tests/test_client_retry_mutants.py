@@ -185,3 +185,16 @@ def test_a_connect_timeout_shorter_than_the_deadline_is_named_as_such(certs):
         with Recorder().client(ep) as c, pytest.raises(RemoteError) as info:
             c.request("GET", "/info")
     assert info.value.message == f"GET {url}/info: connection timed out after 0.25 s"
+
+
+def test_an_answer_slower_than_the_read_timeout_is_named_as_such(certs):
+    def script(seen: Seen):
+        yield 2.0  # (the read timeout is 0.2 s: the answer comes too late)
+        yield OK
+
+    with ScriptedServer(script, tls=(certs[1], certs[2])) as server, Recorder().client(
+            endpoint(server, certs, max_attempts=1, read_timeout=0.2)) as c:
+        with pytest.raises(RemoteError) as info:
+            c.request("GET", "/info")
+        url = f"{server.url()}/info"
+    assert info.value.message == f"GET {url}: no answer within the read timeout of 0.2 s"
