@@ -284,3 +284,10 @@ def test_a_post_refused_keeps_the_callers_hint(certs):
         with pytest.raises(RemoteError) as info:
             c.request("POST", "/x", hint_for=lambda status: f"caller's hint for {status}")
     assert info.value.hint == "caller's hint for 503"
+
+
+def test_a_location_on_an_answer_that_is_not_a_redirect_is_not_followed(certs):
+    created = reply(201, b'{"id": "n1"}', [("Location", "/things/n1")])
+    with serve(certs, created) as server, Told().client(endpoint(server, certs)) as c:
+        resp = c.request("POST", "/things", json_body={}, expect=(201,))
+    assert resp.status == 201 and [s.target for s in server.seen] == ["/things"]
