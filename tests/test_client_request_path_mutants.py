@@ -291,3 +291,34 @@ def test_a_location_on_an_answer_that_is_not_a_redirect_is_not_followed(certs):
     with serve(certs, created) as server, Told().client(endpoint(server, certs)) as c:
         resp = c.request("POST", "/things", json_body={}, expect=(201,))
     assert resp.status == 201 and [s.target for s in server.seen] == ["/things"]
+
+
+def test_a_renewed_token_does_not_spend_an_attempt(certs):
+    """A 401 whose token the source renews is asked again at once, outside the count:
+    with max_attempts 2, then two retried statuses, three requests in all."""
+
+    class Renewing:
+        label = "test source"
+
+        def __init__(self) -> None:
+            self.renewed = 0
+
+        def current(self) -> str:
+            return f"tok-{self.renewed}"
+
+        def seen(self) -> list[str]:
+            return []
+
+        def renew(self) -> bool:
+            self.renewed += 1
+            return True
+
+    source = Renewing()
+    with serve(certs, reply(401, b""), BUSY) as server, Told().client(Endpoint(
+            server.url(), Auth("bearer", access_key="AK", source=source), cacert=certs[0],
+            deadline=30.0, max_attempts=2)) as c:
+        with pytest.raises(RemoteError):
+            c.request("GET", "/x")
+    assert [s.headers["authorization"] for s in server.seen] == [
+        "Bearer tok-0", "Bearer tok-1", "Bearer tok-1"]
+    assert source.renewed == 1
