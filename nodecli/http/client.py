@@ -383,9 +383,16 @@ class Client:
 
         watchdog = self._watchdog
         watchdog.arm(deadline_at)
+        # The watchdog cannot cut a TCP connect (no socket yet) or a TLS handshake (the
+        # socket is being wrapped): the connect timeout, which bounds both, never runs
+        # past the deadline.
+        left = deadline_at - time.monotonic()
+        capped = left < self.endpoint.connect_timeout
+        timeout = httpx2.Timeout(self.endpoint.read_timeout, connect=max(left, 0.001)
+                                 if capped else self.endpoint.connect_timeout)
         try:
             with client.stream(method, url, params=params, content=content, headers=headers,
-                               extensions={"trace": watchdog.trace}) as r:
+                               timeout=timeout, extensions={"trace": watchdog.trace}) as r:
                 # (before the body: a node that closes the connection after it leaves no
                 # TLS object to ask)
                 self.peer_certificate = peer_certificate(r.extensions) or self.peer_certificate
@@ -393,6 +400,8 @@ class Client:
                 return Response(r.status_code, {k.lower(): v for k, v in r.headers.items()},
                                 body, str(r.url), time.monotonic() - started)
         except httpx2.ConnectTimeout:
+            if capped:
+                raise _Transient(self._past_deadline) from None
             raise _Transient(f"connection timed out after "
                              f"{self.endpoint.connect_timeout:g} s") from None
         except httpx2.ReadTimeout:
