@@ -16,6 +16,7 @@ from nodecli.errors import NodecliError, RemoteError
 from nodecli.http.client import USER_AGENT, Auth, Client, Endpoint
 from nodecli.http.deadline import Budget
 from tests.scripted_server import ScriptedServer, Seen, certificates, reply
+from tests.test_client_retry_mutants import Recorder
 
 
 @pytest.fixture(scope="module")
@@ -24,17 +25,6 @@ def certs(tmp_path_factory):
 
 
 OK = reply(200, b'{"ok":true}', [("Content-Type", "application/json")])
-
-
-class Told:
-    def __init__(self) -> None:
-        self.slept: list[float] = []
-        self.status: list[str | None] = []
-        self.log: list[str] = []
-
-    def client(self, endpoint: Endpoint) -> Client:
-        return Client(endpoint, log=self.log.append, sleep=self.slept.append,
-                      status=self.status.append)
 
 
 def answers(*parts: bytes):
@@ -58,7 +48,7 @@ def endpoint(server: ScriptedServer, certs, **settings: Any) -> Endpoint:
 
 
 def test_what_is_sent_method_body_and_headers(certs):
-    with serve(certs, OK) as server, Told().client(endpoint(server, certs)) as c:
+    with serve(certs, OK) as server, Recorder().client(endpoint(server, certs)) as c:
         c.request("post", "/a", json_body={"k": [1, 2], "s": "é"})
         c.request("PUT", "/b", json_body={"k": 1}, headers={"Content-Type": "text/x"})
         c.request("DELETE", "/c", body=b"raw")
@@ -80,7 +70,7 @@ BUSY = reply(503, b'{"message": "busy now"}')
     ("OPTIONS", None, 3), ("POST", None, 1), ("PATCH", None, 1), ("POST", True, 3),
     ("GET", False, 1)])
 def test_only_idempotent_methods_are_retried_unless_told(certs, method, retry, sent):
-    told = Told()
+    told = Recorder()
     with serve(certs, BUSY) as server, told.client(endpoint(server, certs)) as c:
         with pytest.raises(RemoteError) as info:
             c.request(method, "/x", retry=retry)
@@ -103,7 +93,7 @@ def test_only_idempotent_methods_are_retried_unless_told(certs, method, retry, s
 
 @pytest.mark.parametrize("attempts", [1, 2, 4])
 def test_exactly_max_attempts_are_made(certs, attempts):
-    with serve(certs, BUSY) as server, Told().client(
+    with serve(certs, BUSY) as server, Recorder().client(
             endpoint(server, certs, max_attempts=attempts)) as c:
         with pytest.raises(RemoteError):
             c.request("GET", "/x")
@@ -111,7 +101,7 @@ def test_exactly_max_attempts_are_made(certs, attempts):
 
 
 def test_a_success_after_retries_says_the_status_line_is_done_once(certs):
-    told = Told()
+    told = Recorder()
     with serve(certs, BUSY, OK) as server, told.client(endpoint(server, certs)) as c:
         assert c.request("GET", "/x").status == 200
         c.request("GET", "/x")  # no retry: nothing more on the status line
@@ -119,7 +109,7 @@ def test_a_success_after_retries_says_the_status_line_is_done_once(certs):
 
 
 def test_a_wait_longer_than_the_time_left_is_not_waited(certs):
-    told = Told()
+    told = Recorder()
     busy = reply(503, b"", [("Retry-After", "29")])
     with serve(certs, busy) as server, told.client(endpoint(server, certs, deadline=28.0)) \
             as c:
@@ -127,7 +117,7 @@ def test_a_wait_longer_than_the_time_left_is_not_waited(certs):
             c.request("GET", "/x")
     assert len(server.seen) == 1 and told.slept == []
     assert info.value.message.endswith(": HTTP 503") and info.value.hint is None
-    told = Told()
+    told = Recorder()
     with serve(certs, busy, OK) as server, told.client(endpoint(server, certs, deadline=31.0)) \
             as c:
         c.request("GET", "/x")
@@ -137,7 +127,7 @@ def test_a_wait_longer_than_the_time_left_is_not_waited(certs):
 def test_a_spent_deadline_sends_nothing(certs):
     budget = Budget(5.0)
     budget.ends_at = time.monotonic() - 1
-    with serve(certs, OK) as server, Told().client(
+    with serve(certs, OK) as server, Recorder().client(
             endpoint(server, certs, deadline=None, budget=budget)) as c:
         with pytest.raises(RemoteError) as info:
             c.request("GET", "/x")
@@ -161,7 +151,7 @@ def hang_up(seen: Seen):
 def test_a_broken_connection_after_the_last_attempt_gives_its_hint(certs, method, tls,
                                                                    hint):
     server = ScriptedServer(hang_up, tls=(certs[1], certs[2]) if tls else None)
-    with server, Told().client(endpoint(server, certs, max_attempts=2)) as c:
+    with server, Recorder().client(endpoint(server, certs, max_attempts=2)) as c:
         with pytest.raises(RemoteError) as info:
             c.request(method, "/x")
         url = f"{server.url()}/x"
@@ -180,7 +170,7 @@ def test_redirects_are_followed_and_logged(certs):
         else:
             yield OK
 
-    told = Told()
+    told = Recorder()
     with ScriptedServer(script, tls=(certs[1], certs[2])) as server, \
             told.client(endpoint(server, certs)) as c:
         assert c.request("GET", "/a").url == f"{server.url()}/c"
@@ -192,7 +182,7 @@ def test_redirects_are_followed_and_logged(certs):
 
 def test_a_status_not_expected_names_the_node_and_takes_the_callers_hint(certs):
     refused = reply(418, b'{"error": {"user_message": "no  tea\\nhere"}}')
-    with serve(certs, refused, OK) as server, Told().client(endpoint(server, certs)) as c:
+    with serve(certs, refused, OK) as server, Recorder().client(endpoint(server, certs)) as c:
         with pytest.raises(NodecliError) as info:
             c.request("GET", "/x", hint_for=lambda status: f"hint for {status}")
         assert c.request("GET", "/y", expect=(200, 418)).status == 200
@@ -215,7 +205,7 @@ def test_a_ca_file_with_text_around_its_block_or_in_der_is_trusted(certs, tmp_pa
     der.write_bytes(x509.load_pem_x509_certificate(pem).public_bytes(
         serialization.Encoding.DER))
     for ca in (noisy, der):
-        with serve(certs, OK) as server, Told().client(
+        with serve(certs, OK) as server, Recorder().client(
                 endpoint(server, certs, cacert=str(ca))) as c:
             assert c.request("GET", "/x").status == 200
 
@@ -235,11 +225,11 @@ def test_a_ca_file_that_holds_no_certificate_is_a_usage_error_naming_it(tmp_path
 def test_insecure_trusts_any_certificate_and_no_ca_file_uses_the_system_store(certs):
     import ssl
 
-    with serve(certs, OK) as server, Told().client(
+    with serve(certs, OK) as server, Recorder().client(
             endpoint(server, certs, cacert=None, insecure=True)) as c:
         assert c.request("GET", "/x").status == 200
         assert c.tls_context().verify_mode == ssl.CERT_NONE
-    with serve(certs, OK) as server, Told().client(
+    with serve(certs, OK) as server, Recorder().client(
             endpoint(server, certs, cacert=None)) as c:
         with pytest.raises(RemoteError, match="is not trusted"):
             c.request("GET", "/x")
@@ -256,7 +246,7 @@ def test_the_environments_proxy_variables_are_not_read_by_the_http_library(certs
         dead.bind(("127.0.0.1", 0))  # bound, never listening: a refused connection
         for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
             monkeypatch.setenv(name, f"http://127.0.0.1:{dead.getsockname()[1]}")
-        with serve(certs, OK) as server, Told().client(endpoint(server, certs)) as c:
+        with serve(certs, OK) as server, Recorder().client(endpoint(server, certs)) as c:
             assert c.request("GET", "/x").status == 200
             assert len(server.seen) == 1
 
@@ -271,7 +261,7 @@ def test_bytes_that_are_not_utf8_are_refused_before_anything_is_sent(certs, path
                                                                      headers, shown):
     from nodecli.errors import UsageError
 
-    with serve(certs, OK) as server, Told().client(endpoint(server, certs)) as c:
+    with serve(certs, OK) as server, Recorder().client(endpoint(server, certs)) as c:
         with pytest.raises(UsageError) as info:
             c.request("GET", path, params=params, headers=headers)
     assert not server.seen
@@ -280,7 +270,7 @@ def test_bytes_that_are_not_utf8_are_refused_before_anything_is_sent(certs, path
 
 
 def test_a_post_refused_keeps_the_callers_hint(certs):
-    with serve(certs, BUSY) as server, Told().client(endpoint(server, certs)) as c:
+    with serve(certs, BUSY) as server, Recorder().client(endpoint(server, certs)) as c:
         with pytest.raises(RemoteError) as info:
             c.request("POST", "/x", hint_for=lambda status: f"caller's hint for {status}")
     assert info.value.hint == "caller's hint for 503"
@@ -288,7 +278,7 @@ def test_a_post_refused_keeps_the_callers_hint(certs):
 
 def test_a_location_on_an_answer_that_is_not_a_redirect_is_not_followed(certs):
     created = reply(201, b'{"id": "n1"}', [("Location", "/things/n1")])
-    with serve(certs, created) as server, Told().client(endpoint(server, certs)) as c:
+    with serve(certs, created) as server, Recorder().client(endpoint(server, certs)) as c:
         resp = c.request("POST", "/things", json_body={}, expect=(201,))
     assert resp.status == 201 and [s.target for s in server.seen] == ["/things"]
 
@@ -314,7 +304,7 @@ def test_a_renewed_token_does_not_spend_an_attempt(certs):
             return True
 
     source = Renewing()
-    with serve(certs, reply(401, b""), BUSY) as server, Told().client(Endpoint(
+    with serve(certs, reply(401, b""), BUSY) as server, Recorder().client(Endpoint(
             server.url(), Auth("bearer", access_key="AK", source=source), cacert=certs[0],
             deadline=30.0, max_attempts=2)) as c:
         with pytest.raises(RemoteError):
