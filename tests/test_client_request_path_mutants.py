@@ -222,6 +222,19 @@ def test_a_ca_file_that_holds_no_certificate_is_a_usage_error_naming_it(tmp_path
     assert info.value.message.startswith(f"cannot use CA file {bad}: "), info.value.message
 
 
+@pytest.mark.parametrize("content", [b"", b" \n\t\n"])
+def test_an_empty_ca_file_is_refused_not_taken_for_the_system_store(tmp_path, content):
+    """ssl.create_default_context(cadata=b"") loads the system's CAs: an empty file
+    would have trusted every public CA instead of the one the user named."""
+    from nodecli.errors import UsageError
+
+    empty = tmp_path / "empty.pem"
+    empty.write_bytes(content)
+    with pytest.raises(UsageError) as info:
+        Client(Endpoint("https://n.example:9092", cacert=str(empty)))
+    assert info.value.message == f"cannot use CA file {empty}: it is empty"
+
+
 def test_insecure_trusts_any_certificate_and_no_ca_file_uses_the_system_store(certs):
     import ssl
 

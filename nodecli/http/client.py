@@ -239,6 +239,10 @@ class Client:
         # Read like every file the user names (a missing one exits 5 naming it; a
         # FIFO is refused instead of blocking), then handed to ssl as data.
         raw = read_limited(self.endpoint.cacert, MAX_CA_FILE_BYTES, "CA file")
+        if not raw.strip():
+            # ssl takes empty data for none given and trusts the system's store: a CA
+            # file truncated to nothing must not widen what is trusted
+            raise UsageError(f"cannot use CA file {self.endpoint.cacert}: it is empty")
         cadata: str | bytes = raw
         if b"-----BEGIN" in raw:
             cadata = raw.decode("ascii", "ignore")  # text around the blocks
