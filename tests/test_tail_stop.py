@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM in a tail (node/events/tail.py GracefulStop), with real signals sent
+"""Ctrl-C and SIGTERM in a tail (node/events/stop.py GracefulStop), with real signals sent
 to this process's main thread.
 
 Python runs a signal's handler wherever the main thread is at that moment. When that is
@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from nodecli.node.events.tail import GracefulStop
+from nodecli.node.events.stop import GracefulStop
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 

@@ -19,7 +19,8 @@ from typing import IO, TYPE_CHECKING, Any
 from nodecli.errors import NodecliError, UsageError
 from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile, node_key, resume_path
 from nodecli.node.events.sinks import FileSink, Sink, TextSink
-from nodecli.node.events.tail import GracefulStop, TailInterrupted, TailOptions, tail
+from nodecli.node.events.stop import GracefulStop
+from nodecli.node.events.tail import TailInterrupted, TailOptions, tail
 from nodecli.node.info import Status, node_info
 
 if TYPE_CHECKING:
