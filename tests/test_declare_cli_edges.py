@@ -1,0 +1,51 @@
+"""cli/declare.py at its edges (its mutation run's survivors): a node named only by the
+environment, a document on stdin, and the diff's changes column word for word."""
+
+from __future__ import annotations
+
+import json
+
+from tests.test_declare import node, write  # noqa: F401 - node is a fixture
+
+WIDE = {"COLUMNS": "300"}
+
+
+def test_export_asks_a_node_named_only_by_the_environment(node, invoke):  # noqa: F811
+    r = invoke("export", "-o", "json")  # the default profile alone: the local document
+    assert r.exit_code == 0, r.stderr
+    assert "access_keys" not in json.loads(r.stdout)
+    for env in ({"NODECLI_NODE": "emu"},
+                {"NODECLI_URL": node.url, "NODECLI_USER": "admin",
+                 "NODECLI_PASSWORD": "admin-pass"}):
+        r = invoke("export", "-o", "json", env=env)
+        assert r.exit_code == 0, (env, r.stderr)
+        assert "access_keys" in json.loads(r.stdout), env
+
+
+def test_a_document_on_stdin_is_read_and_named_so(invoke, home):
+    doc = "version: 1\ntransfer_users:\n  t1: {}\n"
+    r = invoke("diff", "-f", "-", "-o", "json", input=doc)
+    assert r.exit_code == 1, r.stderr
+    assert [(x["kind"], x["name"], x["action"]) for x in json.loads(r.stdout)] == [
+        ("transfer_user", "t1", "add")]
+    r = invoke("diff", "-f", "-", input="version: 2\n")
+    assert r.exit_code == 2
+    assert r.stderr.strip().endswith(
+        "<stdin>:1: version: unsupported version 2 (this nodecli reads version 1)")
+
+
+def test_the_changes_column_says_each_field_before_and_after(invoke, home, tmp_path):
+    before = ("version: 1\ntransfer_users:\n  aspera: {docroot: /srv/a}\n  other: {}\n"
+              "node_users:\n  usr1: {transfer_user: aspera}\n")
+    r = invoke("apply", "-f", write(tmp_path, before, "before.yaml"), "--yes")
+    assert r.exit_code == 0, r.stderr
+    after = ("version: 1\ntransfer_users:\n  aspera: {docroot: /srv/ø}\n"
+             "  other: {docroot: /srv/b}\n"
+             "node_users:\n  usr1: {transfer_user: other, acls: [admin, internal]}\n")
+    r = invoke("diff", "-f", write(tmp_path, after, "after.yaml"), env=WIDE)
+    assert r.exit_code == 1, r.stderr
+    changes = {x.split()[2]: x.rstrip() for x in r.stdout.splitlines()[1:]}
+    assert changes["aspera"].endswith('docroot: "/srv/a" -> "/srv/ø"')
+    assert changes["other"].endswith('docroot: - -> "/srv/b"')
+    assert changes["usr1"].endswith(
+        'transfer_user: "aspera" -> "other"; acls: [] -> ["admin","internal"]')
