@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.test_declare import node, write  # noqa: F401 - node is a fixture
 
 WIDE = {"COLUMNS": "300"}
@@ -49,3 +51,35 @@ def test_the_changes_column_says_each_field_before_and_after(invoke, home, tmp_p
     assert changes["other"].endswith('docroot: - -> "/srv/b"')
     assert changes["usr1"].endswith(
         'transfer_user: "aspera" -> "other"; acls: [] -> ["admin","internal"]')
+
+
+def test_a_plan_saved_with_prune_prunes_when_carried_out(invoke, home, tmp_path):
+    both = ("version: 1\ntransfer_users:\n  t1: {}\nnode_users:\n"
+            "  usr1: {transfer_user: t1}\n  usr2: {transfer_user: t1}\n")
+    assert invoke("apply", "-f", write(tmp_path, both, "both.yaml"), "--yes").exit_code == 0
+    one = "version: 1\ntransfer_users:\n  t1: {}\nnode_users:\n  usr1: {transfer_user: t1}\n"
+    saved = tmp_path / "plan.json"
+    r = invoke("apply", "-f", write(tmp_path, one, "one.yaml"), "--prune", "--save-plan",
+               str(saved))
+    assert r.exit_code == 0, r.stderr
+    r = invoke("apply", "--plan", str(saved), "--yes")  # no --prune: the plan's own
+    assert r.exit_code == 0, r.stderr
+    r = invoke("user", "list", "-o", "json")
+    assert [u["name"] for u in json.loads(r.stdout)] == ["usr1"]
+
+
+@pytest.mark.parametrize("data", [
+    ["a list"],
+    {"format": "another", "version": 1, "document": {"version": 1}},
+    {"format": "PLAN", "version": 2, "document": {"version": 1}},
+    {"format": "PLAN", "version": 1, "document": "version: 1"},
+])
+def test_a_file_that_is_not_a_plan_is_refused_whole(invoke, home, tmp_path, data):
+    from nodecli.cli.declare import PLAN_FORMAT
+
+    text = json.dumps(data).replace('"PLAN"', json.dumps(PLAN_FORMAT))
+    plan = tmp_path / "plan.json"
+    plan.write_text(text)
+    r = invoke("apply", "--plan", str(plan), "--yes")
+    assert (r.exit_code, r.stderr.strip()) == (
+        3, f"nodecli: error: {plan}: not a nodecli plan (format {PLAN_FORMAT}, version 1)")
