@@ -21,8 +21,13 @@ PAUSES = [sys.executable, "-c", "import signal; signal.pause()"]  # runs until k
 
 def test_a_child_left_running_is_named_and_killed():
     before = set(live_children())
-    proc = subprocess.Popen(WAITS, stdin=subprocess.PIPE)
+    # (it says when it runs: Popen returns once exec closed the descriptors it was
+    # told to, a moment before the kernel gives the new program its command line)
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; print('up', flush=True); "
+                             "sys.stdin.read()"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
     try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
         left = children_left(before)
         assert list(left) == [proc.pid]
         assert "sys.stdin.read()" in left[proc.pid]
@@ -30,6 +35,8 @@ def test_a_child_left_running_is_named_and_killed():
         assert children_left(before) == {}
     finally:
         reap(proc)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def test_a_child_started_by_another_thread_is_seen():
