@@ -83,3 +83,74 @@ def test_a_file_that_is_not_a_plan_is_refused_whole(invoke, home, tmp_path, data
     r = invoke("apply", "--plan", str(plan), "--yes")
     assert (r.exit_code, r.stderr.strip()) == (
         3, f"nodecli: error: {plan}: not a nodecli plan (format {PLAN_FORMAT}, version 1)")
+
+
+def _names(invoke) -> list[str]:
+    return sorted(u["name"] for u in json.loads(invoke("user", "list", "-o", "json").stdout))
+
+
+def _doc(*users: str) -> str:
+    return "version: 1\ntransfer_users:\n  t1: {}\nnode_users:\n" + "".join(
+        f"  {u}: {{transfer_user: t1}}\n" for u in users) if users else \
+        "version: 1\ntransfer_users:\n  t1: {}\nnode_users: {}\n"
+
+
+def test_apply_says_what_it_changed_and_how_many(invoke, home, tmp_path):
+    doc = write(tmp_path, _doc("usr1"))
+    r = invoke("apply", "-f", doc, "--yes", env=WIDE)
+    assert r.exit_code == 0, r.stderr
+    assert [line.split()[1:4] for line in r.stdout.splitlines()[1:]] == [
+        ["transfer_user", "t1", "add"], ["node_user", "usr1", "add"]]
+    assert r.stderr.strip().splitlines()[-1].endswith("applied 2 change(s)")
+    r = invoke("apply", "-f", doc, "--yes", env=WIDE)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.strip().splitlines() == ["nothing to change"]  # said once
+
+
+def test_a_saved_plan_says_where_it_went_and_how_to_carry_it_out(invoke, home, tmp_path):
+    saved = tmp_path / "p.json"
+    r = invoke("apply", "-f", write(tmp_path, _doc("usr1")), "--save-plan", str(saved),
+               env=WIDE)
+    assert r.exit_code == 0, r.stderr
+    assert [line.split()[1:4] for line in r.stdout.splitlines()[1:]] == [
+        ["transfer_user", "t1", "add"], ["node_user", "usr1", "add"]]
+    assert r.stderr.strip().splitlines()[-1].endswith(
+        f"plan saved to {saved} (2 change(s)); carry it out with: nodecli apply --plan "
+        f"{saved}")
+    assert json.loads(saved.read_text())["prune"] is False
+
+
+def test_prune_removes_everything_apply_ever_created(invoke, home, tmp_path):
+    """Objects apply made stay its own through later documents that leave them out."""
+    assert invoke("apply", "-f", write(tmp_path, _doc("usr1"), "a.yaml"), "--yes").exit_code == 0
+    assert invoke("apply", "-f", write(tmp_path, _doc("usr2"), "b.yaml"), "--yes").exit_code == 0
+    assert _names(invoke) == ["usr1", "usr2"]
+    r = invoke("apply", "-f", write(tmp_path, _doc(), "c.yaml"), "--prune", "--yes")
+    assert r.exit_code == 0, r.stderr
+    assert _names(invoke) == []
+
+
+def test_what_prune_removed_is_no_longer_its_own(invoke, home, tmp_path):
+    """A user apply removed, then made again by hand, is not apply's to remove."""
+    assert invoke("apply", "-f", write(tmp_path, _doc("usr1"), "a.yaml"), "--yes").exit_code == 0
+    empty = write(tmp_path, _doc(), "c.yaml")
+    assert invoke("apply", "-f", empty, "--prune", "--yes").exit_code == 0
+    r = invoke("user", "add", "usr1", "--xuser", "t1", "--password-stdin", input="pw-1\n")
+    assert r.exit_code == 0, r.stderr
+    r = invoke("apply", "-f", empty, "--prune", "--yes")
+    assert r.exit_code == 0, r.stderr
+    assert _names(invoke) == ["usr1"]
+
+
+def test_a_plan_of_nothing_says_so_once_before_where_it_went(invoke, home, tmp_path):
+    doc = write(tmp_path, _doc("usr1"))
+    assert invoke("apply", "-f", doc, "--yes").exit_code == 0
+    saved = tmp_path / "p.json"
+    r = invoke("apply", "-f", doc, "--save-plan", str(saved))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "nothing to change",
+        f"plan saved to {saved} (0 change(s)); carry it out with: nodecli apply --plan "
+        f"{saved}"]

@@ -328,7 +328,8 @@ def apply_cmd(app: App, file: str | None, prune: bool, yes: bool, save_plan: str
         if dryrun.active():
             _dry_run(app, doc, changes)
         if not acting:
-            _render(app, changes, "table", empty="nothing to change")
+            if changes:  # (rows that change nothing: shown, without a second line below)
+                _render(app, changes, "table", empty="nothing to change")
             app.term.success("nothing to change")
             return
         removals = [c for c in acting if c.action == "remove"]
