@@ -10,30 +10,13 @@ or before the next page is written."""
 from __future__ import annotations
 
 import signal
-import threading
 
 import pytest
 
 from nodecli.node.events.stop import GracefulStop
+from tests.lost_signal import signal_main_thread, swallow_one_signal
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-
-
-def _signal_main_thread(sig: int = signal.SIGINT) -> None:
-    signal.pthread_kill(threading.main_thread().ident or 0, sig)
-
-
-class _SwallowsItsSignal:
-    """An object whose finalizer runs when the signal's handler does, as a library's
-    finalizer might: the KeyboardInterrupt raised there goes nowhere."""
-
-    ran = False
-
-    def __del__(self) -> None:
-        _signal_main_thread()
-        for _ in range(1000):  # (bytecode: the handler runs here, inside __del__)
-            pass
-        type(self).ran = True
 
 
 @pytest.fixture
@@ -47,20 +30,14 @@ def stop():
         stop.restore()
 
 
-def _swallow_one_signal() -> None:
-    _SwallowsItsSignal.ran = False
-    _SwallowsItsSignal()  # dropped at once: its __del__ takes the signal
-    assert _SwallowsItsSignal.ran is False  # the interrupt ended __del__ (and was lost)
-
-
 def test_a_signal_lost_in_a_finalizer_still_ends_the_next_pause(stop):
-    _swallow_one_signal()
+    swallow_one_signal()
     with pytest.raises(KeyboardInterrupt):
         stop.sleep(20)
 
 
 def test_a_signal_lost_in_a_finalizer_writes_no_further_page(stop):
-    _swallow_one_signal()
+    swallow_one_signal()
     written = []
     with pytest.raises(KeyboardInterrupt), stop.critical():
         written.append("page")
@@ -68,7 +45,7 @@ def test_a_signal_lost_in_a_finalizer_writes_no_further_page(stop):
 
 
 def test_a_pause_of_no_time_still_stops_after_a_lost_signal(stop):
-    _swallow_one_signal()
+    swallow_one_signal()
     with pytest.raises(KeyboardInterrupt):
         stop.sleep(0)
 
@@ -76,7 +53,7 @@ def test_a_pause_of_no_time_still_stops_after_a_lost_signal(stop):
 def test_a_signal_during_a_page_lets_the_page_finish_then_stops(stop):
     written = []
     with pytest.raises(KeyboardInterrupt), stop.critical():
-        _signal_main_thread()
+        signal_main_thread()
         for _ in range(1000):
             pass
         written.append("page")  # the handler has run, and let the write go on
@@ -87,11 +64,11 @@ def test_a_signal_during_a_page_lets_the_page_finish_then_stops(stop):
 def test_a_second_signal_during_a_page_stops_at_once(stop):
     written = []
     with pytest.raises(KeyboardInterrupt), stop.critical():
-        _signal_main_thread()
+        signal_main_thread()
         for _ in range(1000):
             pass
         written.append("first")
-        _signal_main_thread()
+        signal_main_thread()
         for _ in range(1000):
             pass
         written.append("second")
@@ -100,7 +77,7 @@ def test_a_second_signal_during_a_page_stops_at_once(stop):
 
 def test_sigterm_stops_the_pause_as_sigint_does(stop):
     with pytest.raises(KeyboardInterrupt):
-        _signal_main_thread(signal.SIGTERM)
+        signal_main_thread(signal.SIGTERM)
         stop.sleep(20)
 
 

@@ -213,7 +213,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
                            nats_creds=nats_creds, dead_letter=dead_letter,
                            timeout=sink_timeout)
         batch_sink = ship.open_batch_sink(to_url, ctx)
-        import time
+        from nodecli import interrupt
 
         path = tail.checkpoint_path(client, opts, state_dir=app.paths.state_dir,
                                     checkpoint_file=ck_file, resume_name=resume_name,
@@ -222,7 +222,7 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
 
         sink = ship.ShipSink(batch_sink, client.endpoint.label or "node",
                              CheckpointFile(path, node=node_key(client), flt=opts.flt)
-                             if path else None, follow=follow, nap=time.sleep,
+                             if path else None, follow=follow, nap=interrupt.wait,
                              retry_base=opts.retry_base, retry_cap=opts.retry_cap,
                              status=status, batch_size=batch, window=window)
     try:

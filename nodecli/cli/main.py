@@ -26,10 +26,6 @@ def _terminal() -> Terminal:
     return Terminal(no_color="--no-color" in sys.argv)
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def _silence_stdout() -> None:
     """After EPIPE, point stdout at /dev/null so interpreter shutdown stays quiet."""
     try:
@@ -139,10 +135,11 @@ def main() -> None:
     # Set here, not on import: a program that imports nodecli keeps its own pace.
     if gc.get_threshold()[0] < 20_000:
         gc.set_threshold(20_000, *gc.get_threshold()[1:])
-    import signal
+    from nodecli import interrupt
 
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, _on_sigterm)
+    # SIGTERM ends a command as Ctrl-C does (exit 130, state saved); both are noted
+    # before they raise, so one lost in a finalizer still ends the next pause
+    interrupt.install()
     if sys.stdin is None:
         # descriptor 0 was closed at start (`0<&-`; some cron daemons and service
         # managers): Python then has no sys.stdin. Read as an empty stdin, every command

@@ -196,7 +196,7 @@ def resolve_operations(
     paths: ServicePaths = DEFAULT_PATHS,
     on_sent: Callable[[Outcome], None] | None = None,
     on_update: Callable[[Outcome, float], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[Outcome]:
     """Decide, PUT, then watch every resumed operation to its end.
@@ -267,7 +267,8 @@ def _decide_and_send(client: Client, out: Outcome, choice: Choice) -> None:
 
 def _watch_outcome(client: Client, out: Outcome, *, interval: float, timeout: float | None,
                    on_update: Callable[[Outcome, float], None] | None,
-                   sleep: Callable[[float], None], clock: Callable[[], float]) -> None:
+                   sleep: Callable[[float], None] | None,
+                   clock: Callable[[], float]) -> None:
     try:
         result = watch_operation(
             client, out.ref, interval=interval, timeout=timeout, first=out.operation,

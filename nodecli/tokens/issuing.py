@@ -66,11 +66,12 @@ def renew_into(path: str | Path, make: Callable[[], tuple[str, Any]], every: flo
     """Keep a token file fresh for other programs: write ``make()``'s token (atomic
     replace, 0600 from creation), wait ``every`` seconds, again; until interrupted (or
     ``rounds`` writes). ``wrote(expires)`` follows each write. Returns the writes made."""
-    import time
-
+    from nodecli import interrupt
     from nodecli.fsutil import atomic_write
 
-    nap = sleep or time.sleep
+    # (not time.sleep: a signal another thread takes ends the wait at once, and one
+    # whose raise was lost ends it too)
+    nap = sleep or interrupt.wait
     done = 0
     while rounds is None or done < rounds:
         token, expires = make()

@@ -1,0 +1,149 @@
+"""nodecli.interrupt: the process's SIGINT/SIGTERM handler notes the signal before it
+raises, so a Ctrl-C whose KeyboardInterrupt a finalizer swallowed still ends every
+long-running command at its next pause (token renewal, operation and transfer watches,
+the exporter, a shipping sink's backoff). Real signals, sent to this process's main
+thread."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from nodecli import interrupt
+from tests.lost_signal import signal_main_thread, swallow_one_signal
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM]
+
+
+@pytest.fixture
+def installed(monkeypatch):
+    """interrupt's handler, as cli.main installs it, with no signal taken yet; the
+    handlers and the note are put back afterwards."""
+    monkeypatch.setattr(interrupt, "_taken", None)
+    old = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    interrupt.install()
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_lost_in_a_finalizer_ends_the_next_pause(installed, sig):
+    swallow_one_signal(sig)
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.wait(0.5)
+
+
+def test_a_lost_signal_ends_a_pause_of_no_time_and_is_seen_by_check(installed):
+    swallow_one_signal()
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.check()
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.wait(0)
+
+
+def test_a_signal_caught_once_still_ends_the_next_pause(installed):
+    # a command that caught the first KeyboardInterrupt to tidy up does not go on waiting
+    with pytest.raises(KeyboardInterrupt):
+        signal_main_thread()
+        for _ in range(1000):
+            pass
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.wait(0.5)
+
+
+def test_no_signal_no_stop(installed):
+    interrupt.check()
+    interrupt.wait(0)
+    interrupt.wait(0.01)
+
+
+def test_another_handled_signal_does_not_end_the_pause(installed):
+    taken = []
+    old = signal.signal(signal.SIGUSR1, lambda signum, frame: taken.append(signum))
+    try:
+        signal_main_thread(signal.SIGUSR1)
+        for _ in range(1000):
+            pass
+        interrupt.wait(0.01)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert taken == [signal.SIGUSR1]
+
+
+def test_install_off_the_main_thread_changes_nothing(installed):
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    failures: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            interrupt.install()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assert below
+            failures.append(exc)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert failures == []
+    assert {sig: signal.getsignal(sig) for sig in SIGNALS} == before
+
+
+def test_token_renewal_stops_after_a_signal_lost_during_a_write(installed, tmp_path):
+    from nodecli.tokens.issuing import renew_into
+
+    made = []
+
+    def make():
+        made.append(len(made))
+        if len(made) == 1:
+            swallow_one_signal()  # as a finalizer of the HTTP request that minted it
+        return f"token-{len(made)}", None
+
+    path = tmp_path / "token"
+    with pytest.raises(KeyboardInterrupt):
+        renew_into(path, make, 1.0, rounds=3)
+    assert made == [0]
+    assert path.read_text() == "token-1\n"
+    assert (path.stat().st_mode & 0o777) == 0o600
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_the_nodecli_process_notes_its_signals(sig):
+    """cli.main installs the handler: in a real nodecli process, a signal lost in a
+    finalizer still ends the command's pause (killed by the signal's KeyboardInterrupt,
+    not after the pause's 60 s)."""
+    script = textwrap.dedent(f"""
+        import signal
+        import nodecli.cli.main as entry
+        from nodecli import interrupt
+
+        class Swallows:
+            def __del__(self):
+                signal.raise_signal({int(sig)})
+                for _ in range(1000):
+                    pass
+
+        def command(argv=None):
+            Swallows()
+            interrupt.wait(60)
+            print("the pause ran to its end")
+            return 0
+
+        entry.run = command
+        entry.main()
+    """)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert "the pause ran to its end" not in proc.stdout
+    assert proc.returncode == -signal.SIGINT, proc.stderr[-500:]
