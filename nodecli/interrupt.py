@@ -60,7 +60,7 @@ def wait(seconds: float | None = None) -> None:
     A signal with a Python handler ends the sleep at once, whichever thread took it,
     and its handler runs: SIGINT and SIGTERM raise KeyboardInterrupt from here. Another
     handled signal's handler runs and the sleep goes on to its end. A signal taken
-    earlier (:func:`check`) raises before, during and after the sleep. Off the main
+    earlier (:func:`check`) raises at once. Off the main
     thread (where no handler runs) it is a plain sleep."""
     import select
     import signal
@@ -82,10 +82,10 @@ def wait(seconds: float | None = None) -> None:
             while True:
                 left = None if ends is None else ends - time.monotonic()
                 if left is not None and left <= 0:
-                    check()
                     return
                 if select.select([receiver], [], [], left)[0]:
                     receiver.recv(256)  # (the handlers run before the next bytecode)
+                    # (and if the collector ran a finalizer just then, inside it)
                     check()
         finally:
             signal.set_wakeup_fd(previous)

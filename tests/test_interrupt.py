@@ -37,11 +37,12 @@ def installed(monkeypatch):
             signal.signal(sig, handler)
 
 
+@pytest.mark.timeout(60)  # (the pause would never end: this test's limit fails it)
 @pytest.mark.parametrize("sig", SIGNALS)
-def test_a_signal_lost_in_a_finalizer_ends_the_next_pause(installed, sig):
+def test_a_signal_lost_in_a_finalizer_ends_the_next_pause_at_once(installed, sig):
     swallow_one_signal(sig)
     with pytest.raises(KeyboardInterrupt):
-        interrupt.wait(0.5)
+        interrupt.wait(None)
 
 
 def test_a_lost_signal_ends_a_pause_of_no_time_and_is_seen_by_check(installed):
@@ -52,6 +53,7 @@ def test_a_lost_signal_ends_a_pause_of_no_time_and_is_seen_by_check(installed):
         interrupt.wait(0)
 
 
+@pytest.mark.timeout(60)
 def test_a_signal_caught_once_still_ends_the_next_pause(installed):
     # a command that caught the first KeyboardInterrupt to tidy up does not go on waiting
     with pytest.raises(KeyboardInterrupt):
@@ -59,7 +61,7 @@ def test_a_signal_caught_once_still_ends_the_next_pause(installed):
         for _ in range(1000):
             pass
     with pytest.raises(KeyboardInterrupt):
-        interrupt.wait(0.5)
+        interrupt.wait(None)
 
 
 def test_no_signal_no_stop(installed):
@@ -120,8 +122,8 @@ def test_token_renewal_stops_after_a_signal_lost_during_a_write(installed, tmp_p
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_the_nodecli_process_notes_its_signals(sig):
     """cli.main installs the handler: in a real nodecli process, a signal lost in a
-    finalizer still ends the command's pause (killed by the signal's KeyboardInterrupt,
-    not after the pause's 60 s)."""
+    finalizer still ends the command's endless pause (the process dies of the
+    KeyboardInterrupt; without the note it would wait for ever)."""
     script = textwrap.dedent(f"""
         import signal
         import nodecli.cli.main as entry
@@ -135,8 +137,8 @@ def test_the_nodecli_process_notes_its_signals(sig):
 
         def command(argv=None):
             Swallows()
-            interrupt.wait(60)
-            print("the pause ran to its end")
+            interrupt.wait(None)
+            print("the pause ended without a KeyboardInterrupt")
             return 0
 
         entry.run = command
@@ -144,6 +146,6 @@ def test_the_nodecli_process_notes_its_signals(sig):
     """)
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, env=env)
-    assert "the pause ran to its end" not in proc.stdout
+                          timeout=60, env=env)
+    assert proc.stdout == ""
     assert proc.returncode == -signal.SIGINT, proc.stderr[-500:]
