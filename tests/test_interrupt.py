@@ -6,12 +6,14 @@ thread."""
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +151,33 @@ def test_the_nodecli_process_notes_its_signals(sig):
                           timeout=60, env=env)
     assert proc.stdout == ""
     assert proc.returncode == -signal.SIGINT, proc.stderr[-500:]
+
+
+def _sleeps_in(path: Path) -> list[int]:
+    """Lines of ``path`` that name ``time.sleep`` (a call, or a default or argument)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return sorted(node.lineno for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and node.attr == "sleep"
+                  and isinstance(node.value, ast.Name) and node.value.id == "time")
+
+
+# pauses of at most 50 ms, in loops that look at the clock each time round
+SHORT_SLEEPS = {"nodecli/fsutil.py", "nodecli/node/events/delivery.py"}
+
+
+def test_no_product_pause_is_a_time_sleep():
+    """Every pause of the product is interrupt.wait (the emulator is beside it): a
+    time.sleep on the main thread is not woken by a signal another thread took, nor
+    ended by one a finalizer swallowed."""
+    root = Path(__file__).resolve().parent.parent
+    found = {}
+    for path in sorted((root / "nodecli").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name.startswith("nodecli/emulator/") or name in SHORT_SLEEPS:
+            continue
+        lines = _sleeps_in(path)
+        if lines:
+            found[name] = lines
+    assert found == {}
+    for name in SHORT_SLEEPS:  # (the exceptions still exist, or the list is stale)
+        assert _sleeps_in(root / name), name

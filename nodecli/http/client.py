@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin
 
-from nodecli import __version__
+from nodecli import __version__, interrupt
 from nodecli.errors import (
     RemoteError,
     UsageError,
@@ -192,7 +192,7 @@ class Client:
     """A configured HTTP client for one endpoint. Use :func:`open_client`."""
 
     def __init__(self, endpoint: Endpoint, *, log: Log | None = None,
-                 sleep: Callable[[float], None] = time.sleep,
+                 sleep: Callable[[float], None] = interrupt.wait,
                  status: Callable[[str | None], None] | None = None,
                  skew: Callable[[float], None] | None = None) -> None:
         self.endpoint = endpoint
