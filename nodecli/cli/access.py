@@ -247,7 +247,6 @@ def _render_decision(app: App, decision: Any, path: str, explain: bool, output_f
 def _verify_key(app: App, conn: dict[str, Any], ak: str, key_file_path: str | None) -> Any:
     """The private key to mint with: --key-file-path, the node profile's mint key (for the
     same access key), else the access key's own pair (keys/AK/private.pem)."""
-    import os
 
     from nodecli.fsutil import user_path
     from nodecli.tokens.keys import PRIVATE_NAME
@@ -255,7 +254,7 @@ def _verify_key(app: App, conn: dict[str, Any], ak: str, key_file_path: str | No
     if key_file_path:
         return user_path(key_file_path)
     cfg = app.store.load()
-    name = conn.get("node") or os.environ.get("NODECLI_NODE") or cfg.default_node
+    name = conn.get("node") or cfg.default_node  # (--node reads NODECLI_NODE itself)
     profile = cfg.nodes.get(name) if name else None
     if profile is not None and profile.mint is not None and profile.access_key == ak:
         return user_path(profile.mint.key)

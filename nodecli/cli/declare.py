@@ -39,8 +39,8 @@ class DiffError(NodecliError):
 
 
 def _node_wanted(conn: dict[str, Any]) -> bool:
-    return bool(conn.get("node") or conn.get("url") or os.environ.get("NODECLI_NODE")
-                or os.environ.get("NODECLI_URL"))
+    # (the --node and --url options read NODECLI_NODE and NODECLI_URL themselves)
+    return bool(conn.get("node") or conn.get("url"))
 
 
 def _opener(app: App) -> Any:
