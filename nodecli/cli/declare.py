@@ -240,6 +240,8 @@ def diff_cmd(app: App, file: str, prune: bool, output_format: str, **kwargs: Any
 
 
 PLAN_FORMAT = "nodecli-plan"
+# a saved plan holds its whole document (at most 64 MiB) and every change
+MAX_PLAN_BYTES = 256 * 1024 * 1024
 
 
 def _load_plan(path: str) -> dict[str, Any]:
@@ -249,7 +251,7 @@ def _load_plan(path: str) -> dict[str, Any]:
     from nodecli.fsutil import read_limited
 
     try:
-        data = json.loads(read_limited(path, 256 * 1024 * 1024, "plan"))
+        data = json.loads(read_limited(path, MAX_PLAN_BYTES, "plan"))
     except ValueError as exc:
         raise ConfigError(f"{path}: not a plan: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT or \
@@ -387,6 +389,15 @@ def _dry_run(app: App, doc: Any, changes: list[Any]) -> None:
     raise dryrun.DryRunStop("\n".join(lines))
 
 
+def _local_steps_name(changes: list[Any]) -> str:
+    """The name of one step that makes several local changes (one edit of the config):
+    the first three, and how many more."""
+    from nodecli.declare import execute
+
+    more = f" (and {len(changes) - 3} more local)" if len(changes) > 3 else ""
+    return ", ".join(execute.step_name(c) for c in changes[:3]) + more
+
+
 def _carry_out(app: App, doc: Any, changes: list[Any], client: Any,
                label: str | None) -> None:
     from nodecli.declare import execute, plan
@@ -409,8 +420,7 @@ def _carry_out(app: App, doc: Any, changes: list[Any], client: Any,
 
     if adds:
         steps.append(edit(False))
-        names.append(", ".join(execute.step_name(c) for c in adds[:3]) +
-                     (f" (and {len(adds) - 3} more local)" if len(adds) > 3 else ""))
+        names.append(_local_steps_name(adds))
     runner = None
     node_steps = execute.node_steps(changes)
     if node_steps:
@@ -423,7 +433,7 @@ def _carry_out(app: App, doc: Any, changes: list[Any], client: Any,
             names.append(execute.step_name(c))
     if local_removals:
         steps.append(edit(True))
-        names.append(", ".join(execute.step_name(c) for c in local_removals[:3]))
+        names.append(_local_steps_name(local_removals))
 
     def report(done: list[str], left: list[str]) -> None:
         app.term.error(f"apply stopped: {len(done)} step(s) done, {len(left)} not done "
