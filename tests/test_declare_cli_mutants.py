@@ -276,3 +276,19 @@ def test_an_endless_stdin_is_refused_at_the_documents_bound(home):
         reap(proc)
     assert f"<stdin>: larger than {MAX_DOCUMENT_BYTES} bytes" in err.decode(), err[-300:]
     assert sent[0] >= MAX_DOCUMENT_BYTES
+
+
+def test_a_document_on_stdin_finds_its_files_from_the_current_folder(
+        node, invoke, tmp_path, monkeypatch):  # noqa: F811
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    (tmp_path / "ak1.pem").write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    doc = ("version: 1\naccess_keys:\n  ak1:\n    storage: {type: local, path: /data}\n"
+           "    verification_key: {file: ak1.pem}\n")
+    assert invoke("apply", "-f", write(tmp_path, doc)).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    r = invoke("diff", "-f", "-", input=doc)  # ak1.pem from here: nothing to change
+    assert r.exit_code == 0, r.stderr + r.stdout
