@@ -72,6 +72,49 @@ def test_no_signal_no_stop(installed):
     interrupt.wait(0.01)
 
 
+@pytest.mark.parametrize("seconds", [0.05, 0.3])
+def test_a_pause_lasts_its_time(installed, seconds):
+    import time
+
+    started = time.monotonic()
+    interrupt.wait(seconds)
+    assert time.monotonic() - started >= seconds
+
+
+def _when_main_thread_waits(then) -> threading.Thread:
+    """Run ``then()`` on another thread once the main thread is inside interrupt.wait's
+    select (seen in its stack, not guessed from time)."""
+    main = threading.main_thread().ident
+    where = interrupt.__file__
+    selects = {n for n, line in enumerate(Path(where).read_text().splitlines(), 1)
+               if "select.select(" in line}
+
+    def watch() -> None:
+        while True:
+            frame = sys._current_frames().get(main or 0)
+            if frame is not None and frame.f_code.co_filename == where and \
+                    frame.f_lineno in selects:
+                break
+            threading.Event().wait(0.001)
+        then()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_another_thread_takes_ends_an_endless_pause(installed, sig):
+    # the kernel may hand a process's signal to any thread: the main thread's select
+    # must still wake
+    taker = _when_main_thread_waits(
+        lambda: signal.pthread_kill(threading.get_ident(), sig))
+    with pytest.raises(KeyboardInterrupt):
+        interrupt.wait(None)
+    taker.join(5)
+
+
 def test_another_handled_signal_does_not_end_the_pause(installed):
     taken = []
     old = signal.signal(signal.SIGUSR1, lambda signum, frame: taken.append(signum))

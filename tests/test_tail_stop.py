@@ -87,3 +87,11 @@ def test_no_signal_no_stop(stop):
         written.append("page")
     stop.sleep(0.01)
     assert written == ["page"] and stop.requested is False
+
+
+def test_a_pause_under_a_second_lasts_its_time(stop):
+    import time
+
+    started = time.monotonic()
+    stop.sleep(0.2)  # (a node polled every 0.2 s is not polled in a busy loop)
+    assert time.monotonic() - started >= 0.2
