@@ -118,10 +118,11 @@ def test_refused_batch_stops_before_it_and_resumes_there(invoke, ship_env, log, 
 
 def test_dead_letter_sets_the_refused_batch_aside(invoke, ship_env, log, collector, tmp_path):
     log.generate(15)
-    collector.state.refuse = {2}
+    collector.state.refuse = {2}  # (the second POST to arrive)
     dead = tmp_path / "dead.jsonl"
+    # one batch in flight: the POSTs arrive in the events' order, so the second is 6-10
     r = invoke("events", "ship", "--to", collector.url, "--resume", "d", "--batch", "5",
-               "--since", "1h", "--dead-letter", str(dead), env=ship_env)
+               "--since", "1h", "--dead-letter", str(dead), "--window", "1", env=ship_env)
     assert r.exit_code == 0, r
     assert f"set aside in {dead}" in r.stderr
     assert stored_ids(collector.state) == [str(i) for i in [1, 2, 3, 4, 5, 11, 12, 13, 14, 15]]

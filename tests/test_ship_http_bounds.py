@@ -55,10 +55,12 @@ def test_a_batch_is_tried_attempts_times_then_fails(
 def test_dead_letter_appends_every_batch_and_never_follows_a_link(invoke, ship_env, log,
                                                                    collector, tmp_path):
     log.generate(15)
-    collector.state.refuse = {2, 3}
+    collector.state.refuse = {2, 3}  # (the second and third POSTs to arrive)
     dead = tmp_path / "dead.jsonl"
+    # one batch in flight: the POSTs arrive in the events' order (with more, which batch
+    # arrives second is the machine's choice)
     r = invoke("events", "ship", "--to", collector.url, "--resume", "d", "--batch", "5",
-               "--since", "1h", "--dead-letter", str(dead), env=ship_env)
+               "--since", "1h", "--dead-letter", str(dead), "--window", "1", env=ship_env)
     assert r.exit_code == 0, r
     assert [json.loads(x)["id"] for x in dead.read_text().splitlines()] == \
         [str(i) for i in range(6, 16)]  # the second batch set aside after the first
@@ -145,11 +147,14 @@ def test_a_collector_slower_than_sink_timeout_fails_the_batch(invoke, ship_env, 
     # each attempt is cut at 1 s, so more than one is made; the batch's bound is
     # ATTEMPTS x --sink-timeout = 5 s (not the command's deadline), which five attempts
     # of 1 s and the waits between them outlast: the 5th, if made, is cut by it
+    # (on a machine so loaded that the first attempt alone outlasts the 5 s, the
+    # deadline cuts it and no count is said)
     said = re.search(r"no (?:complete )?answer within the (read timeout of 1 s|deadline of "
-                     r"5 s) after (\d+) attempts", r.stderr)
+                     r"5 s)(?: after (\d+) attempts)?", r.stderr)
     assert said, r.stderr
-    bound, attempts = said.group(1), int(said.group(2))
-    assert 2 <= attempts <= ATTEMPTS, r.stderr
+    bound, attempts = said.group(1), int(said.group(2) or 1)
+    assert attempts <= ATTEMPTS, r.stderr
+    assert 2 <= attempts or bound == "deadline of 5 s", r.stderr
     assert attempts < ATTEMPTS or bound == "deadline of 5 s", r.stderr
     collector.state.delay = 1.0
     r = invoke("events", "ship", "--to", collector.url, "--resume", "t", "--since", "1h",
