@@ -294,6 +294,7 @@ class Node:
         self.transfers: list = []
         self.key: dict | int = {"id": "ak1"}
         self.error = "no key"
+        self.date: str | None = None  # a Date header on every answer
         self.server.seen.clear()
 
     def _answer(self, seen):
@@ -309,6 +310,8 @@ class Node:
             return [reply(status, json.dumps({"error": {"user_message": self.error}}).encode(),
                           [("Content-Type", "application/json")])]
         headers = [("Content-Type", "application/json")]
+        if self.date is not None:
+            headers.append(("Date", self.date))
         if path == "/events":  # as a node does: only events at or after after_time
             from urllib.parse import parse_qs
 
@@ -320,14 +323,17 @@ class Node:
         return [reply(200, json.dumps(body).encode(), headers)]
 
     def checks(self, access_key=None, local_key=None, now=NOW, auth=None) -> dict[str, tuple]:
+        return {c.name: (c.state, c.reason, c.value)
+                for c in self.run(access_key, local_key, now, auth)}
+
+    def run(self, access_key=None, local_key=None, now=NOW, auth=None) -> list[Check]:
         from nodecli.node.health import run_checks
 
         auth = auth or Auth("basic", username="admin", password="pw-health")
         with open_client(Endpoint(self.server.url("127.0.0.1"), auth, cacert=self.ca,
                                   max_attempts=1)) as client:
-            got = run_checks(client, access_key=access_key, local_key=local_key,
-                             thresholds=Thresholds(), now=now)
-        return {c.name: (c.state, c.reason, c.value) for c in got}
+            return run_checks(client, access_key=access_key, local_key=local_key,
+                              thresholds=Thresholds(), now=now)
 
 
 @pytest.fixture(scope="module")
@@ -565,3 +571,35 @@ def test_a_bearer_token_that_sees_no_event_says_nothing_of_the_node(node):
     assert got["fresh events"][0] == SKIPPED
     assert got["fresh events"][1].startswith("this bearer token sees no event in the last "
                                              "1d, which says nothing of the node's log")
+
+
+# -- the clock: its offset to the hundredth, which way, and from where ---------------------
+
+def _clock(node, now: float) -> Check:
+    return next(c for c in node.run(now=now) if c.name == "clock")
+
+
+@pytest.mark.parametrize(("behind", "reason", "value"), [
+    (3.0, "3.0 s ahead of", 3.0),
+    (1.234, "1.2 s ahead of", 1.23),  # the value to the hundredth
+    (0.5, "0.5 s ahead of", 0.5),
+    (0.0, "0.0 s ahead of", 0.0),  # the same time is not behind
+    (-0.25, "0.2 s behind", -0.25)])
+def test_the_clock_offset_which_way_and_its_value(node, behind, reason, value):
+    said = datetime(2026, 6, 1, 12, 0, 3, tzinfo=UTC).timestamp()  # current_time
+    got = _clock(node, said - behind)
+    assert (got.reason, got.value, got.unit) == (
+        f"{reason} this machine (/info current_time)", value, "s")
+
+
+def test_without_current_time_the_offset_comes_from_the_date_header(node):
+    import re
+    import time
+    from email.utils import formatdate
+
+    node.info = {"version": "4.1.0"}
+    node.date = formatdate(time.time() + 100, usegmt=True)  # a node 100 s ahead
+    got = _clock(node, NOW)  # (the Date header is read on this machine's clock)
+    assert got.state == CRITICAL and got.unit == "s"
+    assert re.fullmatch(r"\d+\.\d s ahead of this machine \(Date header\)", got.reason)
+    assert 90 < got.value <= 100  # (Date says whole seconds)
