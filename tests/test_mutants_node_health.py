@@ -6,6 +6,7 @@ HTTPS in tests/test_health_states.py and below against a scripted server."""
 
 from __future__ import annotations
 
+import socket
 from datetime import UTC, datetime
 
 import pytest
@@ -602,4 +603,120 @@ def test_without_current_time_the_offset_comes_from_the_date_header(node):
     got = _clock(node, NOW)  # (the Date header is read on this machine's clock)
     assert got.state == CRITICAL and got.unit == "s"
     assert re.fullmatch(r"\d+\.\d s ahead of this machine \(Date header\)", got.reason)
-    assert 90 < got.value <= 100  # (Date says whole seconds)
+    # (Date says whole seconds; the client counts half a second for the truncation)
+    assert 90 < got.value <= 100.5
+
+
+# -- failed transfers: the last hour, in microseconds, and what counts as failed -----------
+
+def test_failed_transfers_in_the_last_hour_in_microseconds(node):
+    hour_ago = int((NOW - 3600) * 1_000_000)  # end_time_usec: microseconds
+    node.transfers = [
+        {"id": "1", "status": "failed", "end_time_usec": hour_ago},  # exactly an hour ago
+        {"id": "2", "status": "failed", "end_time_usec": hour_ago - 1},  # just before
+        {"id": "3", "status": "error", "end_time_usec": int(NOW * 1_000_000) - 60},
+        {"id": "4", "status": "failed"},  # no end: not in the last hour
+        {"id": "5", "status": "failed", "end_time_usec": str(hour_ago)},
+        *({"id": str(6 + i), "status": s, "end_time_usec": int(NOW * 1_000_000)}
+          for i, s in enumerate(("running", "completed", "cancelled")))]
+    assert node.checks()["failed transfers"] == (WARNING, "2 in the last hour", 2.0)
+
+
+# -- what the client's connection showed, or a handshake of its own -----------------------
+
+def test_the_certificate_is_the_one_the_clients_connection_verified(tmp_path):
+    """No handshake of its own once a request was answered: the node may be gone by
+    then (a handshake would then fail)."""
+    import json
+
+    from nodecli.node.health import _cert
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path)
+    server = ScriptedServer(lambda seen: [reply(200, json.dumps({}).encode())],
+                            tls=(cert, key))
+    try:
+        client = open_client(Endpoint(server.url("127.0.0.1"), Auth(), cacert=ca,
+                                      max_attempts=1))
+        client.request("GET", "/info")
+    finally:
+        server.close()
+    with client:
+        got = _cert(client, Thresholds(), NOW)
+    assert (got.state, got.reason[:8], got.unit) == (OK, "expires ", "d")
+
+
+def test_a_node_asking_for_a_client_certificate_has_its_own_checked(node):
+    """A refusal that speaks of a certificate (a proxy in front of the node asking for a
+    client certificate) is followed by the certificate check, on the thresholds."""
+    node.info = 400
+    node.error = "No required SSL certificate was sent"
+    got = node.checks()
+    url = node.server.url("127.0.0.1")
+    assert list(got) == ["reachable", "certificate"]
+    assert got["reachable"] == (CRITICAL, f"GET /info: nodecli: GET {url}/info: HTTP 400: "
+                                          "No required SSL certificate was sent", None)
+    assert got["certificate"][0] == OK and got["certificate"][1].startswith("expires ")
+
+
+def test_a_node_that_does_not_speak_tls_says_so_in_its_certificate_check():
+    import threading
+
+    listening = socket.create_server(("127.0.0.1", 0))
+    listening.settimeout(0.2)
+    stop = threading.Event()
+
+    def plain_http() -> None:  # answers the TLS hello with plain HTTP, every connection
+        while not stop.is_set():
+            try:
+                conn, _ = listening.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(10)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                    while conn.recv(65536):
+                        pass
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=plain_http, daemon=True)
+    thread.start()
+    try:
+        from nodecli.node.health import run_checks
+
+        url = f"https://127.0.0.1:{listening.getsockname()[1]}"
+        with open_client(Endpoint(url, Auth("basic", username="a", password="pw-health"),
+                                  max_attempts=1)) as client:
+            got = run_checks(client, access_key=None, local_key=None,
+                             thresholds=Thresholds(), now=NOW)
+    finally:
+        stop.set()
+        thread.join(10)
+        listening.close()
+    assert [(c.name, c.state) for c in got] == [("reachable", CRITICAL),
+                                                ("certificate", CRITICAL)]
+    assert got[0].reason.startswith(f"GET /info: remote: TLS: 127.0.0.1:"
+                                    f"{url.rsplit(':', 1)[1]} does not answer with TLS")
+    assert got[1].reason.startswith("TLS handshake failed: ")
+
+
+def test_fresh_events_ask_for_one_event(node):
+    node.checks()
+    asked = [s.target for s in node.server.seen if s.target.startswith("/events?")]
+    assert asked and all("count=1&" in t + "&" for t in asked), asked
+
+
+def test_the_time_is_now_when_none_is_given(node):
+    from nodecli.node.health import run_checks
+
+    node.info["current_time"] = "2999-01-01T00:00:00Z"  # ahead of any machine running this
+    with open_client(Endpoint(node.server.url("127.0.0.1"),
+                              Auth("basic", username="admin", password="pw-health"),
+                              cacert=node.ca, max_attempts=1)) as client:
+        got = {c.name: c for c in run_checks(client, access_key=None, local_key=None,
+                                             thresholds=Thresholds())}
+    assert got["clock"].reason.endswith(" s ahead of this machine (/info current_time)")
+    assert got["certificate"].state == OK
