@@ -320,7 +320,7 @@ def _notes(server) -> list[str]:
 TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def test_metrics_are_served_to_get_and_head_and_nothing_else(serve):
+def test_metrics_are_served_to_get_and_head_and_nothing_else(serve, caplog):
     snaps = Snaps(age=5.0)
     server = serve(snaps, max_age=30.0)
     port = server.port
@@ -329,23 +329,28 @@ def test_metrics_are_served_to_get_and_head_and_nothing_else(serve):
             "Connection: close\r\n\r\n").encode()
     assert _ask(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n") == head + body
     assert _ask(port, b"GET /metrics?name[]=up HTTP/1.1\r\n\r\n") == head + body
+    assert _ask(port, b"GET /metrics?a=1?b HTTP/1.1\r\n\r\n") == head + body
     assert _ask(port, b"HEAD /metrics HTTP/1.1\r\n\r\n") == head  # its length, no body
     wrong = (b"HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain\r\n"
              b"Content-Length: 13\r\nConnection: close\r\n\r\nGET /metrics\n")
     for request in (b"POST /metrics HTTP/1.1\r\n\r\n", b"GET /metrics\r\n\r\n",
-                    b"GET /metrics HTTP/1.1 x\r\n\r\n", b"get /metrics HTTP/1.1\r\n\r\n"):
+                    b"GET /metrics HTTP/1.1 x\r\n\r\n", b"get /metrics HTTP/1.1\r\n\r\n",
+                    b"GET  /metrics HTTP/1.1\r\n\r\n"):
         assert _ask(port, request) == wrong, request
     elsewhere = _ask(port, b"GET /metrics/ HTTP/1.1\r\n\r\n")
     assert elsewhere == (b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
                          b"Content-Length: 28\r\nConnection: close\r\n\r\n"
                          b"the metrics are at /metrics\n")
-    assert _notes(server) == ["snapshot"] * 3  # only the three pages: each answered at once
+    assert _notes(server) == ["snapshot"] * 4  # only the four pages: each answered at once
+    # every connection ended without an error (asyncio logs one a handler raises)
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == []
 
 
 def test_the_openmetrics_format_when_the_scraper_accepts_it(serve):
     server = serve(Snaps(age=0.0), max_age=30.0)
-    for name in ("Accept", "ACCEPT", " accept "):
-        got = _ask(server.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + name.encode() +
+    for name, before in (("Accept", b"Host: x\r\n"), ("ACCEPT", b"Host: x\r\n"),
+                         (" accept ", b""), ("Accept", b"")):  # (the first header too)
+        got = _ask(server.port, b"GET /metrics HTTP/1.1\r\n" + before + name.encode() +
                    b":  application/openmetrics-text; version=1.0.0 \r\n\r\n")
         head, _, body = got.partition(b"\r\n\r\n")
         assert b"Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8" \
@@ -416,12 +421,13 @@ def test_connections_beyond_the_limit_are_closed_at_once(serve):
             c.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
             held.append(c)
         _wait_for_notes(server, ["waiting"] * MAX_CONNECTIONS)
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as extra:
-            extra.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
-            try:  # one too many: closed unanswered (its request unread: maybe a reset)
-                assert _read_all(extra) == b""
-            except ConnectionResetError:
-                pass
+        for _ in range(2):  # one too many, and again once it is counted out
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as extra:
+                extra.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+                try:  # closed unanswered (its request unread: maybe a reset)
+                    assert _read_all(extra) == b""
+                except ConnectionResetError:
+                    pass
         snaps.refreshes[0].set_result(None)
         for c in held:
             assert b" 200 OK" in _read_all(c)
@@ -454,3 +460,21 @@ def test_the_server_listens_on_the_port_given(serve):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     assert serve(Snaps(age=None), port=port).port == port
+
+
+def test_a_request_head_is_read_up_to_16_kib(serve):
+    from nodecli.cli.exporter import MAX_HEAD
+
+    server = serve(Snaps(age=0.0), max_age=30.0)
+    start = b"GET /metrics HTTP/1.1\r\nX-Pad: "
+    for blank_at, answered in ((MAX_HEAD, True), (MAX_HEAD + 1, False)):
+        # the blank line that ends the head starts at byte blank_at
+        head = start + b"a" * (blank_at - len(start)) + b"\r\n\r\n"
+        assert head.index(b"\r\n\r\n") == blank_at
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as c:
+            c.sendall(head)
+            try:
+                got = _read_all(c)
+            except ConnectionResetError:  # cut with part of its head unread
+                got = b""
+        assert got.startswith(b"HTTP/1.1 200 OK\r\n") is answered, blank_at
