@@ -160,9 +160,10 @@ def test_custom_certificate_thresholds_are_used(cert):
 
 def test_an_untrusted_certificate_is_critical_and_says_why(cert):
     der, ends = cert
-    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100.5 * DAY)
-    assert (got.state, got.reason, got.value) == (
-        CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})", 100.5)
+    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100.54 * DAY)
+    assert (got.name, got.state, got.reason, got.value, got.unit) == (
+        "certificate", CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})",
+        100.5, "d")  # days to the tenth
     expired = _cert_check(der, "self-signed", Thresholds(), ends.timestamp() + DAY)
     assert expired.reason.startswith("expired on ")
 
@@ -170,7 +171,8 @@ def test_an_untrusted_certificate_is_critical_and_says_why(cert):
 @pytest.mark.parametrize("der", [None, b""])
 def test_no_certificate_shown_is_unknown(der):
     got = _cert_check(der, None, Thresholds(), 0.0)
-    assert (got.state, got.reason) == (UNKNOWN, "the node showed no certificate")
+    assert (got.name, got.state, got.reason) == ("certificate", UNKNOWN,
+                                                 "the node showed no certificate")
 
 
 # -- the version -------------------------------------------------------------------------
