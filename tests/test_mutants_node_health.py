@@ -233,7 +233,8 @@ def test_token_seconds_left_at_each_threshold(left, state, reason):
                                                  (NOW - 90, "expired 1m 30s ago")])
 def test_a_token_at_or_past_its_expiry_is_expired(expires, reason):
     got = _token_check(_bearer_token(int(expires)))
-    assert (got.state, got.reason, got.value, got.unit) == (CRITICAL, reason, 0.0, "s")
+    assert (got.name, got.state, got.reason, got.value, got.unit) == (
+        "token", CRITICAL, reason, 0.0, "s")
 
 
 def test_token_thresholds_given_are_used():
