@@ -6,6 +6,7 @@ HTTPS in tests/test_health_states.py and below against a scripted server."""
 
 from __future__ import annotations
 
+import socket
 from datetime import UTC, datetime
 
 import pytest
@@ -159,9 +160,10 @@ def test_custom_certificate_thresholds_are_used(cert):
 
 def test_an_untrusted_certificate_is_critical_and_says_why(cert):
     der, ends = cert
-    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100.5 * DAY)
-    assert (got.state, got.reason, got.value) == (
-        CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})", 100.5)
+    got = _cert_check(der, "x" * 200, Thresholds(), ends.timestamp() - 100.54 * DAY)
+    assert (got.name, got.state, got.reason, got.value, got.unit) == (
+        "certificate", CRITICAL, f"not trusted: {'x' * 120} (expires {ends:%Y-%m-%d})",
+        100.5, "d")  # days to the tenth
     expired = _cert_check(der, "self-signed", Thresholds(), ends.timestamp() + DAY)
     assert expired.reason.startswith("expired on ")
 
@@ -169,7 +171,8 @@ def test_an_untrusted_certificate_is_critical_and_says_why(cert):
 @pytest.mark.parametrize("der", [None, b""])
 def test_no_certificate_shown_is_unknown(der):
     got = _cert_check(der, None, Thresholds(), 0.0)
-    assert (got.state, got.reason) == (UNKNOWN, "the node showed no certificate")
+    assert (got.name, got.state, got.reason) == ("certificate", UNKNOWN,
+                                                 "the node showed no certificate")
 
 
 # -- the version -------------------------------------------------------------------------
@@ -230,7 +233,8 @@ def test_token_seconds_left_at_each_threshold(left, state, reason):
                                                  (NOW - 90, "expired 1m 30s ago")])
 def test_a_token_at_or_past_its_expiry_is_expired(expires, reason):
     got = _token_check(_bearer_token(int(expires)))
-    assert (got.state, got.reason, got.value, got.unit) == (CRITICAL, reason, 0.0, "s")
+    assert (got.name, got.state, got.reason, got.value, got.unit) == (
+        "token", CRITICAL, reason, 0.0, "s")
 
 
 def test_token_thresholds_given_are_used():
@@ -294,6 +298,7 @@ class Node:
         self.transfers: list = []
         self.key: dict | int = {"id": "ak1"}
         self.error = "no key"
+        self.date: str | None = None  # a Date header on every answer
         self.server.seen.clear()
 
     def _answer(self, seen):
@@ -309,6 +314,8 @@ class Node:
             return [reply(status, json.dumps({"error": {"user_message": self.error}}).encode(),
                           [("Content-Type", "application/json")])]
         headers = [("Content-Type", "application/json")]
+        if self.date is not None:
+            headers.append(("Date", self.date))
         if path == "/events":  # as a node does: only events at or after after_time
             from urllib.parse import parse_qs
 
@@ -320,14 +327,17 @@ class Node:
         return [reply(200, json.dumps(body).encode(), headers)]
 
     def checks(self, access_key=None, local_key=None, now=NOW, auth=None) -> dict[str, tuple]:
+        return {c.name: (c.state, c.reason, c.value)
+                for c in self.run(access_key, local_key, now, auth)}
+
+    def run(self, access_key=None, local_key=None, now=NOW, auth=None) -> list[Check]:
         from nodecli.node.health import run_checks
 
         auth = auth or Auth("basic", username="admin", password="pw-health")
         with open_client(Endpoint(self.server.url("127.0.0.1"), auth, cacert=self.ca,
                                   max_attempts=1)) as client:
-            got = run_checks(client, access_key=access_key, local_key=local_key,
-                             thresholds=Thresholds(), now=now)
-        return {c.name: (c.state, c.reason, c.value) for c in got}
+            return run_checks(client, access_key=access_key, local_key=local_key,
+                              thresholds=Thresholds(), now=now)
 
 
 @pytest.fixture(scope="module")
@@ -565,3 +575,151 @@ def test_a_bearer_token_that_sees_no_event_says_nothing_of_the_node(node):
     assert got["fresh events"][0] == SKIPPED
     assert got["fresh events"][1].startswith("this bearer token sees no event in the last "
                                              "1d, which says nothing of the node's log")
+
+
+# -- the clock: its offset to the hundredth, which way, and from where ---------------------
+
+def _clock(node, now: float) -> Check:
+    return next(c for c in node.run(now=now) if c.name == "clock")
+
+
+@pytest.mark.parametrize(("behind", "reason", "value"), [
+    (3.0, "3.0 s ahead of", 3.0),
+    (1.234, "1.2 s ahead of", 1.23),  # the value to the hundredth
+    (0.5, "0.5 s ahead of", 0.5),
+    (0.0, "0.0 s ahead of", 0.0),  # the same time is not behind
+    (-0.25, "0.2 s behind", -0.25)])
+def test_the_clock_offset_which_way_and_its_value(node, behind, reason, value):
+    said = datetime(2026, 6, 1, 12, 0, 3, tzinfo=UTC).timestamp()  # current_time
+    got = _clock(node, said - behind)
+    assert (got.reason, got.value, got.unit) == (
+        f"{reason} this machine (/info current_time)", value, "s")
+
+
+def test_without_current_time_the_offset_comes_from_the_date_header(node):
+    import re
+    import time
+    from email.utils import formatdate
+
+    node.info = {"version": "4.1.0"}
+    node.date = formatdate(time.time() + 100, usegmt=True)  # a node 100 s ahead
+    got = _clock(node, NOW)  # (the Date header is read on this machine's clock)
+    assert got.state == CRITICAL and got.unit == "s"
+    assert re.fullmatch(r"\d+\.\d s ahead of this machine \(Date header\)", got.reason)
+    # (Date says whole seconds; the client counts half a second for the truncation)
+    assert 90 < got.value <= 100.5
+
+
+# -- failed transfers: the last hour, in microseconds, and what counts as failed -----------
+
+def test_failed_transfers_in_the_last_hour_in_microseconds(node):
+    hour_ago = int((NOW - 3600) * 1_000_000)  # end_time_usec: microseconds
+    node.transfers = [
+        {"id": "1", "status": "failed", "end_time_usec": hour_ago},  # exactly an hour ago
+        {"id": "2", "status": "failed", "end_time_usec": hour_ago - 1},  # just before
+        {"id": "3", "status": "error", "end_time_usec": int(NOW * 1_000_000) - 60},
+        {"id": "4", "status": "failed"},  # no end: not in the last hour
+        {"id": "5", "status": "failed", "end_time_usec": str(hour_ago)},
+        *({"id": str(6 + i), "status": s, "end_time_usec": int(NOW * 1_000_000)}
+          for i, s in enumerate(("running", "completed", "cancelled")))]
+    assert node.checks()["failed transfers"] == (WARNING, "2 in the last hour", 2.0)
+
+
+# -- what the client's connection showed, or a handshake of its own -----------------------
+
+def test_the_certificate_is_the_one_the_clients_connection_verified(tmp_path):
+    """No handshake of its own once a request was answered: the node may be gone by
+    then (a handshake would then fail)."""
+    import json
+
+    from nodecli.node.health import _cert
+    from tests.scripted_server import ScriptedServer, certificates, reply
+
+    ca, cert, key = certificates(tmp_path)
+    server = ScriptedServer(lambda seen: [reply(200, json.dumps({}).encode())],
+                            tls=(cert, key))
+    try:
+        client = open_client(Endpoint(server.url("127.0.0.1"), Auth(), cacert=ca,
+                                      max_attempts=1))
+        client.request("GET", "/info")
+    finally:
+        server.close()
+    with client:
+        got = _cert(client, Thresholds(), NOW)
+    assert (got.state, got.reason[:8], got.unit) == (OK, "expires ", "d")
+
+
+def test_a_node_asking_for_a_client_certificate_has_its_own_checked(node):
+    """A refusal that speaks of a certificate (a proxy in front of the node asking for a
+    client certificate) is followed by the certificate check, on the thresholds."""
+    node.info = 400
+    node.error = "No required SSL certificate was sent"
+    got = node.checks()
+    url = node.server.url("127.0.0.1")
+    assert list(got) == ["reachable", "certificate"]
+    assert got["reachable"] == (CRITICAL, f"GET /info: nodecli: GET {url}/info: HTTP 400: "
+                                          "No required SSL certificate was sent", None)
+    assert got["certificate"][0] == OK and got["certificate"][1].startswith("expires ")
+
+
+def test_a_node_that_does_not_speak_tls_says_so_in_its_certificate_check():
+    import threading
+
+    listening = socket.create_server(("127.0.0.1", 0))
+    listening.settimeout(0.2)
+    stop = threading.Event()
+
+    def plain_http() -> None:  # answers the TLS hello with plain HTTP, every connection
+        while not stop.is_set():
+            try:
+                conn, _ = listening.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(10)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                    while conn.recv(65536):
+                        pass
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=plain_http, daemon=True)
+    thread.start()
+    try:
+        from nodecli.node.health import run_checks
+
+        url = f"https://127.0.0.1:{listening.getsockname()[1]}"
+        with open_client(Endpoint(url, Auth("basic", username="a", password="pw-health"),
+                                  max_attempts=1)) as client:
+            got = run_checks(client, access_key=None, local_key=None,
+                             thresholds=Thresholds(), now=NOW)
+    finally:
+        stop.set()
+        thread.join(10)
+        listening.close()
+    assert [(c.name, c.state) for c in got] == [("reachable", CRITICAL),
+                                                ("certificate", CRITICAL)]
+    assert got[0].reason.startswith(f"GET /info: remote: TLS: 127.0.0.1:"
+                                    f"{url.rsplit(':', 1)[1]} does not answer with TLS")
+    assert got[1].reason.startswith("TLS handshake failed: ")
+
+
+def test_fresh_events_ask_for_one_event(node):
+    node.checks()
+    asked = [s.target for s in node.server.seen if s.target.startswith("/events?")]
+    assert asked and all("count=1&" in t + "&" for t in asked), asked
+
+
+def test_the_time_is_now_when_none_is_given(node):
+    from nodecli.node.health import run_checks
+
+    node.info["current_time"] = "2999-01-01T00:00:00Z"  # ahead of any machine running this
+    with open_client(Endpoint(node.server.url("127.0.0.1"),
+                              Auth("basic", username="admin", password="pw-health"),
+                              cacert=node.ca, max_attempts=1)) as client:
+        got = {c.name: c for c in run_checks(client, access_key=None, local_key=None,
+                                             thresholds=Thresholds())}
+    assert got["clock"].reason.endswith(" s ahead of this machine (/info current_time)")
+    assert got["certificate"].state == OK
