@@ -513,3 +513,84 @@ def test_a_verification_key_is_put_on_the_quoted_key(node):
         assert str(e.value) == "invalid access key id 'a b'"
     assert node.asked() == [("PUT", "/access_keys/a%40b")] * 5
     assert node.bodies() == [{"token_verification_key": "PEM"}] * 5
+
+
+def test_a_list_may_be_wrapped_and_anything_else_is_an_error(node):
+    from nodecli.errors import RemoteError
+    from nodecli.node.access_keys import list_access_keys
+
+    node.routes[("GET", "/access_keys")] = [(200, {"access_keys": _keys("a", "b")}, []),
+                                            (200, {"access_keys": []}, []),
+                                            (200, {"items": _keys("c")}, []),
+                                            (200, [], []), (200, "keys", [])]
+    with node.client() as c:
+        assert [k["id"] for k in list_access_keys(c)] == ["a", "b"]
+        assert [k["id"] for k in list_access_keys(c)] == ["c"]
+        with pytest.raises(RemoteError) as e:
+            list_access_keys(c)
+    assert str(e.value) == "GET /access_keys did not answer with a list"
+
+
+def test_a_link_back_to_the_first_page_asked_by_number_is_a_loop(node):
+    from nodecli.errors import RemoteError
+    from nodecli.node.access_keys import list_access_keys
+
+    first = "/access_keys?page=1&per_page=100"
+    node.routes.update({
+        ("GET", first): [(200, _keys("a"), node.link("/access_keys?cursor=x"))],
+        ("GET", "/access_keys?cursor=x"): [(200, _keys("b"), node.link(first))]})
+    with node.client() as c, pytest.raises(RemoteError) as e:
+        list_access_keys(c)
+    assert f"leads back to a page already read ({node.server.url()}{first}, after 2 " \
+           "pages)" in str(e.value)
+    assert len(node.asked()) == 2
+
+
+def test_a_relative_link_and_a_link_to_another_host_are_asked_here(node):
+    from nodecli.node.access_keys import list_access_keys
+
+    first = "/access_keys?page=1&per_page=100"
+    node.routes.update({
+        ("GET", first): [(200, _keys("a"), [("Link", '</access_keys?cursor=x>; rel="next"')])],
+        ("GET", "/access_keys?cursor=x"): [
+            (200, _keys("b"), [("Link", '<https://internal.example:9/keys/v2?cursor=y>; '
+                                        'rel="next"')])],
+        ("GET", "/access_keys?cursor=y"): [(200, [], [])]})
+    with node.client() as c:
+        assert [k["id"] for k in list_access_keys(c)] == ["a", "b"]
+    assert [t for _, t in node.asked()] == [first, "/access_keys?cursor=x",
+                                            "/access_keys?cursor=y"]
+
+
+def test_a_change_puts_exactly_the_body_and_a_delete_asks_once(node):
+    from nodecli.errors import AuthError
+    from nodecli.node.access_keys import delete_access_key, update_access_key
+
+    hint_404 = "no access key 'k' that this login may see: list them with 'nodecli access-key list'"
+    node.routes[("PUT", "/access_keys/k")] = [(200, {"id": "k", "x": 1}, []), (204, b"", []),
+                                              (201, {}, []), (404, NO, []), (403, NO, [])]
+    node.routes[("DELETE", "/access_keys/k")] = [(200, b"", []), (204, b"", []), (201, b"", []),
+                                                 (404, NO, []), (403, NO, [])]
+    with node.client() as c:
+        with pytest.raises(UsageError) as e:
+            update_access_key(c, "k", {})
+        assert str(e.value) == ("nothing to change: give --path, --secret-stdin, "
+                                "--activity-event-logging or --set KEY=VALUE")
+        assert update_access_key(c, "k", {"x": 1}) == {"id": "k", "x": 1}
+        assert update_access_key(c, "k", {"configuration": {"y": None}}) is None
+        delete_access_key(c, "k")
+        delete_access_key(c, "k")
+        for call in (lambda: update_access_key(c, "k", {"x": 2}),
+                     lambda: delete_access_key(c, "k")):
+            with pytest.raises(NodecliError) as e:
+                call()
+            assert "HTTP 201" in str(e.value)
+            with pytest.raises(NotFoundError) as e:
+                call()
+            assert e.value.hint == hint_404
+            with pytest.raises(AuthError) as e:
+                call()
+            assert e.value.hint.startswith("a node user changes the keys it owns")
+    assert [b for (m, _), b in zip(node.asked(), node.bodies(), strict=True) if m == "PUT"] == [
+        {"x": 1}, {"configuration": {"y": None}}, {"x": 2}, {"x": 2}, {"x": 2}]
+    assert [m for m, _ in node.asked()].count("DELETE") == 5

@@ -205,3 +205,36 @@ def test_a_failure_outside_the_nodes_errors_leaves_the_nodes_not_begun_unasked()
             t.join(30)
     # the worker freed by the failure may take the 9th before the rest are cancelled
     assert set(range(8)) <= asked <= set(range(9))
+
+
+def test_counting_asks_the_events_from_now_in_utc_whatever_the_local_zone(node, monkeypatch):
+    import time
+    from datetime import UTC, datetime, timedelta
+    from urllib.parse import parse_qs, urlsplit
+
+    from nodecli.node.fleet import count_event_types
+
+    node.pages = {"": ([], "t1")}
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # 9 hours from UTC, no summer time
+    time.tzset()
+    try:
+        with node.client() as c:
+            count_event_types(c, None)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    first = urlsplit(node.server.seen[0].target)
+    assert first.path == "/events"
+    asked = datetime.strptime(parse_qs(first.query)["after_time"][0],
+                              "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert abs(asked - datetime.now(UTC)) < timedelta(hours=1)
+
+
+def test_a_page_with_events_whose_link_names_its_own_token_is_the_last(node):
+    from nodecli.node.fleet import count_event_types
+
+    node.pages = {"t5": ([["b"]], "t5")}
+    with node.client() as c:
+        counts, token = count_event_types(c, "t5")
+    assert (dict(counts), token) == ({"b": 1}, "t5")
+    assert len(node.server.seen) == 1

@@ -5,6 +5,7 @@ is. Pure functions in process."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -125,12 +126,13 @@ class Node:
             yield reply(200, json.dumps({"id": tid, "status": got}).encode(),
                         [("Content-Type", "application/json")])
 
-    def client(self):
+    def client(self, budget=None):
         from nodecli.http.client import Auth, Endpoint, open_client
 
         return open_client(Endpoint(self.server.url(), Auth("basic", username="u",
                                                              password="pw-transfers"),
-                                    cacert=self.certs[0], deadline=10.0, max_attempts=1))
+                                    cacert=self.certs[0], deadline=10.0, max_attempts=1,
+                                    budget=budget))
 
 
 @pytest.fixture(scope="module")
@@ -161,11 +163,13 @@ class Clock:
         self.now += seconds
 
 
-def _watch(node, ids, **kw):
+def _watch(node, ids, until=None, **kw):
     from nodecli.node.transfers import watch_transfers
 
     clock, updates = Clock(), []
-    with node.client() as c:
+    if until is not None:
+        clock.sleep = until.nap(clock)  # type: ignore[method-assign]
+    with node.client(until and until.budget) as c:
         last, timed_out = watch_transfers(c, ids, sleep=clock.sleep, clock=clock,
                                           on_update=lambda d, t: updates.append(
                                               ({k: v["status"] for k, v in d.items()}, t)),
@@ -213,6 +217,51 @@ def test_an_error_before_the_timeout_is_raised_and_after_it_is_a_timeout(node):
     node.statuses = {"a": ["running", "running", 500]}
     last, timed_out, naps, _ = _watch(node, ["a"], interval=2.5, timeout=5.0)
     assert (last, timed_out, naps) == ({"a": "running"}, True, [2.5, 2.5])
+
+
+class Until:
+    """The command's deadline budget (--deadline with --timeout: its ``until``), which
+    passes during the ``at``-th nap of the watch (0: before it begins)."""
+
+    def __init__(self, at: int) -> None:
+        from nodecli.http.deadline import Budget
+
+        self.budget, self.at = Budget(10.0, following=True), at
+        if at == 0:
+            self.budget.until = time.monotonic() - 1
+
+    def nap(self, clock):
+        def sleep(seconds: float) -> None:
+            Clock.sleep(clock, seconds)
+            if len(clock.naps) == self.at:
+                self.budget.until = time.monotonic() - 1
+
+        return sleep
+
+
+def test_the_deadline_passed_ends_the_watch_as_timed_out_and_no_request_starts_after(node):
+    node.statuses = {"a": ["running"]}
+    until = Until(2)
+    last, timed_out, naps, _ = _watch(node, ["a"], until=until, timeout=60.0)
+    assert (last, timed_out, naps) == ({"a": "running"}, True, [2.0, 2.0])
+    assert len(node.server.seen) == 2  # none after the second nap
+
+
+def test_a_request_cut_by_the_deadline_ends_the_watch_as_timed_out(node):
+    node.statuses = {"a": ["running"]}
+    until = Until(0)
+    last, timed_out, naps, _ = _watch(node, ["a"], until=until, timeout=60.0)
+    assert (last, timed_out, naps) == ({}, True, [])
+    assert node.server.seen == []
+
+
+def test_without_a_timeout_the_deadline_cut_is_the_error(node):
+    from nodecli.errors import RemoteError
+
+    node.statuses = {"a": ["running"]}
+    with pytest.raises(RemoteError):
+        _watch(node, ["a"], until=Until(1))
+    assert len(node.server.seen) == 1
 
 
 # -- over HTTPS: the lifecycle requests, asked of a scripted node ------------------------
