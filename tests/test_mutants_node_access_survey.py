@@ -1,0 +1,130 @@
+"""nodecli.node.access_survey at its boundaries (issue 33, item 2: its mutation run):
+a node's permission object read into the model's, a folder's children, the words a
+disagreement is told in, in process; the key's storage and root asked of a scripted
+HTTPS node."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nodecli.errors import RemoteError
+from nodecli.node.access_model import Perm
+from nodecli.node.access_survey import Entry, Survey, _names, _yes, key_root, to_perm
+
+PATHS = {"10": "/data", "11": "/data/a"}
+
+
+def test_a_permission_is_read_into_the_models():
+    raw = {"id": 7, "access_type": "group", "access_id": 42, "file_id": 11,
+           "access_levels": ["list", "bogus", "read", "preview", 3]}
+    assert to_perm(raw, PATHS) == Perm("7", "/data/a", "group", "42",
+                                       ("list", "read", "preview"), "11")
+    assert to_perm({"access_type": "user", "access_id": "u", "file_id": "99",
+                    "access_levels": "read"}, PATHS) == Perm("", None, "user", "u", (), "99")
+    assert to_perm({"access_type": "user", "access_id": "u"}, PATHS) == Perm(
+        "", None, "user", "u", (), "")
+
+
+@pytest.mark.parametrize("raw", [
+    {"access_type": "users", "access_id": "u"}, {"access_type": "USER", "access_id": "u"},
+    {"access_id": "u"}, {"access_type": "user"}, {"access_type": "user", "access_id": None},
+    {"access_type": "user", "access_id": True}, {"access_type": "group", "access_id": 1.5},
+    {"access_type": "group", "access_id": ["g"]}])
+def test_a_permission_the_model_cannot_read_is_none(raw):
+    assert to_perm(raw, PATHS) is None
+
+
+def test_a_folders_children_are_the_entries_one_level_below_it():
+    s = Survey("ak", "/", "1")
+    for p in ("/", "/a", "/a/b", "/a/b/c", "/ab", "/a/x"):
+        s.entries[p] = Entry(p, p, "folder")
+    assert [e.path for e in s.children("/")] == ["/a", "/ab"]
+    assert [e.path for e in s.children("/a")] == ["/a/b", "/a/x"]
+    assert [e.path for e in s.children("/a/")] == ["/a/b", "/a/x"]
+    assert s.children("/a/b/c") == []
+    assert s.model().access_key == "ak" and s.model().root == "/"
+
+
+def test_the_words_of_a_disagreement():
+    assert (_yes(True), _yes(False)) == ("visible", "hidden")
+    assert _names(None) == "refused"
+    assert _names(frozenset()) == "[]"
+    assert _names(frozenset({"b", "a", "c"})) == "[a, b, c]"
+
+
+# -- the key's storage and root, asked of a scripted node ---------------------------------
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    from tests.scripted_server import certificates
+
+    return certificates(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="module")
+def node(certs):
+    from tests.scripted_server import ScriptedServer, reply
+
+    answer: list = [{}]
+
+    def script(seen):
+        yield reply(200, json.dumps(answer[0]).encode(), [("Content-Type", "application/json")])
+
+    server = ScriptedServer(script, tls=(certs[1], certs[2]))
+    yield server, answer
+    server.close()
+
+
+def _root(node, certs, key, access_key="akx"):
+    from nodecli.http.client import Auth, Endpoint, open_client
+
+    server, answer = node
+    answer[0] = key
+    auth = Auth("basic", username=access_key, password="pw-survey", access_key=access_key)
+    with open_client(Endpoint(server.url(), auth, cacert=certs[0], deadline=10.0,
+                              max_attempts=1)) as c:
+        got = key_root(c)
+    assert server.seen[-1].target == "/access_keys/self"
+    return got
+
+
+@pytest.mark.parametrize(("key", "root"), [
+    ({"id": "ak1", "storage": {"path": "/data//x/"}, "root_file_id": "r1"},
+     ("ak1", "/data/x", "r1")),
+    ({"id": 5, "storage": {"path": "/"}, "root_file_id": 0}, ("5", "/", "0")),
+    ({"storage": {"path": "/d"}, "root_file_id": 9}, ("akx", "/d", "9")),
+    ({"id": True, "storage": {"path": "/d"}, "root_file_id": 9}, ("akx", "/d", "9")),
+    ({"id": "", "storage": {"path": "/d"}, "root_file_id": 9}, ("akx", "/d", "9"))])
+def test_the_keys_id_storage_path_and_root(node, certs, key, root):
+    assert _root(node, certs, key) == root
+
+
+def test_a_key_without_an_id_given_by_a_login_without_one(node, certs):
+    from nodecli.http.client import Auth, Endpoint, open_client
+
+    server, answer = node
+    answer[0] = {"storage": {"path": "/d"}, "root_file_id": "9"}
+    with open_client(Endpoint(server.url(), Auth("bearer", token="t-survey"),
+                              cacert=certs[0], deadline=10.0, max_attempts=1)) as c:
+        assert key_root(c) == ("", "/d", "9")
+
+
+@pytest.mark.parametrize(("key", "says"), [
+    ({"storage": {"path": "data"}, "root_file_id": "1"}, "storage path"),
+    ({"storage": {"path": 5}, "root_file_id": "1"}, "storage path"),
+    ({"storage": "/data", "root_file_id": "1"}, "storage path"),
+    ({"root_file_id": "1"}, "storage path"),
+    ({"storage": {"path": "/d"}}, "root"),
+    ({"storage": {"path": "/d"}, "root_file_id": ""}, "root"),
+    ({"storage": {"path": "/d"}, "root_file_id": True}, "root"),
+    ({"storage": {"path": "/d"}, "root_file_id": 1.5}, "root"),
+    ({"storage": {"path": "/d"}, "root_file_id": None}, "root")])
+def test_a_key_without_a_usable_storage_path_or_root_is_refused(node, certs, key, says):
+    with pytest.raises(RemoteError) as e:
+        _root(node, certs, key)
+    assert str(e.value) == {
+        "storage path": "the node did not say the access key's storage path (storage.path in "
+                        "GET /access_keys/self)",
+        "root": "the node did not say the access key's root_file_id"}[says]
