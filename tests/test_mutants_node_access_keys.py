@@ -376,10 +376,13 @@ def test_create_keeps_a_secret_the_node_did_not_choose_and_hides_a_chosen_one(no
     from nodecli.node.access_keys import create_access_key
 
     node.routes[("POST", "/access_keys")] = [(200, {"id": "n", "secret": "made"}, []),
+                                             (201, {"id": "n2"}, []),
                                              (400, {"error": {"user_message":
                                                               "bad s3cret-chosen"}}, [])]
     with node.client() as c:
         assert create_access_key(c, "local")["secret"] == "made"
+        assert create_access_key(c, "local", secret="s3cret-chosen") == {
+            "id": "n2", "storage": {"type": "local", "path": "/"}}  # not echoed: nothing to drop
         with pytest.raises(NodecliError) as e:
             create_access_key(c, "local", secret="s3cret-chosen")
     assert "s3cret-chosen" not in str(e.value) and "bad ***" in str(e.value)
@@ -594,3 +597,22 @@ def test_a_change_puts_exactly_the_body_and_a_delete_asks_once(node):
     assert [b for (m, _), b in zip(node.asked(), node.bodies(), strict=True) if m == "PUT"] == [
         {"x": 1}, {"configuration": {"y": None}}, {"x": 2}, {"x": 2}, {"x": 2}]
     assert [m for m, _ in node.asked()].count("DELETE") == 5
+
+
+def test_a_link_back_to_a_link_the_node_redirected_is_a_loop_too(node):
+    from nodecli.errors import RemoteError
+    from nodecli.node.access_keys import list_access_keys
+
+    url = node.server.url()
+    node.routes.update({
+        ("GET", "/access_keys?page=1&per_page=100"): [
+            (200, _keys("a"), node.link("/access_keys?cursor=x"))],
+        ("GET", "/access_keys?cursor=x"): [
+            (302, b"", [("Location", f"{url}/access_keys?cursor=moved")])],
+        ("GET", "/access_keys?cursor=moved"): [
+            (200, _keys("b"), node.link("/access_keys?cursor=x"))]})
+    with node.client() as c, pytest.raises(RemoteError) as e:
+        list_access_keys(c)
+    assert f"back to a page already read ({url}/access_keys?cursor=x, after 2 pages)" in \
+        str(e.value)
+    assert len(node.asked()) == 3

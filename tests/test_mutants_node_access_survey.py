@@ -44,7 +44,20 @@ def test_a_folders_children_are_the_entries_one_level_below_it():
     assert [e.path for e in s.children("/a")] == ["/a/b", "/a/x"]
     assert [e.path for e in s.children("/a/")] == ["/a/b", "/a/x"]
     assert s.children("/a/b/c") == []
-    assert s.model().access_key == "ak" and s.model().root == "/"
+    s.entries["/boX"] = Entry("/boX", "b", "folder")
+    s.entries["/boX/y"] = Entry("/boX/y", "y", "file")
+    assert [e.path for e in s.children("/boX")] == ["/boX/y"]
+
+
+def test_a_surveys_model_holds_its_key_root_permissions_and_rules():
+    from nodecli.node.access_model import Rules
+
+    perm = Perm("1", "/d", "user", "u", ("read",), "f")
+    s = Survey("ak", "/d", "1", perms=[perm])
+    m = s.model()
+    assert (m.access_key, m.root, list(m.perms), m.rules) == ("ak", "/d", [perm], Rules())
+    strict = Rules(inherit_above_root=False, admin_bypass=False, traverse=False)
+    assert s.model(strict).rules == strict
 
 
 def test_the_words_of_a_disagreement():
