@@ -141,3 +141,80 @@ def test_a_key_without_a_usable_storage_path_or_root_is_refused(node, certs, key
         "storage path": "the node did not say the access key's storage path (storage.path in "
                         "GET /access_keys/self)",
         "root": "the node did not say the access key's root_file_id"}[says]
+
+
+# -- what the node shows a token of one entry ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def files_node(certs):
+    from tests.scripted_server import ScriptedServer, reply
+
+    routes: dict[str, list] = {}
+
+    def script(seen):
+        todo = routes.get(seen.target.split("?")[0], [(404, {"error": "no"})])
+        status, body = todo.pop(0) if len(todo) > 1 else todo[0]
+        yield reply(status, json.dumps(body).encode(), [("Content-Type", "application/json")])
+
+    server = ScriptedServer(script, tls=(certs[1], certs[2]))
+    yield server, routes
+    server.close()
+
+
+def _shown(files_node, certs, entry):
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from nodecli.node.access_survey import shown
+
+    server, _ = files_node
+    with open_client(Endpoint(server.url(), Auth("bearer", token="t-shown", access_key="ak"),
+                              cacert=certs[0], deadline=10.0, max_attempts=1)) as c:
+        return shown(c, entry)
+
+
+def test_what_a_token_is_shown_of_a_file_and_a_folder(files_node, certs):
+    from nodecli.node.access_survey import Seen
+
+    server, routes = files_node
+    routes.clear()
+    routes["/files/a%20b"] = [(200, {"id": "a b"})]
+    routes["/files/d"] = [(200, {"id": "d"})]
+    routes["/files/d/files"] = [(200, [{"name": "x", "id": "1"}, {"name": "y", "id": "2"}])]
+    routes["/files/e"] = [(200, {"id": "e"})]
+    routes["/files/e/files"] = [(200, [])]
+    n = len(server.seen)
+    assert _shown(files_node, certs, Entry("/p/a b", "a b", "file")) == Seen(True)
+    assert _shown(files_node, certs, Entry("/p/d", "d", "folder")) == Seen(
+        True, frozenset({"x", "y"}))
+    assert _shown(files_node, certs, Entry("/p/e", "e", "folder")) == Seen(True, frozenset())
+    assert list(dict.fromkeys(s.target.split("?")[0] for s in server.seen[n:])) == [
+        "/files/a%20b", "/files/d", "/files/d/files", "/files/e", "/files/e/files"]
+
+
+@pytest.mark.parametrize("status", [403, 404])
+def test_an_entry_or_a_listing_refused_403_or_404_is_hidden_or_refused(files_node, certs,
+                                                                        status):
+    from nodecli.node.access_survey import Seen
+
+    _, routes = files_node
+    routes.clear()
+    routes["/files/h"] = [(status, {"error": "no"})]
+    routes["/files/d"] = [(200, {"id": "d"})]
+    routes["/files/d/files"] = [(status, {"error": "no"})]
+    assert _shown(files_node, certs, Entry("/h", "h", "file")) == Seen(False)
+    assert _shown(files_node, certs, Entry("/h", "h", "folder")) == Seen(False)
+    assert _shown(files_node, certs, Entry("/d", "d", "folder")) == Seen(True, None)
+
+
+@pytest.mark.parametrize("status", [401, 500, 400])
+def test_any_other_refusal_is_the_error(files_node, certs, status):
+    from nodecli.errors import NodecliError
+
+    _, routes = files_node
+    routes.clear()
+    routes["/files/h"] = [(status, {"error": "no"})]
+    routes["/files/d"] = [(200, {"id": "d"})]
+    routes["/files/d/files"] = [(status, {"error": "no"})]
+    for entry in (Entry("/h", "h", "file"), Entry("/d", "d", "folder")):
+        with pytest.raises(NodecliError) as e:
+            _shown(files_node, certs, entry)
+        assert e.value.status == status
