@@ -176,18 +176,19 @@ def test_what_a_token_is_shown_of_a_file_and_a_folder(files_node, certs):
 
     server, routes = files_node
     routes.clear()
-    routes["/files/a%20b"] = [(200, {"id": "a b"})]
+    routes["/files/a%20b%2Fc"] = [(200, {"id": "a b/c"})]
     routes["/files/d"] = [(200, {"id": "d"})]
     routes["/files/d/files"] = [(200, [{"name": "x", "id": "1"}, {"name": "y", "id": "2"}])]
     routes["/files/e"] = [(200, {"id": "e"})]
     routes["/files/e/files"] = [(200, [])]
     n = len(server.seen)
-    assert _shown(files_node, certs, Entry("/p/a b", "a b", "file")) == Seen(True)
+    assert _shown(files_node, certs, Entry("/p/a b", "a b/c", "file")) == Seen(True)
     assert _shown(files_node, certs, Entry("/p/d", "d", "folder")) == Seen(
         True, frozenset({"x", "y"}))
     assert _shown(files_node, certs, Entry("/p/e", "e", "folder")) == Seen(True, frozenset())
     assert list(dict.fromkeys(s.target.split("?")[0] for s in server.seen[n:])) == [
-        "/files/a%20b", "/files/d", "/files/d/files", "/files/e", "/files/e/files"]
+        "/files/a%20b%2Fc", "/files/d", "/files/d/files", "/files/e", "/files/e/files"]
+    assert {s.method for s in server.seen[n:]} == {"GET"}
 
 
 @pytest.mark.parametrize("status", [403, 404])
