@@ -219,3 +219,23 @@ def test_any_other_refusal_is_the_error(files_node, certs, status):
         with pytest.raises(NodecliError) as e:
             _shown(files_node, certs, entry)
         assert e.value.status == status
+
+
+def test_what_the_model_says_a_token_is_shown():
+    from nodecli.node.access_model import Subject, user_scope
+    from nodecli.node.access_survey import Seen, expected
+
+    s = Survey("ak", "/d", "1", perms=[Perm("p1", "/d/a", "user", "u", ("list",), "2"),
+                                       Perm("p2", "/d/b", "user", "u", ("read",), "3")])
+    for path, kind in (("/d", "folder"), ("/d/a", "folder"), ("/d/a/f", "file"),
+                       ("/d/a/g", "folder"), ("/d/b", "folder"), ("/d/b/h", "file"),
+                       ("/d/c", "folder"), ("/d/c/i", "file")):
+        s.entries[path] = Entry(path, path, kind)
+    m, u = s.model(), Subject("u", scope=user_scope("ak"))
+    seen = {p: expected(m, s, u, e) for p, e in s.entries.items()}
+    assert seen == {
+        "/d": Seen(True, frozenset({"a", "b"})),  # on the way: what leads to a permission
+        "/d/a": Seen(True, frozenset({"f", "g"})),  # listable: everything
+        "/d/a/f": Seen(True), "/d/a/g": Seen(True, frozenset()),
+        "/d/b": Seen(True, None),  # levels but not list: the listing is refused
+        "/d/b/h": Seen(True), "/d/c": Seen(False), "/d/c/i": Seen(False)}
