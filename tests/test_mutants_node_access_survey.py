@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from nodecli.errors import RemoteError
+from nodecli.errors import RemoteError, UsageError
 from nodecli.node.access_model import Perm
 from nodecli.node.access_survey import Entry, Survey, _names, _yes, key_root, to_perm
 
@@ -239,3 +239,36 @@ def test_what_the_model_says_a_token_is_shown():
         "/d/a/f": Seen(True), "/d/a/g": Seen(True, frozenset()),
         "/d/b": Seen(True, None),  # levels but not list: the listing is refused
         "/d/b/h": Seen(True), "/d/c": Seen(False), "/d/c/i": Seen(False)}
+
+
+def test_compare_asks_each_path_and_tells_each_disagreement(files_node, certs):
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from nodecli.node.access_model import Subject, user_scope
+    from nodecli.node.access_survey import Disagreement, compare
+
+    s = Survey("ak", "/d", "1", perms=[Perm("p1", "/d/a", "user", "u", ("list",), "2"),
+                                       Perm("p2", "/d/b", "user", "u", ("read",), "3")])
+    for path, kind in (("/d", "folder"), ("/d/a", "folder"), ("/d/a/f", "file"),
+                       ("/d/a/g", "folder"), ("/d/b", "folder"), ("/d/c", "folder"),
+                       ("/d/c/i", "file")):
+        s.entries[path] = Entry(path, path.replace("/", "_"), kind)
+    server, routes = files_node
+    routes.clear()
+    for fid in ("_d", "_d_a", "_d_a_f", "_d_b", "_d_c"):
+        routes[f"/files/{fid}"] = [(200, {"id": fid})]
+    routes["/files/_d/files"] = [(200, [{"name": "a"}, {"name": "b"}])]
+    routes["/files/_d_a/files"] = [(200, [{"name": "f"}])]  # g is not listed
+    routes["/files/_d_b/files"] = [(403, {"error": "no"})]
+    routes["/files/_d_c/files"] = [(200, [])]
+    paths = ["/d", "/d/a", "/d/a/f", "/d/a/g", "/d/b", "/d/c", "/d/c/i"]  # g: not shown
+    with open_client(Endpoint(server.url(), Auth("bearer", token="t-cmp", access_key="ak"),
+                              cacert=certs[0], deadline=10.0, max_attempts=1)) as c:
+        checks, out = compare(s.model(), s, Subject("u", scope=user_scope("ak")), c, paths)
+        assert (checks, out) == (10, [
+            Disagreement("/d/a", "listing", "[f]", "[f, g]"),
+            Disagreement("/d/a/g", "visible", "hidden", "visible"),
+            Disagreement("/d/c", "visible", "visible", "hidden")])
+        with pytest.raises(UsageError) as e:
+            compare(s.model(), s, Subject("u"), c, ["/d", "/d/x"])
+        assert str(e.value) == "/d/x is not in the surveyed storage"
+        assert compare(s.model(), s, Subject("u", scope=user_scope("ak")), c, []) == (0, [])
