@@ -152,7 +152,8 @@ def files_node(certs):
     routes: dict[str, list] = {}
 
     def script(seen):
-        todo = routes.get(seen.target.split("?")[0], [(404, {"error": "no"})])
+        todo = routes.get(seen.target) or routes.get(seen.target.split("?")[0],
+                                                      [(404, {"error": "no"})])
         status, body = todo.pop(0) if len(todo) > 1 else todo[0]
         yield reply(status, json.dumps(body).encode(), [("Content-Type", "application/json")])
 
@@ -272,3 +273,73 @@ def test_compare_asks_each_path_and_tells_each_disagreement(files_node, certs):
             compare(s.model(), s, Subject("u"), c, ["/d", "/d/x"])
         assert str(e.value) == "/d/x is not in the surveyed storage"
         assert compare(s.model(), s, Subject("u", scope=user_scope("ak")), c, []) == (0, [])
+
+
+def _key_client(files_node, certs):
+    from nodecli.http.client import Auth, Endpoint, open_client
+
+    server, _ = files_node
+    return open_client(Endpoint(server.url(), Auth("basic", username="ak", password="pw-lin",
+                                                   access_key="ak"),
+                                cacert=certs[0], deadline=10.0, max_attempts=1))
+
+
+def _lineage_node(routes):
+    routes.clear()
+    routes["/access_keys/self"] = [(200, {"id": "ak", "storage": {"path": "/d"},
+                                          "root_file_id": "r"})]
+    routes["/files/r/files"] = [(200, [{"name": "a", "id": "A", "type": "folder"},
+                                       {"name": "z", "id": ""}])]
+    routes["/files/A/files"] = [(200, [{"name": "f", "id": "F"}])]
+    routes["/permissions?file_id=F"] = [(200, [
+        {"id": "p1", "access_type": "user", "access_id": "u", "file_id": "A",
+         "access_levels": ["read"]},
+        {"id": "p2", "access_type": "group", "access_id": "g", "file_id": "ABOVE",
+         "access_levels": ["list"]},
+        {"id": "bad", "access_type": "robot", "access_id": "r"}])]
+    routes["/permissions?file_id=r"] = [(200, [])]
+
+
+def test_a_paths_lineage_is_its_folders_from_the_root_and_every_permission_there(
+        files_node, certs):
+    from nodecli.node.access_survey import lineage
+
+    _lineage_node(files_node[1])
+    with _key_client(files_node, certs) as c:
+        survey, here = lineage(c, "/a/f")
+        root_only, top = lineage(c, "/")
+    assert here == "/d/a/f"
+    assert (survey.access_key, survey.root, survey.root_id) == ("ak", "/d", "r")
+    assert survey.entries == {"/d": Entry("/d", "r", "folder"),
+                              "/d/a": Entry("/d/a", "A", "folder"),
+                              "/d/a/f": Entry("/d/a/f", "F", "file")}
+    assert survey.perms == [Perm("p1", "/d/a", "user", "u", ("read",), "A"),
+                            Perm("p2", None, "group", "g", ("list",), "ABOVE")]
+    assert (top, root_only.entries, root_only.perms) == (
+        "/d", {"/d": Entry("/d", "r", "folder")}, [])
+
+
+@pytest.mark.parametrize(("path", "walked"), [("/a/nope", "/a/nope"), ("/z", "/z"),
+                                              ("/nope/a", "/nope")])
+def test_a_lineage_stops_at_the_first_name_not_there(files_node, certs, path, walked):
+    from nodecli.errors import NotFoundError
+    from nodecli.node.access_survey import lineage
+
+    _lineage_node(files_node[1])
+    with _key_client(files_node, certs) as c, pytest.raises(NotFoundError) as e:
+        lineage(c, path)
+    assert str(e.value) == f"{walked}: no such file or folder in access key ak's storage (/d)"
+    assert e.value.hint == "paths start at the access key's storage root"
+
+
+def test_an_entrys_own_permissions_are_those_set_on_a_file_the_survey_knows(files_node,
+                                                                            certs):
+    from nodecli.node.access_survey import _own_perms
+
+    _lineage_node(files_node[1])
+    routes = files_node[1]
+    routes["/permissions?file_id=F&inherited=false"] = routes.pop("/permissions?file_id=F")
+    with _key_client(files_node, certs) as c:
+        assert _own_perms(c, "F", {"A": "/d/a", "F": "/d/a/f"}) == [
+            Perm("p1", "/d/a", "user", "u", ("read",), "A")]
+    assert files_node[0].seen[-1].target == "/permissions?file_id=F&inherited=false"
