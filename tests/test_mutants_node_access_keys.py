@@ -177,7 +177,9 @@ class KeyNode:
             (seen.method, seen.target.split("?")[0]), [(404, NO, [])])
         status, body, headers = todo.pop(0) if len(todo) > 1 else todo[0]
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        yield reply(status, raw, [("Content-Type", "application/json"), *headers])
+        # (kept open: one TLS handshake a client, not one a request)
+        yield reply(status, raw, [("Content-Type", "application/json"), *headers],
+                    close=False)
 
     def link(self, target: str) -> list[tuple[str, str]]:
         return [("Link", f'<{self.server.url()}{target}>; rel="next"')]

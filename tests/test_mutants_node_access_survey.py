@@ -83,7 +83,8 @@ def node(certs):
     answer: list = [{}]
 
     def script(seen):
-        yield reply(200, json.dumps(answer[0]).encode(), [("Content-Type", "application/json")])
+        yield reply(200, json.dumps(answer[0]).encode(), [("Content-Type", "application/json")],
+                    close=False)
 
     server = ScriptedServer(script, tls=(certs[1], certs[2]))
     yield server, answer
@@ -155,7 +156,8 @@ def files_node(certs):
         todo = routes.get(seen.target) or routes.get(seen.target.split("?")[0],
                                                       [(404, {"error": "no"})])
         status, body = todo.pop(0) if len(todo) > 1 else todo[0]
-        yield reply(status, json.dumps(body).encode(), [("Content-Type", "application/json")])
+        yield reply(status, json.dumps(body).encode(), [("Content-Type", "application/json")],
+                    close=False)  # (kept open: one TLS handshake a client)
 
     server = ScriptedServer(script, tls=(certs[1], certs[2]))
     yield server, routes
