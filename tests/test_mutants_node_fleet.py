@@ -117,3 +117,124 @@ def test_a_page_naming_no_next_keeps_the_token(node):
         counts, token = count_event_types(c, "t5")
     assert (dict(counts), token) == ({"b": 1, "?": 1}, "t5")
     assert len(node.server.seen) == 1
+
+
+# -- ask_each: the order, the workers, the time given each node --------------------------
+
+def test_ask_each_runs_exactly_eight_at_once_in_order_and_keeps_each_nodes_error():
+    import threading
+
+    from nodecli.node.fleet import MAX_PARALLEL, ask_each
+
+    assert MAX_PARALLEL == 8
+    workers: list[int] = []
+
+    def count_workers() -> None:  # the 8th to arrive: every worker thread is busy
+        prefix = threading.current_thread().name.rsplit("_", 1)[0]
+        workers.append(sum(t.name.rsplit("_", 1)[0] == prefix
+                           for t in threading.enumerate()))
+
+    eight = threading.Barrier(8, action=count_workers, timeout=30)
+
+    def ask(i: int) -> int:
+        if i < 8:
+            eight.wait()  # broken (an error) unless 8 asks run at the same time
+        if i in (3, 12):
+            raise NodecliError(f"boom {i}")
+        return i * 2
+
+    results = ask_each([(f"n{i}", i) for i in range(20)], ask)
+    assert [name for name, _ in results] == [f"n{i}" for i in range(20)]
+    assert [r.message if isinstance(r, NodecliError) else r for _, r in results] == [
+        "boom 3" if i == 3 else "boom 12" if i == 12 else i * 2 for i in range(20)]
+    assert workers == [8]
+    assert ask_each([], ask) == []
+    assert ask_each([("only", 1)], lambda i: i * 2) == [("only", 2)]
+
+
+def test_a_node_past_its_time_is_too_late_and_not_waited_for():
+    import threading
+
+    from nodecli.node.fleet import TooLate, ask_each
+
+    free, finished = threading.Event(), threading.Event()
+
+    def ask(i: int) -> int:
+        if i == 1:  # hangs until the test lets it go, after ask_each returned
+            free.wait(30)
+            finished.set()
+        return i
+
+    try:
+        results = ask_each([("a", 0), ("b", 1), ("c", 2)], ask, within=0.25)
+        assert not finished.is_set()  # its thread is left to finish alone
+    finally:
+        free.set()
+    assert [(n, r if isinstance(r, int) else type(r)) for n, r in results] == [
+        ("a", 0), ("b", TooLate), ("c", 2)]
+    assert results[1][1].message == "no answer within 0.25 s"
+
+
+def test_a_failure_outside_the_nodes_errors_leaves_the_nodes_not_begun_unasked():
+    import threading
+
+    from nodecli.node.fleet import ask_each
+
+    asked: set[int] = set()
+    threads: list[threading.Thread] = []
+    lock, release = threading.Lock(), threading.Event()
+    eight = threading.Barrier(8, timeout=30)
+
+    def ask(i: int) -> int:
+        with lock:
+            asked.add(i)
+            threads.append(threading.current_thread())
+        if i < 8:
+            eight.wait()
+        if i == 0:
+            raise RuntimeError("a bug")
+        release.wait(30)
+        return i
+
+    try:
+        with pytest.raises(RuntimeError):
+            ask_each([(f"n{i}", i) for i in range(20)], ask, within=30.0)
+    finally:
+        release.set()
+        for t in list(threads):
+            t.join(30)
+    # the worker freed by the failure may take the 9th before the rest are cancelled
+    assert set(range(8)) <= asked <= set(range(9))
+
+
+def test_counting_asks_the_events_from_now_in_utc_whatever_the_local_zone(node, monkeypatch):
+    import time
+    from datetime import UTC, datetime, timedelta
+    from urllib.parse import parse_qs, urlsplit
+
+    from nodecli.node.fleet import count_event_types
+
+    node.pages = {"": ([], "t1")}
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # 9 hours from UTC, no summer time
+    time.tzset()
+    try:
+        with node.client() as c:
+            count_event_types(c, None)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    first = urlsplit(node.server.seen[0].target)
+    assert first.path == "/events"
+    asked = datetime.strptime(parse_qs(first.query)["after_time"][0],
+                              "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert abs(asked - datetime.now(UTC)) < timedelta(hours=1)
+
+
+def test_a_page_with_events_whose_link_names_its_own_token_is_the_last(node):
+    from nodecli.node.fleet import count_event_types
+
+    node.pages = {"t5": ([["b"]], "t5")}
+    with node.client() as c:
+        counts, token = count_event_types(c, "t5")
+    assert (dict(counts), token) == ({"b": 1}, "t5")
+    assert len(node.server.seen) == 1
