@@ -53,6 +53,8 @@ class FleetStop(GracefulStop):
 
     @contextlib.contextmanager
     def critical(self) -> Iterator[None]:
+        if self.event.is_set():  # asked before this page: none of it is written
+            raise KeyboardInterrupt
         yield
         if self.event.is_set():
             raise KeyboardInterrupt
