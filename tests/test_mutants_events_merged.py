@@ -169,3 +169,63 @@ def test_a_nodes_info_is_cached_in_the_state_folder_and_its_failure_logged(clien
         merged.merged_tail([merged.NodeRun("a", clients("a"))], opts, state_dir=tmp_path / "state",
                            out=None, output_file=tmp_path / "o2.jsonl")
     assert sum(" /info " in line for line in served) == 2  # the failed one, then once
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-events", "3"], "--max-events and --until-type count one node's events: not "
+     "with --nodes/--all-nodes"),
+    (["--until-type", "file.created"], "--max-events and --until-type count one node's "
+     "events: not with --nodes/--all-nodes"),
+    (["--to", "f.txt", "-o", "plain"], "a merged tail writes jsonl to a file (each line "
+     "names its node)"),
+])
+def test_what_a_merged_tail_refuses_word_for_word(invoke, n1, args, message):
+    r = invoke("events", "tail", "--all-nodes", *args)
+    assert r.exit_code == 2
+    assert r.stderr == f"nodecli: error: {message}\n"
+
+
+def test_dry_run_reads_to_stdout_and_writes_no_file(invoke, n1, log, tmp_path):
+    log.generate(2)
+    r = invoke("--dry-run", "events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+    assert r.exit_code == 0, r.stderr
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1", "2"]
+    out = tmp_path / "f.jsonl"
+    r = invoke("--dry-run", "events", "tail", "--all-nodes", "--since", "1h", "--to", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == f"would append events to {out}; nothing was written (--dry-run)\n"
+    assert not out.exists()
+
+
+def test_a_restart_skips_the_lines_a_crash_left_after_the_checkpoint(invoke, n1, log,
+                                                                     tmp_path, clients):
+    """Each node's checkpoint names its node as a one-node tail's does; the lines of a
+    node written after it (a crash before the save) are not written again."""
+    log.generate(2)
+    out = tmp_path / "f.jsonl"
+    r = invoke("events", "tail", "--all-nodes", "--since", "1h", "--to", str(out))
+    assert r.exit_code == 0, r.stderr
+    one = tmp_path / "one.json"
+    r = invoke("events", "tail", "--node", "n1", "--since", "1h", "--checkpoint", str(one),
+               "-o", "jsonl")
+    assert r.exit_code == 0, r.stderr
+    saved = json.loads((tmp_path / "f.jsonl.checkpoints" / "n1.json").read_text())
+    assert saved["node"] == json.loads(one.read_text())["node"] is not None
+    for owner in ("n0", "n1"):  # another node's line with the id, then its own
+        (eid,) = log.generate(1)
+        with out.open("a") as fh:  # what a crash after the write, before the save, leaves
+            fh.write(json.dumps({"node": owner, "id": eid}) + "\n")
+        r = invoke("events", "tail", "--all-nodes", "--to", str(out))
+        assert r.exit_code == 0, r.stderr
+    assert [(line["node"], line["id"]) for line in map(json.loads, out.read_text().splitlines())
+            ] == [("n1", "1"), ("n1", "2"), ("n0", "3"), ("n1", "3"), ("n1", "4")]
+
+
+def test_an_events_own_node_field_becomes_event_node_and_text_stays_as_is(invoke, n1, log):
+    from nodecli.emulator.server import Reply
+
+    log.push_reply(Reply(200, b'[{"id":"1","node":"x","s":"\\u00e9\xc3\xa9"}]',
+                         {"Link": '</events?iteration_token=0>; rel="next"'}))
+    r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == '{"node": "n1", "id": "1", "event_node": "x", "s": "\u00e9\u00e9"}\n'
