@@ -229,3 +229,25 @@ def test_an_events_own_node_field_becomes_event_node_and_text_stays_as_is(invoke
     r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
     assert r.exit_code == 0, r.stderr
     assert r.stdout == '{"node": "n1", "id": "1", "event_node": "x", "s": "\u00e9\u00e9"}\n'
+
+
+@pytest.fixture
+def collector(_tls_emulator_session, emulator):
+    from nodecli.emulator.collector import CollectorState, build_collector
+
+    server = build_collector(_tls_emulator_session.paths, CollectorState()).start()
+    yield server
+    server.stop()
+
+
+def test_shipping_every_node_to_a_collector_closes_what_it_opened(invoke, n1, log, collector,
+                                                                  monkeypatch, tmp_path):
+    """(``events ship --all-nodes`` to a batch sink: the merged tail is given each node's
+    sink, and opens no file of its own)"""
+    monkeypatch.setenv("NODECLI_SINK_CACERT", n1.ca_file)
+    log.generate(3)
+    r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--resume", "s",
+               "--to", collector.url + "/ingest")
+    assert r.exit_code == 0, r.stderr
+    got = [json.loads(line)["id"] for _, lines in collector.state.stored for line in lines]
+    assert sorted(got) == ["1", "2", "3"]

@@ -114,3 +114,171 @@ def test_a_token_refused_on_a_later_page_is_named(node, log):
     with pytest.raises(NodecliError) as exc:
         run(node().derive(max_attempts=1))
     assert exc.value.message.startswith("the node refused iteration token 77: ")
+
+
+@pytest.mark.parametrize("kw, error, message", [
+    ({"since": SINCE, "token": "5"}, "UsageError", "give --since or --iteration-token, not both"),
+    ({"until_type": "A" * 61}, "UsageError", f"--until-type: invalid event type {'A' * 60!r}"),
+    ({"until_type": ""}, "UsageError", "--until-type: invalid event type ''"),
+    ({"fmt": "csv"}, "UsageError", "unknown format 'csv'"),
+    ({"fmt": "plain"}, "ValueError", "TailOptions(fmt='plain') needs a render function"),
+    ({"page_size": 0}, "UsageError", "page size must be a whole number from 1 to "
+     "9223372036854775807, not 0"),
+])
+def test_tail_options_refused_word_for_word(kw, error, message):
+    with pytest.raises(Exception) as exc:
+        tail_mod.TailOptions(**kw)
+    assert type(exc.value).__name__ == error
+    assert getattr(exc.value, "message", str(exc.value)) == message
+
+
+@pytest.mark.parametrize("kw", [{}, {"since": SINCE}, {"token": "5"}, {"until_type": "a.b"},
+                                {"fmt": "json", "render": str}, {"fmt": "pretty", "render": str},
+                                {"page_size": 1}])
+def test_tail_options_taken(kw):
+    assert tail_mod.TailOptions(**kw).page_size == kw.get("page_size", 1000)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("jsonl", "c.json", "r", None), "give --checkpoint FILE or --resume NAME, not both"),
+    (("jsonl", None, "a/b" + "x" * 60, None), "invalid checkpoint name "
+     f"{('a/b' + 'x' * 60)[:40]!r}: letters, digits, '.', '_' and '-' (at most 64)"),
+    (("json", None, None, "f"), "--to FILE writes jsonl or plain (one event per line, so a "
+     "restart can find what is already there)"),
+    (("pretty", None, None, "f"), "--to FILE writes jsonl or plain (one event per line, so a "
+     "restart can find what is already there)"),
+])
+def test_destinations_refused_word_for_word(args, message):
+    from pathlib import Path
+
+    from nodecli.errors import UsageError
+
+    fmt, cp, name, out = args
+    with pytest.raises(UsageError) as exc:
+        tail_mod.check_destinations(fmt, cp and Path(cp), name, out and Path(out))
+    assert exc.value.message == message
+
+
+@pytest.mark.parametrize("args", [("jsonl", None, None, "f"), ("plain", None, None, "f"),
+                                  ("json", "c.json", None, None), ("pretty", None, "r.1_-", None)])
+def test_destinations_taken(args):
+    from pathlib import Path
+
+    fmt, cp, name, out = args
+    tail_mod.check_destinations(fmt, cp and Path(cp), name, out and Path(out))
+
+
+def test_where_the_position_lives(node, tmp_path):
+    from pathlib import Path
+
+    client, opts = node(), tail_mod.TailOptions()
+
+    def where(**kw):
+        kw = {"checkpoint_file": None, "resume_name": None, "output_file": None, **kw}
+        return tail_mod.checkpoint_path(client, opts, state_dir=tmp_path, **kw)
+
+    assert where() is None
+    assert where(output_file=Path("o.jsonl")) == Path("o.jsonl.checkpoint")
+    assert where(checkpoint_file="c.json", output_file=Path("o")) == Path("c.json")
+    named = where(resume_name="r", checkpoint_file=None, output_file=Path("o"))
+    assert named.parent.is_relative_to(tmp_path) and named.name.startswith("r")
+
+
+def test_the_pause_between_polls_is_the_interval_give_or_take_a_fifth():
+    import random
+
+    random.seed(7)
+    pauses = [tail_mod._jitter(10.0) for _ in range(2000)]
+    assert 8.0 <= min(pauses) < 8.1 and 11.9 < max(pauses) <= 12.0
+
+
+def test_a_pages_text_is_one_text_or_one_per_event():
+    items = [({"id": "1"}, '{"id":"1"}'), ({"id": "2"}, '{"id":"2"}')]
+    opts = tail_mod.TailOptions()
+    assert tail_mod._texts(opts, items, per_event=False) == ['{"id":"1"}\n{"id":"2"}\n']
+    assert tail_mod._texts(opts, items, per_event=True) == ['{"id":"1"}\n', '{"id":"2"}\n']
+    assert tail_mod._texts(opts, [], per_event=True) == []
+    shout = tail_mod.TailOptions(fmt="plain", render=lambda its: f"<{len(its)}>")
+    assert tail_mod._texts(shout, items, per_event=False) == ["<2>"]
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"checkpoint_file": "c.json", "resume_name": "r"},
+     "give --checkpoint FILE or --resume NAME, not both"),
+    ({"output_file": "o.json", "fmt": "json"}, "--to FILE writes jsonl or plain (one event "
+     "per line, so a restart can find what is already there)"),
+])
+def test_run_tail_checks_its_destinations_itself(node, tmp_path, kw, message):
+    """(the domain's entry, whatever command calls it)"""
+    import io
+    from pathlib import Path
+
+    from nodecli.errors import UsageError
+
+    fmt = kw.pop("fmt", "jsonl")
+    paths = {k: Path(tmp_path / v) if k != "resume_name" else v for k, v in kw.items()}
+    opts = tail_mod.TailOptions(fmt=fmt, render=None if fmt == "jsonl" else str)
+    with pytest.raises(UsageError) as exc:
+        tail_mod.run_tail(node(), opts, state_dir=tmp_path, out=io.StringIO(), **paths)
+    assert exc.value.message == message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_tail_saves_a_checkpoint_that_names_its_node(node, log, tmp_path):
+    import io
+    import json
+
+    from nodecli.node.events.checkpoint import node_key
+
+    log.generate(2)
+    client, out, cp = node(), io.StringIO(), tmp_path / "c.json"
+    st = tail_mod.run_tail(client, tail_mod.TailOptions(since=SINCE), state_dir=tmp_path,
+                           out=out, checkpoint_file=cp)
+    assert st.emitted == 2 and ids(out.getvalue()) == ["1", "2"]
+    assert json.loads(cp.read_text())["node"] == node_key(client)
+
+
+def test_run_tail_passes_on_what_the_tail_says_and_where_progress_goes(node, log, emulator,
+                                                                       tmp_path, served):
+    """The callbacks run_tail is given reach the tail: a hint on an empty log (notice), a
+    foreign Link host (warn), a failed /info (log); progress only for a quiet sink (a
+    file); /info asked once, then cached in the state folder."""
+    import io
+
+    from nodecli.node.events.pages import foreign_host_notice
+
+    client = node().derive(max_attempts=1)
+    said: dict[str, list] = {"notice": [], "warn": [], "log": [], "progress": []}
+
+    def go(**kw):
+        return tail_mod.run_tail(client, tail_mod.TailOptions(since=SINCE),
+                                 state_dir=tmp_path / "state", out=io.StringIO(),
+                                 notice=said["notice"].append, warn=said["warn"].append,
+                                 log=said["log"].append,
+                                 progress=lambda n, when: said["progress"].append(n), **kw)
+
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")
+    try:
+        go()  # /info failed: no version known, no hint
+    finally:
+        emulator.faults.clear()
+    assert said["log"] == [said["log"][0]] and said["log"][0].startswith("GET /info failed (")
+    assert said["notice"] == []
+    go()  # an empty log
+    assert said["notice"] == [("the node's event log is empty: on nodes 3.7.4 and later "
+                               "events are logged only when the server setting "
+                               "activity_event_logging is true (set it, then restart the node "
+                               "service)")]
+    log.generate(2)
+    log.link_host = "inner.example:1"
+    try:
+        go()  # to a string: not quiet, no progress
+        assert said["progress"] == []
+        go(output_file=tmp_path / "o.jsonl")
+    finally:
+        log.link_host = None
+    notice = foreign_host_notice("inner.example:1", client.endpoint.base_url)
+    assert said["warn"] == [notice, notice] and len(said["notice"]) == 1
+    assert said["progress"] == [2]
+    assert sum(" /info " in line for line in served) == 2  # the failed one, then cached
