@@ -81,12 +81,23 @@ def ids(text: str) -> list[str]:
     return [json.loads(line)["id"] for line in text.splitlines()]
 
 
-def test_a_tail_that_reached_the_present_says_so_and_where_it_started(node, log):
+def test_a_tail_that_reached_the_present_says_so_and_where_it_started(node, log, tmp_path):
+    """Pages 1-2, 3, then an empty one: the checkpoint keeps the ids of the last page
+    that held any (a node may send them again at the start of the next)."""
+    import json
+
+    from nodecli.node.events.checkpoint import node_key
+
     log.generate(3)
-    st, text = run(node(), tail_mod.TailOptions(since=SINCE, page_size=2))
+    client = node()
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter())
+    st, text = run(client, tail_mod.TailOptions(since=SINCE, page_size=2), checkpoint=cp)
     assert ids(text) == ["1", "2", "3"]
     assert (st.emitted, st.pages, st.stopped_by) == (3, 3, "caught-up")
     assert st.start == "since 2000-01-01T00:00:00Z"
+    saved = json.loads(cp.path.read_text())
+    assert (saved["iteration_token"], saved["skip_ids"], saved["last_ids"]) == (st.token, [],
+                                                                                ["3"])
 
 
 def test_a_resume_on_a_node_whose_version_is_unknown_asks_for_the_marked_event(node, log,
@@ -282,3 +293,35 @@ def test_run_tail_passes_on_what_the_tail_says_and_where_progress_goes(node, log
     assert said["warn"] == [notice, notice] and len(said["notice"]) == 1
     assert said["progress"] == [2]
     assert sum(" /info " in line for line in served) == 2  # the failed one, then cached
+
+
+@pytest.mark.parametrize("stop, at, partial", [
+    ({"max_events": 3}, "3", True), ({"max_events": 4}, "4", False),
+    ({"until_type": "x.b"}, "3", True), ({"until_type": "x.c"}, "4", False),
+])
+def test_a_stop_within_a_page_or_at_its_end_and_where_it_resumes(node, log, tmp_path, stop, at,
+                                                                 partial):
+    """Pages of two (events 1-2, 3-4): a stop at the 3rd event is within the second page
+    (the checkpoint keeps that page's token, the ids written of it, and the first page's
+    ids); a stop at the 4th is at its end (the next page's token, nothing to skip)."""
+    import json
+
+    from nodecli.node.events.checkpoint import node_key
+
+    for family in ("x.a", "x.a", "x.b", "x.c", "x.a"):
+        log.append({"types": [family]})
+    client = node()
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter())
+    st, text = run(client, tail_mod.TailOptions(since=SINCE, page_size=2, **stop),
+                   checkpoint=cp)
+    assert ids(text)[-1] == at and st.emitted == int(at)
+    assert st.stopped_by == ("max-events" if "max_events" in stop else "until-type")
+    saved = json.loads(cp.path.read_text())
+    if partial:
+        assert (saved["skip_ids"], saved["last_ids"]) == (["3"], ["1", "2"])
+        assert st.token == saved["iteration_token"] and st.token  # the second page's own token
+    else:
+        assert (saved["skip_ids"], saved["last_ids"]) == ([], ["3", "4"])
+        assert st.token == saved["iteration_token"]
+    st, text = run(client, checkpoint=cp)
+    assert ids(text) == [str(n) for n in range(int(at) + 1, 6)]
