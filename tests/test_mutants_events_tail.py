@@ -100,9 +100,9 @@ def test_a_tail_that_reached_the_present_says_so_and_where_it_started(node, log,
                                                                                 ["3"])
 
 
-def test_a_resume_on_a_node_whose_version_is_unknown_asks_for_the_marked_event(node, log,
-                                                                               tmp_path):
-    """(no /info answer: GET /events/{id} is tried all the same)"""
+def test_a_resume_on_a_node_whose_version_is_unknown_goes_on(node, log, tmp_path):
+    """(no /info answer: the marked event is not asked for by id, and the resume goes
+    on from the checkpoint)"""
     from nodecli.node.events.checkpoint import node_key
 
     log.generate(2)
@@ -114,17 +114,94 @@ def test_a_resume_on_a_node_whose_version_is_unknown_asks_for_the_marked_event(n
     assert ids(text) == ["3"] and st.start == f"checkpoint {tmp_path / 'c.json'}"
 
 
-def test_a_token_refused_on_a_later_page_is_named(node, log):
+@pytest.mark.parametrize("with_checkpoint", [False, True])
+def test_a_token_refused_on_a_later_page_is_named(node, log, tmp_path, with_checkpoint):
     """The first page taken, the node then refuses the token of its Link: the message
-    names that token (not a raw HTTP error)."""
+    names that token (not a raw HTTP error), and not a checkpoint's saved position even
+    when there is a checkpoint (the token came from the page just written)."""
     from nodecli.emulator.server import Reply
+    from nodecli.node.events.checkpoint import node_key
 
+    client = node().derive(max_attempts=1)
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter()) \
+        if with_checkpoint else None
     log.push_reply(Reply(200, [{"id": "1"}], {"Link": '</events?iteration_token=77>; '
                                                       'rel="next"'}),
                    Reply(400, {"error": "bad token"}))
     with pytest.raises(NodecliError) as exc:
-        run(node().derive(max_attempts=1))
+        run(client, checkpoint=cp)
     assert exc.value.message.startswith("the node refused iteration token 77: ")
+
+
+def test_an_event_a_node_sends_again_at_the_start_of_the_next_page_is_written_once(node, log):
+    from nodecli.emulator.server import Reply
+
+    def link(token: str) -> dict[str, str]:
+        return {"Link": f'</events?iteration_token={token}>; rel="next"'}
+
+    log.push_reply(Reply(200, [{"id": "1"}, {"id": "2"}], link("a")),
+                   Reply(200, [{"id": "2"}, {"id": "3"}], link("b")),
+                   Reply(200, [], link("b")))
+    st, text = run(node())
+    assert ids(text) == ["1", "2", "3"] and st.emitted == 3
+
+
+def test_a_page_read_ahead_that_must_wait_says_why_and_is_asked_again(node, log, tmp_path):
+    """With -f into a file the next page is read while this one is written; a 429 there
+    is a retry with its Retry-After and its reason, as for any page."""
+    from nodecli.emulator.server import Reply
+    from nodecli.node.events.sinks import FileSink
+    from nodecli.node.events.stop import GracefulStop
+
+    log.generate(3)
+    log.push_reply(Reply(200, [{"id": "1"}], {"Link": '</events?iteration_token=1>; '
+                                                       'rel="next"'}),
+                   Reply(429, {"error": "slow down"}, {"Retry-After": "0"}))
+    stop, said = GracefulStop(), []
+
+    def status(text: str) -> None:
+        said.append(text)
+        if text == "resumed":
+            stop.requested = True  # (as a signal would: the tail ends before the next page)
+
+    sink = FileSink(tmp_path / "o.jsonl", "jsonl")
+    try:
+        with pytest.raises(tail_mod.TailInterrupted):
+            tail_mod.tail(node(), tail_mod.TailOptions(since=SINCE, follow=True), sink,
+                          status=status, stop=stop, progress=lambda *_: None)
+    finally:
+        sink.close()
+    assert said == ["reconnecting (attempt 1, next in 0 s): HTTP 429", "resumed"]
+    assert ids((tmp_path / "o.jsonl").read_text()) == ["1"]
+
+
+def test_run_tail_follow_tells_a_reconnect_and_ends_on_a_signal(node, log, emulator,
+                                                                 tmp_path):
+    import io
+    import os
+    import signal
+
+    log.generate(1)
+    said: list[str] = []
+
+    def status(text: str) -> None:
+        said.append(text)
+        if text == "resumed":
+            os.kill(os.getpid(), signal.SIGINT)  # run_tail's own handler takes it
+
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503")
+    try:
+        with pytest.raises(tail_mod.TailInterrupted) as exc:
+            tail_mod.run_tail(node(), tail_mod.TailOptions(since=SINCE, follow=True,
+                                                           retry_base=0.01),
+                              state_dir=tmp_path, out=io.StringIO(), status=status,
+                              output_file=tmp_path / "o.jsonl",
+                              progress=lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    finally:
+        emulator.faults.clear()
+    assert said == ["reconnecting (attempt 1, next in 0 s): HTTP 503", "resumed"]
+    assert exc.value.state.emitted == 0
 
 
 @pytest.mark.parametrize("kw, error, message", [
