@@ -402,3 +402,48 @@ def test_a_stop_within_a_page_or_at_its_end_and_where_it_resumes(node, log, tmp_
         assert st.token == saved["iteration_token"]
     st, text = run(client, checkpoint=cp)
     assert ids(text) == [str(n) for n in range(int(at) + 1, 6)]
+
+
+def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node, log,
+                                                                           tmp_path):
+    """The waits are the tail's ``sleep`` (recorded here, not slept): a 503 with
+    Retry-After 7 waits 7 s; a page that is not JSON waits the backoff and says why."""
+    from nodecli.emulator.server import Reply
+    from nodecli.node.events.stop import GracefulStop
+
+    log.generate(1)
+    log.push_reply(Reply(503, {"error": "busy"}, {"Retry-After": "7"}), Reply(200, b"[x"))
+    stop, said, naps = GracefulStop(), [], []
+
+    def status(text: str) -> None:
+        said.append(text)
+        if text == "resumed":
+            stop.requested = True
+
+    with pytest.raises(tail_mod.TailInterrupted):
+        run(node(), tail_mod.TailOptions(since=SINCE, follow=True, retry_base=0.5),
+            status=status, stop=stop, sleep=naps.append)
+    assert said[0] == "reconnecting (attempt 1, next in 7 s): HTTP 503"
+    assert said[1].startswith("reconnecting (attempt 2, next in ") and said[1].endswith(
+        ": the events page is not valid JSON (at character 1)") and "&count=1000: " in said[1]
+    assert said[2:] == ["resumed"]
+    assert naps[0] == 7.0 and 0.1 <= naps[1] <= 1.0  # (attempt 2: up to 2 * 0.5 s)
+
+
+def test_with_follow_a_tls_failure_is_not_retried(emulator, log):
+    from nodecli.errors import RemoteError
+    from nodecli.http.client import Auth, Endpoint, open_client
+
+    client = open_client(Endpoint(emulator.url, Auth("basic", "admin", "admin-pass")))
+    naps: list[float] = []
+
+    def sleep(seconds: float) -> None:  # (a retry would come here: end it)
+        naps.append(seconds)
+        raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(RemoteError) as exc:
+            run(client, tail_mod.TailOptions(since=SINCE, follow=True), sleep=sleep)
+    finally:
+        client.close()
+    assert exc.value.message.startswith("TLS") and naps == []
