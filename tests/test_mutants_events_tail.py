@@ -447,3 +447,56 @@ def test_with_follow_a_tls_failure_is_not_retried(emulator, log):
     finally:
         client.close()
     assert exc.value.message.startswith("TLS") and naps == []
+
+
+@pytest.mark.parametrize("clock", ["local", "node"])
+def test_by_default_a_tail_starts_ten_minutes_ago_on_the_nodes_clock(node, log, clock):
+    """Events 11 and 9 minutes old (by the node's clock when /info gave one, else the
+    local one): only the second; a node clock an hour behind moves the start with it."""
+    from datetime import timedelta
+
+    from nodecli.node.info import NodeInfo
+    from nodecli.timeparse import format_utc
+
+    now = datetime.now(UTC)
+    for minutes in (11, 9):
+        log.append({"types": ["x.a"], "time": format_utc(now - timedelta(minutes=minutes))})
+    info = None
+    if clock == "node":  # the node an hour behind: both events are in its future
+        info = NodeInfo("4.4.5", current_time=format_utc(now - timedelta(hours=1)))
+    st, text = run(node(), tail_mod.TailOptions(), info=info)
+    assert ids(text) == (["2"] if clock == "local" else ["1", "2"])
+    assert st.start == "the last 10 minutes (default)"
+
+
+def test_a_tail_from_a_token_says_so_and_takes_what_follows(node, log):
+    log.generate(3)
+    first, _ = run(node(), tail_mod.TailOptions(since=SINCE, page_size=1, max_events=1))
+    st, text = run(node(), tail_mod.TailOptions(token=first.token))
+    assert ids(text) == ["2", "3"] and st.start == f"iteration token {first.token}"
+
+
+def test_a_new_checkpoint_records_the_start_before_anything_is_written(node, log, emulator,
+                                                                       tmp_path):
+    """(a failure, or a crash, before the first page: the next run starts from the same
+    point)"""
+    import json
+
+    from nodecli.errors import RemoteError
+    from nodecli.node.events.checkpoint import node_key
+
+    log.generate(1)
+    client = node().derive(max_attempts=1)
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter())
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("500")
+    try:
+        with pytest.raises(RemoteError):
+            run(client, tail_mod.TailOptions(since=SINCE), checkpoint=cp)
+    finally:
+        emulator.faults.clear()
+    saved = json.loads(cp.path.read_text())
+    assert (saved["iteration_token"], saved["after_time"], saved["skip_ids"]) == (
+        None, "2000-01-01T00:00:00Z", [])
+    st, text = run(client, checkpoint=cp)
+    assert ids(text) == ["1"] and st.start == f"checkpoint {cp.path}"
