@@ -166,13 +166,14 @@ def test_a_page_read_ahead_that_must_wait_says_why_and_is_asked_again(node, log,
 
     sink = FileSink(tmp_path / "o.jsonl", "jsonl")
     try:
-        with pytest.raises(tail_mod.TailInterrupted):
+        with pytest.raises(tail_mod.TailInterrupted) as exc:
             tail_mod.tail(node(), tail_mod.TailOptions(since=SINCE, follow=True), sink,
                           status=status, stop=stop, progress=lambda *_: None)
     finally:
         sink.close()
     assert said == ["reconnecting (attempt 1, next in 0 s): HTTP 429", "resumed"]
     assert ids((tmp_path / "o.jsonl").read_text()) == ["1"]
+    assert exc.value.message == "interrupted after 1 events" and exc.value.state.emitted == 1
 
 
 def test_run_tail_follow_tells_a_reconnect_and_ends_on_a_signal(node, log, emulator,
@@ -202,6 +203,7 @@ def test_run_tail_follow_tells_a_reconnect_and_ends_on_a_signal(node, log, emula
         emulator.faults.clear()
     assert said == ["reconnecting (attempt 1, next in 0 s): HTTP 503", "resumed"]
     assert exc.value.state.emitted == 0
+    assert exc.value.message == "interrupted after 0 events"
 
 
 @pytest.mark.parametrize("kw, error, message", [
@@ -500,3 +502,14 @@ def test_a_new_checkpoint_records_the_start_before_anything_is_written(node, log
         None, "2000-01-01T00:00:00Z", [])
     st, text = run(client, checkpoint=cp)
     assert ids(text) == ["1"] and st.start == f"checkpoint {cp.path}"
+
+
+@pytest.mark.parametrize("label", ["n1", None])
+def test_a_tail_on_a_node_before_3_6_names_the_node(node, emulator, label):
+    from nodecli.node.info import NodeInfo
+
+    with pytest.raises(NodecliError) as exc:
+        run(node(label), info=NodeInfo("3.5.9"))
+    name = label or node(None).endpoint.base_url
+    assert exc.value.message == (f"node {name} runs version 3.5.9: the events endpoints "
+                                 "exist from node 3.6.0")
