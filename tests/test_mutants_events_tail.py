@@ -513,3 +513,21 @@ def test_a_tail_on_a_node_before_3_6_names_the_node(node, emulator, label):
     name = label or node(None).endpoint.base_url
     assert exc.value.message == (f"node {name} runs version 3.5.9: the events endpoints "
                                  "exist from node 3.6.0")
+
+
+def test_the_ids_of_the_last_page_that_held_any_outlive_an_empty_page(node, log, tmp_path):
+    """An empty page that moves the token (a node skipping what the filter leaves out)
+    saves a checkpoint that still holds the ids before it: an event sent again after
+    the resume is dropped."""
+    from nodecli.emulator.server import Reply
+    from nodecli.node.events.checkpoint import node_key
+
+    def page(events: list, token: str) -> Reply:
+        return Reply(200, events, {"Link": f'</events?iteration_token={token}>; rel="next"'})
+
+    client = node()
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter())
+    log.push_reply(page([{"id": "1"}, {"id": "2"}], "a"), page([], "b"))  # (empty: caught up)
+    assert ids(run(client, checkpoint=cp)[1]) == ["1", "2"]
+    log.push_reply(page([{"id": "2"}, {"id": "3"}], "c"), page([], "c"))
+    assert ids(run(client, checkpoint=cp)[1]) == ["3"]
