@@ -305,8 +305,9 @@ def test_run_tail_checks_its_destinations_itself(node, tmp_path, kw, message):
 
     from nodecli.errors import UsageError
 
-    fmt = kw.pop("fmt", "jsonl")
-    paths = {k: Path(tmp_path / v) if k != "resume_name" else v for k, v in kw.items()}
+    fmt = kw.get("fmt", "jsonl")
+    paths = {k: Path(tmp_path / v) if k != "resume_name" else v for k, v in kw.items()
+             if k != "fmt"}
     opts = tail_mod.TailOptions(fmt=fmt, render=None if fmt == "jsonl" else str)
     with pytest.raises(UsageError) as exc:
         tail_mod.run_tail(node(), opts, state_dir=tmp_path, out=io.StringIO(), **paths)
