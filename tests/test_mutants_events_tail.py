@@ -164,11 +164,15 @@ def test_a_page_read_ahead_that_must_wait_says_why_and_is_asked_again(node, log,
         if text == "resumed":
             stop.requested = True  # (as a signal would: the tail ends before the next page)
 
+    def progress(written: int, when: object) -> None:
+        if written > 1:  # (never "resumed": end all the same)
+            stop.requested = True
+
     sink = FileSink(tmp_path / "o.jsonl", "jsonl")
     try:
         with pytest.raises(tail_mod.TailInterrupted) as exc:
             tail_mod.tail(node(), tail_mod.TailOptions(since=SINCE, follow=True), sink,
-                          status=status, stop=stop, progress=lambda *_: None)
+                          status=status, stop=stop, progress=progress)
     finally:
         sink.close()
     assert said == ["reconnecting (attempt 1, next in 0 s): HTTP 429", "resumed"]
@@ -423,9 +427,14 @@ def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node,
         if text == "resumed":
             stop.requested = True
 
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) > 3:  # (never "resumed": end all the same)
+            raise KeyboardInterrupt
+
     with pytest.raises(tail_mod.TailInterrupted):
         run(node(), tail_mod.TailOptions(since=SINCE, follow=True, retry_base=0.5),
-            status=status, stop=stop, sleep=naps.append)
+            status=status, stop=stop, sleep=sleep)
     assert said[0] == "reconnecting (attempt 1, next in 7 s): HTTP 503"
     assert said[1].startswith("reconnecting (attempt 2, next in ") and said[1].endswith(
         ": the events page is not valid JSON (at character 1)") and "&count=1000: " in said[1]
