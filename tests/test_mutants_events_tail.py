@@ -414,12 +414,14 @@ def test_a_stop_within_a_page_or_at_its_end_and_where_it_resumes(node, log, tmp_
 def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node, log,
                                                                            tmp_path):
     """The waits are the tail's ``sleep`` (recorded here, not slept): a 503 with
-    Retry-After 7 waits 7 s; a page that is not JSON waits the backoff and says why."""
+    Retry-After 7 waits 7 s; a page that is not JSON waits the backoff (attempt 2: at
+    most twice the base, at least a fifth of it) and says why, its reason cut at 160
+    characters (a long type in the URL)."""
     from nodecli.emulator.server import Reply
     from nodecli.node.events.stop import GracefulStop
 
-    log.generate(1)
-    log.push_reply(Reply(503, {"error": "busy"}, {"Retry-After": "7"}), Reply(200, b"[x"))
+    log.push_reply(Reply(503, {"error": "busy"}, {"Retry-After": "7"}), Reply(200, b"[x"),
+                   Reply(200, [], {"Link": '</events?iteration_token=0>; rel="next"'}))
     stop, said, naps = GracefulStop(), [], []
 
     def status(text: str) -> None:
@@ -432,14 +434,17 @@ def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node,
         if len(naps) > 3:  # (never "resumed": end all the same)
             raise KeyboardInterrupt
 
+    flt = EventFilter(type="a" * 100)
     with pytest.raises(tail_mod.TailInterrupted):
-        run(node(), tail_mod.TailOptions(since=SINCE, follow=True, retry_base=0.5),
+        run(node(), tail_mod.TailOptions(flt=flt, since=SINCE, follow=True, retry_base=0.01),
             status=status, stop=stop, sleep=sleep)
     assert said[0] == "reconnecting (attempt 1, next in 7 s): HTTP 503"
-    assert said[1].startswith("reconnecting (attempt 2, next in ") and said[1].endswith(
-        ": the events page is not valid JSON (at character 1)") and "&count=1000: " in said[1]
+    head, reason = said[1].split(": ", 1)
+    assert head == "reconnecting (attempt 2, next in 0 s)"
+    assert reason.startswith("https://") and "type=aaaa" in reason
+    assert len(reason) == 160 and reason.endswith("…")
     assert said[2:] == ["resumed"]
-    assert naps[0] == 7.0 and 0.1 <= naps[1] <= 1.0  # (attempt 2: up to 2 * 0.5 s)
+    assert naps[0] == 7.0 and 0.002 <= naps[1] <= 0.02
 
 
 def test_with_follow_a_tls_failure_is_not_retried(emulator, log):
