@@ -15,6 +15,9 @@ from nodecli.node.events.pages import EventFilter
 
 SINCE = datetime(2000, 1, 1, tzinfo=UTC)  # every event of the log
 REFUSED = "GET https://n/events?iteration_token=x: HTTP 400: invalid iteration_token"
+LOGGING = ("the node's event log is empty: on nodes 3.7.4 and later events are logged only "
+           "when the server setting activity_event_logging is true (set it, then restart "
+           "the node service)")
 
 
 @pytest.mark.parametrize("token, shown", [("t" * 60, "t" * 60), ("t" * 61, "t" * 59 + "…")])
@@ -558,3 +561,24 @@ def test_the_ids_of_the_last_page_that_held_any_outlive_an_empty_page(node, log,
     assert ids(run(client, checkpoint=cp)[1]) == ["1", "2"]
     log.push_reply(page([{"id": "2"}, {"id": "3"}], "c"), page([], "c"))
     assert ids(run(client, checkpoint=cp)[1]) == ["3"]
+
+
+@pytest.mark.parametrize("token", [None, "0"])
+def test_the_empty_log_hint_is_given_once_and_not_to_a_tail_from_a_token(node, token):
+    """(with -f the empty first page comes back at each poll: one hint; a tail started
+    from an iteration token was not asked about the log as a whole)"""
+    from nodecli.node.info import NodeInfo
+
+    notes, naps = [], []
+
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) == 3:
+            raise KeyboardInterrupt
+
+    opts = tail_mod.TailOptions(follow=True, token=token, since=None if token else SINCE)
+    with pytest.raises(tail_mod.TailInterrupted):
+        run(node(), opts, info=NodeInfo("4.4.5", logging=False), notice=notes.append,
+            sleep=sleep)
+    assert len(naps) == 3
+    assert notes == ([] if token else [LOGGING])
