@@ -582,3 +582,31 @@ def test_the_empty_log_hint_is_given_once_and_not_to_a_tail_from_a_token(node, t
             sleep=sleep)
     assert len(naps) == 3
     assert notes == ([] if token else [LOGGING])
+
+
+def test_a_signal_while_run_tail_writes_a_page_lets_the_page_and_its_checkpoint_finish(
+        node, log, tmp_path):
+    """SIGINT taken inside the sink's write (run_tail's own handler): the page is
+    written whole and its checkpoint saved, then the tail stops."""
+    import io
+    import json
+    import os
+    import signal
+
+    from nodecli.node.events.sinks import StreamSink
+
+    class Interrupting(StreamSink):
+        def write(self, chunk: str) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            super().write(chunk)
+
+    log.generate(5)
+    out, cp = io.StringIO(), tmp_path / "c.json"
+    with pytest.raises(tail_mod.TailInterrupted) as exc:
+        tail_mod.run_tail(node(), tail_mod.TailOptions(since=SINCE, page_size=3),
+                          state_dir=tmp_path, out=out, checkpoint_file=cp,
+                          sink=Interrupting(out))
+    assert ids(out.getvalue()) == ["1", "2", "3"] and exc.value.state.emitted == 3
+    saved = json.loads(cp.read_text())
+    assert saved["iteration_token"] == exc.value.state.token and saved["skip_ids"] == []
+    assert saved["last_ids"] == ["1", "2", "3"]
