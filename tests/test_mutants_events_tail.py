@@ -422,7 +422,7 @@ def test_a_stop_within_a_page_or_at_its_end_and_where_it_resumes(node, log, tmp_
     else:
         assert (saved["skip_ids"], saved["last_ids"]) == ([], ["3", "4"])
         assert st.token == saved["iteration_token"]
-    st, text = run(client, checkpoint=cp)
+    _, text = run(client, checkpoint=cp)
     assert ids(text) == [str(n) for n in range(int(at) + 1, 6)]
 
 
@@ -610,3 +610,34 @@ def test_a_signal_while_run_tail_writes_a_page_lets_the_page_and_its_checkpoint_
     saved = json.loads(cp.read_text())
     assert saved["iteration_token"] == exc.value.state.token and saved["skip_ids"] == []
     assert saved["last_ids"] == ["1", "2", "3"]
+
+
+def test_without_follow_the_clients_own_retries_take_a_passing_failure(node, log, emulator):
+    """(only -f takes every failure itself, one attempt at a time)"""
+    log.generate(1)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503")
+    try:
+        _, text = run(node())
+    finally:
+        emulator.faults.clear()
+    assert ids(text) == ["1"] and emulator.faults.queue == []
+
+
+def test_a_resume_that_finds_only_an_empty_page_keeps_the_mark_of_the_last_event(node, log,
+                                                                                 tmp_path):
+    import json
+
+    from nodecli.emulator.server import Reply
+    from nodecli.node.events.checkpoint import node_key
+
+    log.generate(2)
+    client = node()
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter())
+    run(client, checkpoint=cp)
+    mark = json.loads(cp.path.read_text())["last_event"]
+    assert mark["id"] == "2"
+    log.push_reply(Reply(200, [], {"Link": '</events?iteration_token=moved>; rel="next"'}))
+    _, text = run(client, checkpoint=cp)
+    saved = json.loads(cp.path.read_text())
+    assert text == "" and saved["iteration_token"] == "moved" and saved["last_event"] == mark
