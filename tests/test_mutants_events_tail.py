@@ -641,3 +641,28 @@ def test_a_resume_that_finds_only_an_empty_page_keeps_the_mark_of_the_last_event
     _, text = run(client, checkpoint=cp)
     saved = json.loads(cp.path.read_text())
     assert text == "" and saved["iteration_token"] == "moved" and saved["last_event"] == mark
+
+
+def test_a_crash_before_the_first_checkpoint_of_a_file_leaves_no_repeat(node, log, emulator,
+                                                                        tmp_path):
+    """The start point saved before the first page holds the file's size: a page that
+    reached the file before a crash is not written again."""
+    import io
+    import json
+
+    from nodecli.errors import RemoteError
+
+    log.generate(2)
+    client, out = node().derive(max_attempts=1), tmp_path / "o.jsonl"
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("500")
+    try:
+        with pytest.raises(RemoteError):  # after the start point was saved
+            tail_mod.run_tail(client, tail_mod.TailOptions(since=SINCE), state_dir=tmp_path,
+                              out=io.StringIO(), output_file=out)
+    finally:
+        emulator.faults.clear()
+    out.write_text(json.dumps({"id": "1"}) + "\n")  # what a crash left: page 1, unsaved
+    tail_mod.run_tail(client, tail_mod.TailOptions(since=SINCE), state_dir=tmp_path,
+                      out=io.StringIO(), output_file=out)
+    assert ids(out.read_text()) == ["1", "2"]
