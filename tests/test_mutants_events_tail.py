@@ -1,6 +1,9 @@
 """The one-node tail (nodecli/node/events/tail.py) at the edges the mutation run found
-unwatched: a refused iteration token's message and hint (from a checkpoint or given),
-word for word and cut at 60 characters, ... In process."""
+unwatched: a refused token's message and hint, the option and destination checks word
+for word, the start points, a stop within a page or at its end and the checkpoint it
+leaves, retries under -f (their waits, reasons and the read-ahead's), signals during a
+page write, and what run_tail hands on to the tail. In process, over HTTPS to the
+emulator (or with its canned pages)."""
 
 from __future__ import annotations
 
