@@ -53,6 +53,8 @@ class FleetStop(GracefulStop):
 
     @contextlib.contextmanager
     def critical(self) -> Iterator[None]:
+        if self.event.is_set():  # asked before this page: none of it is written
+            raise KeyboardInterrupt
         yield
         if self.event.is_set():
             raise KeyboardInterrupt
@@ -118,8 +120,12 @@ def node_renderer(name: str, opts: TailOptions) -> Callable[
         [Sequence[tuple[dict[str, Any], str]]], str]:
     """The text of a node's page in the merged stream."""
     if opts.fmt == "jsonl":
+        from nodecli.remote_json import escape_surrogates
+
+        # (a lone surrogate an event's JSON escaped stays escaped: UTF-8 cannot carry it)
         return lambda items: "".join(
-            json.dumps(with_node(name, obj), ensure_ascii=False) + "\n" for obj, _ in items)
+            escape_surrogates(json.dumps(with_node(name, obj), ensure_ascii=False)) + "\n"
+            for obj, _ in items)
     base = opts.render
     if base is None:
         raise ValueError("a merged tail in a text format needs a render function")
