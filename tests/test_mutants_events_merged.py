@@ -263,3 +263,44 @@ def test_shipping_every_node_to_a_collector_closes_what_it_opened(invoke, n1, lo
     assert r.exit_code == 0, r.stderr
     got = [json.loads(line)["id"] for _, lines in collector.state.stored for line in lines]
     assert sorted(got) == ["1", "2", "3"]
+
+
+class _BrokenSink:
+    """A sink with a bug: its first page raises what no sink should."""
+
+    per_event = False
+    quiet = True
+
+    def take(self, items: Any, texts: Any) -> None:
+        raise ValueError("a bug in the sink")
+
+    def position(self) -> None:
+        return None
+
+    def recover(self, cp: Any) -> list[str]:
+        return []
+
+
+def test_a_bug_in_one_nodes_thread_is_that_nodes_error_not_a_silent_end(clients, log,
+                                                                        tmp_path):
+    """An exception no tail expects (a bug) in one node's thread ends that node with an
+    error the command reports (exit 1), not a traceback and an exit 0; the other node
+    goes on to its end."""
+    log.generate(2)
+    out = tmp_path / "b.jsonl"
+    from nodecli.node.events.sinks import FileSink
+
+    good = FileSink(out, "jsonl")
+    runs = [merged.NodeRun("a", clients("a")), merged.NodeRun("b", clients("b"))]
+    try:
+        merged.merged_tail(runs, TailOptions(since=SINCE), state_dir=tmp_path / "s",
+                           out=None, sink_for=lambda name: _BrokenSink() if name == "a"
+                           else good)
+    finally:
+        good.close()
+    a, b = runs
+    assert a.error is not None and a.emitted == 0
+    assert a.error.message == "internal error: ValueError: a bug in the sink"
+    assert a.error.exit_code == 1
+    assert (b.error, b.emitted) == (None, 2)
+    assert len(out.read_text().splitlines()) == 2

@@ -255,3 +255,8 @@ def _run_node(run: NodeRun, opts: TailOptions, sink: Sink, stop: FleetStop,
         run.error = exc
     except KeyboardInterrupt:
         run.interrupted = True
+    except Exception as exc:  # noqa: BLE001 - a bug in one node's thread: said, exit 1
+        # (uncaught, the thread would print a traceback and the command end with 0,
+        # "wrote 0 events" from a node whose events were never written)
+        run.error = NodecliError(f"internal error: {type(exc).__name__}: {exc}",
+                                 hint="this is a bug in nodecli; the other nodes went on")
