@@ -67,3 +67,16 @@ def test_a_record_that_is_a_folder_is_refused_not_taken_as_none(tmp_path):
     assert info.value.message == (f"{path}: unreadable record of managed objects: [Errno 22] "
                                   f"is a folder, not a regular file: '{path}'")
     assert info.value.hint == HINT
+
+
+def test_a_record_is_read_up_to_its_size_bound_and_refused_past_it(tmp_path, monkeypatch):
+    raw = b'{"objects": ["a", "b"]}'
+    path = written(tmp_path, raw)
+    monkeypatch.setattr(execute, "MAX_RECORD_BYTES", len(raw))
+    assert execute.load_record(tmp_path, LABEL) == {"a", "b"}  # exactly the bound
+    monkeypatch.setattr(execute, "MAX_RECORD_BYTES", len(raw) - 1)
+    with pytest.raises(ConfigError) as info:
+        execute.load_record(tmp_path, LABEL)
+    assert info.value.message == (f"{path}: unreadable record of managed objects: larger "
+                                  f"than {len(raw) - 1} bytes")
+    assert info.value.hint == HINT

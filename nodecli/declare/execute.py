@@ -30,6 +30,8 @@ from nodecli.declare.plan import LOCAL, Change, KeySecrets, key_client, managed_
 from nodecli.errors import NodecliError
 
 RECORD_VERSION = 1
+# a record holds one short line per object apply manages
+MAX_RECORD_BYTES = 256 * 1024 * 1024
 
 
 def record_path(state_dir: Any, label: str) -> Any:
@@ -50,7 +52,10 @@ def load_record(state_dir: Any, label: str) -> set[str]:
 
     path = record_path(state_dir, label)
     try:
-        data = json.loads(read_regular(path, 256 * 1024 * 1024).decode("utf-8"))
+        raw = read_regular(path, MAX_RECORD_BYTES)
+        if len(raw) > MAX_RECORD_BYTES:
+            raise ValueError(f"larger than {MAX_RECORD_BYTES} bytes")
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         return set()
     except (OSError, ValueError) as exc:
