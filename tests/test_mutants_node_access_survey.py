@@ -345,3 +345,105 @@ def test_an_entrys_own_permissions_are_those_set_on_a_file_the_survey_knows(file
         assert _own_perms(c, "F", {"A": "/d/a", "F": "/d/a/f"}) == [
             Perm("p1", "/d/a", "user", "u", ("read",), "A")]
     assert files_node[0].seen[-1].target == "/permissions?file_id=F&inherited=false"
+
+
+# -- the whole storage, walked on a scripted node -----------------------------------------
+
+def _whole_node(routes):
+    routes.clear()
+    routes["/access_keys/self"] = [(200, {"id": "ak", "storage": {"path": "/d"},
+                                          "root_file_id": "r"})]
+    routes["/permissions"] = [(200, [])]
+    routes["/files/r/files"] = [(200, [
+        {"name": "", "id": "E1"}, {"name": "x/y", "id": "E2"}, {"name": ".", "id": "E3"},
+        {"name": "..", "id": "E4"}, {"name": 5, "id": "E5"}, {"name": None, "id": "E6"},
+        {"name": "n1"}, {"name": "n2", "id": ""}, {"name": "n3", "id": None},
+        {"name": "a", "id": "A", "type": "folder"}, {"name": "b", "id": 5, "type": "directory"},
+        {"name": "a", "id": "A2", "type": "folder"},  # a second "a": the first is kept
+        {"name": "f", "id": 7}, {"name": "g", "id": "G", "type": "file"},
+        {"name": "zero", "id": 0, "type": "link"}])]
+    routes["/files/A/files"] = [(200, [{"name": "c", "id": "C", "type": "folder"}])]
+    routes["/files/C/files"] = [(200, [])]
+    routes["/files/5/files"] = [(200, [{"name": "h", "id": "H"}])]
+    routes["/files/A2/files"] = [(200, [{"name": "never", "id": "N"}])]
+    perm = {"access_type": "user", "access_id": "u", "access_levels": ["read"]}
+    routes["/permissions?file_id=A&inherited=false"] = [(200, [
+        dict(perm, id="p1", file_id="A"), dict(perm, id="up", file_id="UP")])]
+    routes["/permissions?file_id=H&inherited=false"] = [(200, [
+        dict(perm, id="p4", file_id="H", access_type="group", access_id="g")])]
+    routes["/permissions?file_id=C&inherited=false"] = [(200, [  # p1 again: once
+        dict(perm, id="p1", file_id="A"), dict(perm, id="p5", file_id="C"),
+        {"id": "bad", "access_type": "robot", "access_id": "r", "file_id": "C"}])]
+    routes["/permissions?file_id=r"] = [(200, [  # the root's, with those above it
+        dict(perm, id="p2", file_id="UP"), dict(perm, id="p2", file_id="UP"),
+        dict(perm, id="p3", file_id="A"), dict(perm, id="p1", file_id="UP"),
+        dict(perm, id="p6", file_id="UP2", access_levels=["list"]),
+        {"id": "bad2", "access_type": "robot", "access_id": "r", "file_id": "UP"}])]
+
+
+def test_a_whole_storage_is_every_entry_below_the_root_and_every_permission(files_node,
+                                                                           certs):
+    from nodecli.node.access_survey import whole
+
+    _whole_node(files_node[1])
+    n = len(files_node[0].seen)
+    with _key_client(files_node, certs) as c:
+        survey = whole(c)
+    assert (survey.access_key, survey.root, survey.root_id) == ("ak", "/d", "r")
+    assert list(survey.entries.items()) == [  # folder by folder, in the node's order
+        ("/d", Entry("/d", "r", "folder")), ("/d/a", Entry("/d/a", "A", "folder")),
+        ("/d/b", Entry("/d/b", "5", "folder")), ("/d/f", Entry("/d/f", "7", "file")),
+        ("/d/g", Entry("/d/g", "G", "file")), ("/d/zero", Entry("/d/zero", "0", "file")),
+        ("/d/a/c", Entry("/d/a/c", "C", "folder")), ("/d/b/h", Entry("/d/b/h", "H", "file"))]
+    assert survey.perms == [
+        Perm("p1", "/d/a", "user", "u", ("read",), "A"),
+        Perm("p5", "/d/a/c", "user", "u", ("read",), "C"),
+        Perm("p4", "/d/b/h", "group", "g", ("read",), "H"),
+        Perm("p2", None, "user", "u", ("read",), "UP"),
+        Perm("p6", None, "user", "u", ("list",), "UP2")]
+    asked = [s.target for s in files_node[0].seen[n:]]
+    assert list(dict.fromkeys(t.split("?")[0] for t in asked if t.startswith("/files/"))) == [
+        "/files/r/files", "/files/A/files", "/files/5/files", "/files/C/files"]
+    assert [t for t in asked if t.startswith("/permissions")] == [
+        f"/permissions?file_id={i}&inherited=false" for i in ("r", "A", "5", "7", "G", "0",
+                                                              "C", "H")] + [
+        "/permissions?file_id=r"]
+
+
+def test_a_whole_storage_of_more_entries_than_asked_for_is_refused(files_node, certs):
+    from nodecli.errors import NodecliError
+    from nodecli.node.access_survey import whole
+
+    _whole_node(files_node[1])
+    with _key_client(files_node, certs) as c:
+        assert len(whole(c, max_entries=8).entries) == 8
+        with pytest.raises(NodecliError) as e:
+            whole(c, max_entries=7)
+    assert type(e.value) is NodecliError
+    assert str(e.value) == "access key ak's storage holds more than 7 entries: too many to survey"
+
+
+@pytest.mark.parametrize("last", [254, 255])
+def test_a_whole_storage_goes_at_most_256_components_deep(files_node, certs, last):
+    from nodecli.node.access_survey import whole
+    from nodecli.node.paths import MAX_COMPONENTS
+
+    assert MAX_COMPONENTS == 256
+    _whole_node(files_node[1])
+    routes = files_node[1]
+    # /d/n/n/...: the folder L<i> is i+1 components deep; L<last> holds a file
+    routes["/files/r/files"] = [(200, [{"name": "n", "id": "L1", "type": "folder"}])]
+    for i in range(1, last):
+        routes[f"/files/L{i}/files"] = [(200, [{"name": "n", "id": f"L{i + 1}",
+                                                "type": "folder"}])]
+    routes[f"/files/L{last}/files"] = [(200, [{"name": "f", "id": "F"}])]
+    with _key_client(files_node, certs) as c:
+        if last == 254:
+            survey = whole(c)
+            deepest = list(survey.entries)[-1]
+            assert (deepest.count("/"), survey.entries[deepest].id) == (256, "F")
+            return
+        with pytest.raises(RemoteError) as e:
+            whole(c)
+    assert str(e.value) == ("access key ak's storage goes deeper than 256 folders: a node "
+                            "that lists a folder inside itself?")
