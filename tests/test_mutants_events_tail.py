@@ -669,3 +669,14 @@ def test_a_crash_before_the_first_checkpoint_of_a_file_leaves_no_repeat(node, lo
     tail_mod.run_tail(client, tail_mod.TailOptions(since=SINCE), state_dir=tmp_path,
                       out=io.StringIO(), output_file=out)
     assert ids(out.read_text()) == ["1", "2"]
+
+
+def test_a_page_whose_link_names_its_own_token_is_the_present(node, log):
+    """A page with events whose Link names the very token it was asked for: the tail has
+    caught up (it ends; asking that token again would only bring the same page)."""
+    from nodecli.emulator.server import Reply
+
+    log.push_reply(Reply(200, [{"id": "1"}, {"id": "2"}],
+                         {"Link": '</events?iteration_token=a>; rel="next"'}))
+    st, text = run(node(), tail_mod.TailOptions(token="a"))
+    assert ids(text) == ["1", "2"] and st.stopped_by == "caught-up"
