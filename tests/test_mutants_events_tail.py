@@ -669,3 +669,36 @@ def test_a_crash_before_the_first_checkpoint_of_a_file_leaves_no_repeat(node, lo
     tail_mod.run_tail(client, tail_mod.TailOptions(since=SINCE), state_dir=tmp_path,
                       out=io.StringIO(), output_file=out)
     assert ids(out.read_text()) == ["1", "2"]
+
+
+def test_a_page_whose_link_names_its_own_token_is_the_present(node, log):
+    """A page with events whose Link names the very token it was asked for: the tail has
+    caught up (it ends; asking that token again would only bring the same page)."""
+    from nodecli.emulator.server import Reply
+
+    log.push_reply(Reply(200, [{"id": "1"}, {"id": "2"}],
+                         {"Link": '</events?iteration_token=a>; rel="next"'}))
+    st, text = run(node(), tail_mod.TailOptions(token="a"))
+    assert ids(text) == ["1", "2"] and st.stopped_by == "caught-up"
+
+
+def test_a_resume_that_finds_only_events_it_wrote_ends_at_the_present(node, log, tmp_path):
+    """Every event of the log was written before (the checkpoint's ids): the resume writes
+    nothing and ends at the empty page, not asking that page again."""
+    from nodecli.emulator.server import Reply
+    from nodecli.node.events.checkpoint import node_key
+
+    def page(events: list, token: str) -> Reply:
+        return Reply(200, events, {"Link": f'</events?iteration_token={token}>; rel="next"'})
+
+    client = node()
+    cp = CheckpointFile(tmp_path / "c.json", node=node_key(client), flt=EventFilter())
+    log.push_reply(page([{"id": "1"}, {"id": "2"}, {"id": "3"}], "a"))
+    first = run(client, tail_mod.TailOptions(token="s", max_events=2), checkpoint=cp)
+    assert ids(first[1]) == ["1", "2"]  # the checkpoint: token s, ids 1 and 2 written
+    saved = (tmp_path / "c.json").read_text()
+    log.push_reply(page([{"id": "1"}, {"id": "2"}], "c"), page([], "c"))
+    st, text = run(client, checkpoint=cp)
+    assert text == "" and st.stopped_by == "caught-up"
+    # nothing written, nothing saved: the position stays where the written ids began
+    assert (tmp_path / "c.json").read_text() == saved
