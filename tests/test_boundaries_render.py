@@ -867,3 +867,14 @@ def test_top_rows_at_their_edges():
     assert rows["long-end"][1] == "completed"  # the id cut to 8, no ellipsis
     assert "1 ended" in lines[0] and sum(1 for line in lines if line.startswith("n1")) == 1
     assert len(top_lines(transfers, width=92, height=30)) == len(lines)  # now: the clock's
+
+
+@pytest.mark.parametrize("op, line", [
+    ({"id": "op-1", "type": "copy", "status": "running"}, "operation op-1 (copy): running"),
+    ({"id": 7, "type": "move\x1b[31m", "status": None},
+     "operation 7 (move): None"),  # (a terminal escape is taken out)
+])
+def test_an_operations_line_is_its_id_type_and_status_as_text(op, line):
+    from nodecli.render.operations import op_line
+
+    assert op_line(op) == line
