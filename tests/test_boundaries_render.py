@@ -869,6 +869,103 @@ def test_top_rows_at_their_edges():
     assert len(top_lines(transfers, width=92, height=30)) == len(lines)  # now: the clock's
 
 
+def _running(n: int) -> list[dict[str, Any]]:
+    return [{"id": f"act{i}", "status": "running", "current_rate_kbps": 100 - i}
+            for i in range(n)]
+
+
+def _ended(n: int, now: float) -> list[dict[str, Any]]:
+    return [{"id": f"end{i}", "status": "completed",
+             "end_time_usec": int((now - 1 - i) * 1_000_000)} for i in range(n)]
+
+
+# (height, running, ended) -> active rows shown, and how many the "more" line counts.
+# Below the headers (4 lines) the screen keeps a third of the rest, at least 3 rows and
+# never more than there are, for ended transfers; the rest, at least 2 lines, is for
+# active ones; when they do not all fit, one row gives way to the "... and N more" line.
+@pytest.mark.parametrize("height, running, ended, shown, more", [
+    (6, 3, 0, 1, 2),     # no room at all: 2 lines still kept for active transfers
+    (8, 2, 0, 2, 0),     # exactly as many as fit: all shown, no "more" line
+    (8, 3, 0, 1, 2),     # one more than fit
+    (15, 6, 4, 6, 0),    # 9 lines: 3 for ended (a third, and the floor of 3), 6 fit
+    (16, 7, 4, 7, 0),    # 10 lines: a third is 3 (whole rows), 7 fit exactly
+    (18, 9, 5, 7, 2),    # 12 lines: 4 for ended, 8 for active: 7 rows and the more line
+    (18, 8, 2, 8, 0),    # only 2 ended: they keep 2, not 4
+])
+def test_the_top_screen_shares_its_rows_between_active_and_ended(height, running, ended,
+                                                                 shown, more):
+    from nodecli.render.top import top_lines
+
+    now = 1_800_000_000.0
+    lines = top_lines(_running(running) + _ended(ended, now), width=88, height=height,
+                      now=now)
+    assert len(lines) <= height
+    assert sum(1 for line in lines if line.startswith("act")) == shown
+    assert [line for line in lines if line.startswith("...")] == \
+        ([f"... and {more} more active"] if more else [])
+
+
+# An ended row: ID 8, STATUS 10, HOST (15, or what is over 72 columns), BYTES 9, ENDED 9,
+# one space between, then the error in the rest of the line (at least 10 columns).
+@pytest.mark.parametrize("width, host_w, err_w",
+                         [(80, 15, 23), (87, 15, 30), (92, 20, 30), (60, 15, 10)])
+def test_an_error_exactly_as_wide_as_its_column_is_whole_and_one_more_is_cut(width, host_w,
+                                                                             err_w):
+    from nodecli.render.text import display_width
+    from nodecli.render.top import top_lines
+
+    now = 1_800_000_000.0
+
+    def row(text: str) -> str:
+        ended = {"id": "e1", "status": "failed", "error_code": 7, "error_desc": text,
+                 "end_time_usec": int((now - 5) * 1_000_000)}
+        return next(line for line in top_lines([ended], width=width, height=10, now=now)
+                    if line.startswith("e1"))
+
+    fits = "x" * (err_w - 3)  # "7: " and the text
+    before = 8 + 10 + host_w + 9 + 9 + 5
+    if width - 1 >= before + err_w:  # the column ends inside the line: it alone cuts
+        assert row(fits).endswith("7: " + fits)
+        assert display_width(row(fits)) == before + err_w
+        assert row(fits + "y").endswith("7: " + fits[:-1] + "…")
+    else:  # the line is cut first, at width - 1
+        assert row(fits) == row(fits + "y")
+        assert display_width(row(fits)) == width - 1 and row(fits).endswith("…")
+
+
+def test_sort_by_host_puts_a_transfer_without_a_host_first():
+    from nodecli.render.top import top_lines
+
+    now = 1_800_000_000.0
+    transfers = [{"id": "upper", "status": "running", "remote_host": "ALPHA"},
+                 {"id": "lower", "status": "running", "remote_host": "beta"},
+                 {"id": "nohost", "status": "running"}]
+    ids = [line.split()[0] for line in top_lines(transfers, width=88, height=20,
+                                                 sort="host", now=now)[4:7]]
+    assert ids == ["nohost", "upper", "lower"]
+
+
+def test_an_end_time_past_year_9999_is_shown_as_no_time():
+    from nodecli.render.top import top_lines
+
+    now = 1_800_000_000.0
+    odd = {"id": "far", "status": "failed", "end_time_usec": 10**20}
+    row = [line for line in top_lines([odd], width=88, height=10, now=now)
+           if line.startswith("far")]
+    assert [line.split() for line in row] == [["far", "failed", "0", "B", "-"]]
+
+
+def test_a_finished_running_transfer_at_a_tiny_rate_has_no_time_left():
+    from nodecli.render.top import top_lines
+
+    now = 1_800_000_000.0
+    done = {"id": "slow", "status": "running", "bytes_transferred": 5,
+            "bytes_expected": 5, "current_rate_kbps": 0.001}
+    row = [line for line in top_lines([done], width=88, height=10, now=now)
+           if line.startswith("slow")]
+    assert row[0].split()[-2:] == ["100%", "0m00s"]  # not 8 s for a byte never sent
+
+
 @pytest.mark.parametrize("op, line", [
     ({"id": "op-1", "type": "copy", "status": "running"}, "operation op-1 (copy): running"),
     ({"id": 7, "type": "move\x1b[31m", "status": None},
