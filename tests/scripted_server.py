@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 
 @dataclass
@@ -138,3 +139,55 @@ class ScriptedServer:
             return
         finally:
             conn.close()
+
+
+class RouteNode:
+    """A scripted HTTPS node answering by route: ``routes[(METHOD, target)]`` (else the
+    target without its query) is a list of (status, body, headers) given in turn (the
+    last one again and again); a body that is not bytes is sent as JSON; anything else
+    is a 404. ``asked()`` and ``bodies()`` are what reached it. ``certs`` is
+    :func:`certificates`' (CA, certificate, key)."""
+
+    NO: ClassVar[dict[str, object]] = {"error": {"user_message": "no"}}
+
+    def __init__(self, certs: tuple[str, str, str]) -> None:
+        self.certs = certs
+        self.routes: dict[tuple[str, str], list[tuple[int, object, list[tuple[str, str]]]]] = {}
+        self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
+
+    def _answer(self, seen: Seen) -> Iterable[bytes | float]:
+        import json
+
+        todo = self.routes.get((seen.method, seen.target)) or self.routes.get(
+            (seen.method, seen.target.split("?")[0]), [(404, self.NO, [])])
+        status, body, headers = todo.pop(0) if len(todo) > 1 else todo[0]
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        # (kept open: one TLS handshake a client, not one a request)
+        yield reply(status, raw, [("Content-Type", "application/json"), *headers],
+                    close=False)
+
+    def link(self, target: str) -> list[tuple[str, str]]:
+        return [("Link", f'<{self.server.url()}{target}>; rel="next"')]
+
+    def client(self, auth: object = None) -> object:
+        from nodecli.http.client import Auth, Client, Endpoint
+
+        return Client(Endpoint(self.server.url(), auth or Auth(  # type: ignore[arg-type]
+            "basic", username="u", password="pw-keys"), cacert=self.certs[0],
+            deadline=10.0, max_attempts=1), sleep=lambda s: None)
+
+    def asked(self) -> list[tuple[str, str]]:
+        return [(s.method, s.target) for s in self.server.seen]
+
+    def bodies(self) -> list[object]:
+        import json
+
+        return [json.loads(s.body) if s.body else None for s in self.server.seen]
+
+    def reset(self) -> RouteNode:
+        self.routes.clear()
+        self.server.seen.clear()
+        return self
+
+    def close(self) -> None:
+        self.server.close()

@@ -156,53 +156,11 @@ def certs(tmp_path_factory):
     return certificates(tmp_path_factory.mktemp("certs"))
 
 
-class KeyNode:
-    """A node whose answers the test scripts: ``routes[(METHOD, target)]`` (else the
-    target without its query) is a list of (status, body, headers) given in turn (the
-    last one again and again); a body that is not bytes is sent as JSON; else 404."""
-
-    def __init__(self, certs) -> None:
-        from tests.scripted_server import ScriptedServer
-
-        self.certs = certs
-        self.routes: dict[tuple[str, str], list] = {}
-        self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
-
-    def _answer(self, seen):
-        import json
-
-        from tests.scripted_server import reply
-
-        todo = self.routes.get((seen.method, seen.target)) or self.routes.get(
-            (seen.method, seen.target.split("?")[0]), [(404, NO, [])])
-        status, body, headers = todo.pop(0) if len(todo) > 1 else todo[0]
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        # (kept open: one TLS handshake a client, not one a request)
-        yield reply(status, raw, [("Content-Type", "application/json"), *headers],
-                    close=False)
-
-    def link(self, target: str) -> list[tuple[str, str]]:
-        return [("Link", f'<{self.server.url()}{target}>; rel="next"')]
-
-    def client(self, auth=None):
-        from nodecli.http.client import Auth, Client, Endpoint
-
-        return Client(Endpoint(self.server.url(), auth or Auth(
-            "basic", username="u", password="pw-keys"), cacert=self.certs[0],
-            deadline=10.0, max_attempts=1), sleep=lambda s: None)
-
-    def asked(self) -> list[tuple[str, str]]:
-        return [(s.method, s.target) for s in self.server.seen]
-
-    def bodies(self) -> list:
-        import json
-
-        return [json.loads(s.body) if s.body else None for s in self.server.seen]
-
-
 @pytest.fixture(scope="module")
 def key_server(certs):
-    node = KeyNode(certs)
+    from tests.scripted_server import RouteNode
+
+    node = RouteNode(certs)
     yield node
     node.server.close()
 
