@@ -1,0 +1,256 @@
+"""``events ship`` and ``events stats`` (nodecli/cli/events_ship.py) at the edges the
+mutation run found unwatched: the sink's credentials from a file and the environment
+(what the collector is sent, each refusal word for word), the CA and .creds files, the
+notices of a batch set aside, shipping every node to one collector and resuming each,
+and ``events stats`` of a node from the epoch or after ``--since``. In process, over
+HTTPS to the emulator and its collector."""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import pytest
+
+from tests.test_events_ship import _collector_server as _collector_server  # the fixtures
+from tests.test_events_ship import collector as collector
+from tests.test_events_ship import ship_env as ship_env
+from tests.test_events_ship import stored_ids
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def ship(invoke, url: str, env: dict[str, str], *args: str):
+    return invoke("events", "ship", "--to", url, "--resume", "m", "--since", "1h", *args,
+                  env=env)
+
+
+def error_line(stderr: str) -> str:
+    return stderr.splitlines()[0].removeprefix("nodecli: error: ")
+
+
+# --- --sink-creds FILE and the environment -----------------------------------------------
+
+def test_a_creds_file_of_one_line_without_equals_is_a_token(invoke, ship_env, log, collector,
+                                                           tmp_path):
+    log.generate(2)
+    creds = tmp_path / "creds"
+    creds.write_text("\n  tok-en/1+2  \n\n")  # blank lines are nothing; the line stripped
+    collector.state.token = "tok-en/1+2"
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(creds))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == "Bearer tok-en/1+2"
+    assert stored_ids(collector.state) == ["1", "2"]
+
+
+def test_a_creds_file_of_keys_in_any_case_with_spaces_and_equals_in_values(
+        invoke, ship_env, log, collector, tmp_path):
+    log.generate(1)
+    creds = tmp_path / "creds"
+    creds.write_text("  User = alice \n\nPASSWORD= p=w x \n")
+    collector.state.user, collector.state.password = "alice", "p=w x"
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(creds))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == basic("alice", "p=w x")
+    token_file = tmp_path / "token"
+    token_file.write_text("token = t-1\n")  # one line with '=': a key, not a token
+    collector.state = type(collector.state)(token="t-1")
+    log.generate(1)
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(token_file))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == "Bearer t-1"
+
+
+@pytest.mark.parametrize("name", ["NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD"])
+def test_the_environment_comes_before_the_creds_file(invoke, ship_env, log, collector,
+                                                     tmp_path, name):
+    log.generate(1)
+    creds = tmp_path / "creds"
+    creds.write_text("user=alice\npassword=file-pw\n")
+    env = dict(ship_env, **{name: "from-env"})
+    r = ship(invoke, collector.url, env, "--sink-creds", str(creds))
+    assert r.exit_code == 0, r
+    want = basic("from-env", "file-pw") if name == "NODECLI_SINK_USER" else \
+        basic("alice", "from-env")
+    assert collector.state.headers[-1]["Authorization"] == want
+
+
+def test_the_token_of_the_environment_comes_before_the_files(invoke, ship_env, log,
+                                                             collector, tmp_path):
+    log.generate(1)
+    creds = tmp_path / "creds"
+    creds.write_text("file-token\n")
+    r = ship(invoke, collector.url, dict(ship_env, NODECLI_SINK_TOKEN="env-token"),
+             "--sink-creds", str(creds))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == "Bearer env-token"
+    # and each of the three alone, from the environment
+    log.generate(1)
+    r = ship(invoke, collector.url, dict(ship_env, NODECLI_SINK_USER="u",
+                                         NODECLI_SINK_PASSWORD="p"))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == basic("u", "p")
+
+
+def _creds_refusal(invoke, ship_env, collector, creds) -> str:
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(creds))
+    assert collector.state.posts == 0  # refused before anything is sent
+    return f"{r.exit_code} {error_line(r.stderr)}"
+
+
+def test_what_a_creds_file_refuses_word_for_word(invoke, ship_env, log, collector, tmp_path):
+    log.generate(1)
+    creds = tmp_path / "creds"
+    cases = [
+        ("one\ntwo\n", "2 --sink-creds {p}: lines are token=..., user=... or password=... "
+                       "(found 'one')"),
+        ("user=a\nSecret" + "S" * 30 + "=x\n",
+         "2 --sink-creds {p}: lines are token=..., user=... or password=... "
+         "(found 'secretssssssssssssss')"),
+        (b"token=\xff\xfe\n", "2 --sink-creds {p}: not UTF-8 text"),
+        # exactly 64 KiB is read whole (the token's line padded with blanks); a byte more
+        # is refused, not cut
+        (b"token=t-64" + b" " * (64 * 1024 - 11) + b"\n", None),
+        (b"token=t-64" + b" " * (64 * 1024 - 10) + b"\n",
+         "2 --sink-creds {p} is larger than 65536 bytes"),
+    ]
+    for content, want in cases:
+        if isinstance(content, str):
+            content = content.encode()
+        creds.write_bytes(content)
+        if want is None:
+            assert len(content) == 64 * 1024
+            collector.state.token = "t-64"
+            r = ship(invoke, collector.url, ship_env, "--sink-creds", str(creds))
+            assert r.exit_code == 0, r
+            collector.state = type(collector.state)()
+            continue
+        assert _creds_refusal(invoke, ship_env, collector, creds) == want.format(p=creds)
+
+
+def test_a_creds_file_that_is_not_one(invoke, ship_env, log, collector, tmp_path):
+    log.generate(1)
+    missing = tmp_path / "none"
+    assert _creds_refusal(invoke, ship_env, collector, missing) == \
+        f"5 --sink-creds {missing}: no such file"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert _creds_refusal(invoke, ship_env, collector, fifo) == \
+        f"2 --sink-creds {fifo} is a named pipe (FIFO), not a regular file"
+    plain = tmp_path / "plain"
+    plain.write_text("tok\n")
+    assert _creds_refusal(invoke, ship_env, collector, plain / "x") == \
+        f"2 --sink-creds {plain / 'x'}: Not a directory"
+
+
+# --- the sink's CA, a NATS .creds file, --sink-insecure, --sink-timeout ------------------
+
+def test_missing_ca_and_creds_files_are_named_before_anything_is_sent(invoke, ship_env, log,
+                                                                      collector, tmp_path):
+    log.generate(1)
+    missing = tmp_path / "ca.pem"
+    r = ship(invoke, collector.url, dict(ship_env, NODECLI_SINK_CACERT=str(missing)))
+    assert r.exit_code == 5, r
+    assert r.stderr == (f"nodecli: error: CA file {missing}: no such file\n"
+                        "hint: from --sink-cacert or NODECLI_SINK_CACERT\n")
+    r = ship(invoke, collector.url, ship_env, "--creds", str(tmp_path / "x.creds"))
+    assert r.exit_code == 5, r
+    assert r.stderr == f"nodecli: error: --creds {tmp_path / 'x.creds'}: no such file\n"
+    assert collector.state.posts == 0
+    # a .creds file that exists is handed on (to a NATS sink; the HTTP sink ignores it)
+    creds = tmp_path / "ok.creds"
+    creds.write_text("-----BEGIN NATS USER JWT-----\n")
+    r = ship(invoke, collector.url, ship_env, "--creds", str(creds))
+    assert r.exit_code == 0, r
+
+
+def test_sink_insecure_ships_without_the_collectors_ca(invoke, node_env, log, collector):
+    log.generate(2)
+    r = ship(invoke, collector.url, node_env, "--sink-insecure")
+    assert r.exit_code == 0, r
+    assert stored_ids(collector.state) == ["1", "2"]
+
+
+def test_a_collector_slower_than_the_sink_timeout_is_not_waited_for(invoke, ship_env, log,
+                                                                    collector):
+    log.generate(1)
+    collector.state.delay = 3.0  # each answer; 0.2 s is the most one attempt may take
+    r = ship(invoke, collector.url, ship_env, "--sink-timeout", "0.2")
+    assert r.exit_code == 6, r
+    assert "did not take batch" in r.stderr
+    assert stored_ids(collector.state) in ([], ["1"])  # (it stores, then answers late)
+
+
+def test_a_batch_set_aside_is_said_sanitized_and_cut(invoke, ship_env, log, collector,
+                                                     tmp_path):
+    log.generate(2)
+    collector.state.refuse = {1}
+    folder = tmp_path / ("d\x1b[31m" + "x" * 200) / ("y" * 200)
+    folder.mkdir(parents=True)
+    dead = folder / "dead.jsonl"
+    r = ship(invoke, collector.url, ship_env, "--dead-letter", str(dead))
+    assert r.exit_code == 0, r
+    said = [line.removeprefix("nodecli: warning: ") for line in r.stderr.splitlines()
+            if line.startswith("nodecli: warning: the collector refused batch")]
+    assert len(said) == 1 and "\x1b" not in said[0]
+    assert said[0].startswith("the collector refused batch ")
+    assert len(said[0]) == 400 and said[0].endswith("x" * 20)
+    assert dead.exists()
+
+
+# --- events ship --all-nodes to a collector -----------------------------------------------
+
+@pytest.fixture
+def two_nodes(invoke, emulator, home):
+    """Profiles n1 and n2, each with a log of its own."""
+    from nodecli.emulator.app import build_server
+
+    other = build_server(emulator.paths, persist=False).start()
+    for name, server in (("n1", emulator.server), ("n2", other)):
+        r = invoke("node", "add", name, "--url", server.url, "--user", "admin",
+                   "--password-stdin", input="admin-pass\n")
+        assert r.exit_code == 0, r.stderr
+    yield emulator.server, other
+    other.stop()
+
+
+def _ids_by_node(state) -> dict[str, list[int]]:
+    import json
+
+    got: dict[str, list[int]] = {}
+    for key, lines in state.stored:
+        node = str(key).split(":", 1)[0]
+        got.setdefault(node, []).extend(int(json.loads(x)["id"]) for x in lines)
+    return {k: sorted(v) for k, v in sorted(got.items())}
+
+
+def test_every_node_to_one_collector_resumes_each_node_by_name(invoke, two_nodes, collector,
+                                                               emulator):
+    from nodecli.emulator.events import log_for
+
+    one, two = (log_for(s.state) for s in two_nodes)
+    one.generate(3)
+    two.generate(5)
+    env = {"NODECLI_SINK_CACERT": emulator.ca_file}
+    args = ("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+            "--resume", "fleet", "--batch", "2")
+    r = invoke(*args, env=env)
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"shipped 8 events from 2 node(s) to {collector.url}"
+    assert _ids_by_node(collector.state) == {"n1": [1, 2, 3], "n2": [1, 2, 3, 4, 5]}
+    one.generate(2)
+    r = invoke(*args, env=env)  # each node from its own checkpoint in the state folder
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"shipped 2 events from 2 node(s) to {collector.url}"
+    assert _ids_by_node(collector.state) == {"n1": [1, 2, 3, 4, 5], "n2": [1, 2, 3, 4, 5]}
+
+
+def test_all_nodes_refuse_one_checkpoint_file_with_a_file_sink(invoke, two_nodes, tmp_path):
+    r = invoke("events", "ship", "--all-nodes", "--to", f"file:{tmp_path / 'o.jsonl'}",
+               "--checkpoint", str(tmp_path / "ck.json"))
+    assert r.exit_code == 2, r
+    assert r.stderr == ("nodecli: error: --checkpoint FILE holds one node's position: with "
+                        "--nodes use --resume NAME (a checkpoint per node)\n")
+    assert not (tmp_path / "o.jsonl").exists()
