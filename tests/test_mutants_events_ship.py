@@ -8,6 +8,7 @@ HTTPS to the emulator and its collector."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 
 import pytest
@@ -217,8 +218,6 @@ def two_nodes(invoke, emulator, home):
 
 
 def _ids_by_node(state) -> dict[str, list[int]]:
-    import json
-
     got: dict[str, list[int]] = {}
     for key, lines in state.stored:
         node = str(key).split(":", 1)[0]
@@ -254,3 +253,202 @@ def test_all_nodes_refuse_one_checkpoint_file_with_a_file_sink(invoke, two_nodes
     assert r.stderr == ("nodecli: error: --checkpoint FILE holds one node's position: with "
                         "--nodes use --resume NAME (a checkpoint per node)\n")
     assert not (tmp_path / "o.jsonl").exists()
+
+
+# --- events stats of a node ----------------------------------------------------------------
+
+def _stats(invoke, env, *args: str) -> dict[str, int]:
+    r = invoke("events", "stats", "-o", "json", "--by", "type", *args, env=env)
+    assert r.exit_code == 0, r
+    return {row["key"] if row["by"] == "type" else "total": row["count"]
+            for row in json.loads(r.stdout)}
+
+
+def test_stats_count_from_the_epochs_first_second_or_after_since(invoke, node_env, log):
+    log.append({"types": ["old.first"], "time": "1970-01-01T00:00:01Z"})
+    log.append({"types": ["old.second"], "time": "1999-12-31T23:59:59Z"})
+    log.generate(3, families=["file"])
+    every = _stats(invoke, node_env)
+    assert every["old.first"] == 1 and every["old.second"] == 1 and every["total"] == 5
+    since = _stats(invoke, node_env, "--since", "1999-12-31T23:59:58Z")  # not 10 minutes
+    assert "old.first" not in since and since["old.second"] == 1 and since["total"] == 4
+
+
+def test_stats_keep_the_nodes_info_and_log_when_it_cannot_be_read(invoke, node_env, log,
+                                                                  emulator, served):
+    log.generate(1)
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")
+    try:
+        r = invoke("-v", "events", "stats", "-o", "json", env=node_env)
+    finally:
+        emulator.faults.clear()
+    assert r.exit_code == 0, r
+    assert [line for line in r.stderr.splitlines() if "/info" in line][-1].startswith(
+        "debug: GET /info failed (")
+    for _ in range(2):  # the first asks /info again and keeps it; the second reads it kept
+        assert invoke("events", "stats", env=node_env).exit_code == 0
+    assert sum(" /info " in line for line in served) == 2
+
+
+def test_every_nodes_hints_and_warnings_are_said_led_by_its_name_and_cut(
+        invoke, two_nodes, collector, emulator):
+    from nodecli.emulator.events import log_for
+    from nodecli.node.events.pages import foreign_host_notice
+
+    one = log_for(two_nodes[0].state)
+    one.generate(1)
+    host = "h" * 300 + ".example:9092"
+    one.link_host = host  # the Link of n1's page names another host: a warning
+    try:
+        r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+                   "--resume", "w", env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    finally:
+        one.link_host = None
+    assert r.exit_code == 0, r.stderr
+    said = sorted(line.removeprefix("nodecli: warning: ") for line in r.stderr.splitlines()
+                  if line.startswith("nodecli: warning: "))
+    assert said[0] == ("n1: " + foreign_host_notice(host, two_nodes[0].url))[:400]
+    assert said[0].endswith("the next pages o")  # (the host is in the first 400)
+    assert said[1].startswith("n2: hint: the node's event log is empty")  # n2 holds none
+
+
+@pytest.mark.slow
+def test_a_signal_ends_every_nodes_retries_of_a_collector_that_keeps_failing(
+        two_nodes, collector, emulator, tmp_path):
+    """-f and a collector that answers 429 to every batch: each node's sink waits and
+    tries again, its status said; SIGINT ends the waits at once, and the run, with the
+    hint that the same command resumes."""
+    import signal
+    import subprocess
+
+    from nodecli.emulator.events import log_for
+    from tests.conftest import nodecli_cmd, reap, subprocess_env
+    from tests.test_events_tail import wait_for
+
+    log_for(two_nodes[0].state).generate(1)
+    collector.state.fail_first, collector.state.fail_status = 10**9, 429
+    err = tmp_path / "stderr"
+    args = ["events", "ship", "-f", "--all-nodes", "--since", "1h", "--to", collector.url,
+            "--resume", "s", "--interval", "0.05"]
+    with open(err, "wb") as err_file:
+        proc = subprocess.Popen(nodecli_cmd(*args), stdout=subprocess.DEVNULL,
+                                stderr=err_file, env=subprocess_env(
+                                    {"NODECLI_SINK_CACERT": emulator.ca_file}))
+    try:
+        wait_for(lambda: "n1: reconnecting (attempt 1, next in " in err.read_text())
+        proc.send_signal(signal.SIGINT)
+        # the sink's waits are up to 60 s each and never end while the collector fails:
+        # only the signal reaching them ends the run
+        assert proc.wait(timeout=50) == 130, err.read_text()
+    finally:
+        reap(proc)
+    lines = err.read_text().splitlines()
+    assert lines[-2:] == ["nodecli: interrupted after 0 events from 2 node(s)",
+                          "hint: the same command resumes each node where it stopped"], lines
+
+
+# --- what events ship says at its end, --batch, --dry-run -------------------------------
+
+def test_the_end_names_the_sink_cut_at_200_and_one_batch(invoke, ship_env, log, collector):
+    log.generate(1)
+    url = collector.url + "/" + "p" * 300  # (the collector takes any path)
+    r = ship(invoke, url, ship_env)
+    assert r.exit_code == 0, r
+    assert r.stderr.splitlines()[-1] == f"shipped 1 event to {url[:200]} in 1 batch"
+    assert stored_ids(collector.state) == ["1"]
+
+
+def test_a_batch_is_one_event_or_more(invoke, ship_env, log, collector):
+    log.generate(2)
+    r = ship(invoke, collector.url, ship_env, "--batch", "0")
+    assert r.exit_code == 2 and "--batch" in r.stderr and collector.state.posts == 0
+    r = ship(invoke, collector.url, ship_env, "--batch", "1", "--window", "1")
+    assert r.exit_code == 0, r
+    assert r.stderr.splitlines()[-1] == f"shipped 2 events to {collector.url} in 2 batches"
+    assert [len(lines) for _, lines in collector.state.stored] == [1, 1]
+
+
+def test_dry_run_names_the_sink_and_sends_nothing(invoke, ship_env, two_nodes, log,
+                                                  collector, emulator):
+    log.generate(1)
+    url = collector.url + "/" + "q" * 300
+    r = invoke("--dry-run", "events", "ship", "--to", url, "--resume", "d", env=ship_env)
+    assert r.exit_code == 0, r
+    assert r.stdout == f"would ship events to {url[:200]}; nothing was sent (--dry-run)\n"
+    r = invoke("--dry-run", "events", "ship", "--all-nodes", "--to", url, "--resume", "d",
+               env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    assert r.exit_code == 0, r
+    assert r.stdout == (f"would ship events of 2 node(s) to {url[:200]}; nothing was sent "
+                        "(--dry-run)\n")
+    assert collector.state.posts == 0
+
+
+# --- one batch sink shared by the nodes of a fleet ----------------------------------------
+
+def test_the_shared_sink_is_resumed_before_a_retry_and_works_without_resume():
+    """(``--all-nodes``: each node's ShipSink delivers through one _Serial; a NATS sink
+    is told to publish again after a failure, other sinks have nothing to resume)"""
+    from nodecli.cli.events_ship import _Serial
+    from tests.test_ship_sink_window import Flaky, items, sink_of
+
+    tried_when_resumed: list[list[str]] = []
+    batch = Flaky({"1": 1})
+    batch.resume = lambda: tried_when_resumed.append(list(batch.tries))
+    naps: list[float] = []
+    ship = sink_of(_Serial(batch), naps=naps)
+    try:
+        ship.take(items(1, 2), ["a", "b"])
+    finally:
+        ship.close()
+    assert batch.held == [["1", "2"]] and tried_when_resumed == [["1"]] and len(naps) == 1
+    plain = Flaky({"1": 1})  # no resume
+    ship = sink_of(_Serial(plain), naps=naps)
+    try:
+        ship.take(items(1), ["a"])
+    finally:
+        ship.close()
+    assert plain.held == [["1"]] and plain.tries == ["1", "1"]
+
+
+# --- the refusals of events ship, one node or many, word for word -------------------------
+
+def test_what_ship_refuses_before_anything_is_sent_word_for_word(invoke, ship_env, two_nodes,
+                                                                 collector, tmp_path,
+                                                                 emulator):
+    cases = [
+        (["--to", f"file:{tmp_path / 'o.jsonl'}", "--dead-letter", str(tmp_path / "d")],
+         "--dead-letter is for a collector that may refuse a batch, not for file:"),
+        (["--all-nodes", "--to", collector.url, "--resume", "x", "--iteration-token", "0"],
+         "an iteration token belongs to one node: not with --nodes"),
+    ]
+    fleet_env = {"NODECLI_SINK_CACERT": emulator.ca_file}  # (the profiles n1, n2)
+    for args, message in cases:
+        r = invoke("events", "ship", *args, env=fleet_env if "--all-nodes" in args else ship_env)
+        assert (r.exit_code, r.stderr) == (2, f"nodecli: error: {message}\n"), args
+    r = invoke("events", "ship", "--all-nodes", "--to", collector.url, "--resume", "x",
+               "--creds", str(tmp_path / "none.creds"), env=fleet_env)
+    assert (r.exit_code, r.stderr) == (
+        5, f"nodecli: error: --creds {tmp_path / 'none.creds'}: no such file\n")
+    assert collector.state.posts == 0 and not (tmp_path / "o.jsonl").exists()
+
+
+def test_every_node_ships_with_the_sinks_options(invoke, two_nodes, collector, tmp_path):
+    """--sink-insecure, --sink-creds and --dead-letter reach the one sink of a fleet."""
+    from nodecli.emulator.events import log_for
+
+    log_for(two_nodes[0].state).generate(2)
+    creds = tmp_path / "creds"
+    creds.write_text("user=fleet\npassword=pw\n")
+    collector.state.user, collector.state.password = "fleet", "pw"
+    collector.state.refuse = {1}
+    dead = tmp_path / "dead.jsonl"
+    r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+               "--resume", "o", "--sink-insecure", "--sink-creds", str(creds),
+               "--dead-letter", str(dead))
+    assert r.exit_code == 0, r.stderr
+    assert collector.state.headers[-1]["Authorization"] == basic("fleet", "pw")
+    assert [line for line in r.stderr.splitlines() if "set aside" in line] == [
+        "nodecli: warning: the collector refused batch n1:1:2 (2 events): POST "
+        f"{collector.url}: HTTP 400: batch 1 refused; set aside in {dead}"]
+    assert [json.loads(line)["id"] for line in dead.read_text().splitlines()] == ["1", "2"]
