@@ -452,3 +452,78 @@ def test_every_node_ships_with_the_sinks_options(invoke, two_nodes, collector, t
         "nodecli: warning: the collector refused batch n1:1:2 (2 events): POST "
         f"{collector.url}: HTTP 400: batch 1 refused; set aside in {dead}"]
     assert [json.loads(line)["id"] for line in dead.read_text().splitlines()] == ["1", "2"]
+
+
+# --- where events ship starts and what it takes ------------------------------------------
+
+def _ago(minutes: float) -> str:
+    from datetime import UTC, datetime, timedelta
+
+    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_ship_starts_at_since_or_a_token_and_takes_the_filters_events(invoke, ship_env, log,
+                                                                      collector):
+    log.append({"types": ["file.created"], "time": _ago(30)})  # before the default start
+    log.append({"types": ["transfer.started"], "time": _ago(20)})
+    log.append({"types": ["file.deleted"], "time": _ago(1)})
+    log.append({"types": ["transfer.ended"], "time": _ago(0)})
+    cases = [
+        (["--since", "1h"], ["1", "2", "3", "4"]),  # not the last 10 minutes (the default)
+        (["--iteration-token", "2"], ["3", "4"]),
+        (["--since", "1h", "--type", "file.created"], ["1"]),
+        (["--since", "1h", "--type-glob", "transfer.*"], ["2", "4"]),
+    ]
+    for i, (args, ids) in enumerate(cases):
+        collector.state = type(collector.state)()
+        r = invoke("events", "ship", "--to", collector.url, "--resume", f"s{i}", *args,
+                   env=ship_env)
+        assert r.exit_code == 0, r
+        assert stored_ids(collector.state) == ids, args
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--checkpoint", "ck.json", "--resume", "r"],
+     "give --checkpoint FILE or --resume NAME, not both"),
+    (["--resume", "a/b"], "invalid checkpoint name 'a/b': letters, digits, '.', '_' and '-' "
+     "(at most 64)"),
+])
+def test_a_dry_run_refuses_what_the_run_would(invoke, ship_env, collector, args, message):
+    r = invoke("--dry-run", "events", "ship", "--to", collector.url, *args, env=ship_env)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"nodecli: error: {message}\n")
+
+
+@pytest.mark.slow
+def test_a_fleet_ship_killed_after_a_short_batch_sends_it_again_with_its_key(
+        two_nodes, collector, emulator, pause_point, run_cli):
+    """A node's page shorter than --batch is noted in that node's checkpoint before it
+    is sent; killed after the collector took it (the checkpoint not moved), the restart
+    sends the same events again under the same key, then the ones logged since."""
+    import signal
+    import subprocess
+
+    from nodecli.emulator.events import log_for
+    from tests.conftest import nodecli_cmd, reap, subprocess_env
+
+    one = log_for(two_nodes[0].state)
+    one.generate(3)
+    pause = pause_point("batch-delivered")
+    env = {"NODECLI_SINK_CACERT": emulator.ca_file}
+    args = ["events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+            "--resume", "k", "--batch", "5"]
+    proc = subprocess.Popen(nodecli_cmd(*args), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=subprocess_env(dict(env,
+                                                                           **pause.env())))
+    try:
+        conn = pause.wait(proc)
+        assert conn is not None
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        conn.close()
+    finally:
+        reap(proc)
+    assert [key for key, _ in collector.state.stored] == ["n1:1:3"]
+    one.generate(2)  # a restart that read a page again would now find 5 events
+    r = run_cli(*args, env=env)
+    assert r.exit_code == 0, r
+    assert [key for key, _ in collector.state.stored] == ["n1:1:3", "n1:1:3", "n1:4:5"]
