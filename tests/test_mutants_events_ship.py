@@ -527,3 +527,15 @@ def test_a_fleet_ship_killed_after_a_short_batch_sends_it_again_with_its_key(
     r = run_cli(*args, env=env)
     assert r.exit_code == 0, r
     assert [key for key, _ in collector.state.stored] == ["n1:1:3", "n1:1:3", "n1:4:5"]
+
+
+@pytest.mark.parametrize("option", ["--checkpoint", "--dead-letter"])
+def test_a_file_option_refuses_a_folder_before_anything_is_sent(invoke, ship_env, log,
+                                                               collector, tmp_path, option):
+    log.generate(1)
+    extra = [] if option == "--checkpoint" else ["--resume", "f"]
+    r = invoke("events", "ship", "--to", collector.url, "--since", "1h", option,
+               str(tmp_path), *extra, env=ship_env)
+    assert r.exit_code == 2, r
+    assert f"Invalid value for '{option}': File '{tmp_path}' is a directory." in r.stderr
+    assert collector.state.posts == 0
