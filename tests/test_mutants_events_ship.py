@@ -421,6 +421,8 @@ def test_what_ship_refuses_before_anything_is_sent_word_for_word(invoke, ship_en
          "--dead-letter is for a collector that may refuse a batch, not for file:"),
         (["--all-nodes", "--to", collector.url, "--resume", "x", "--iteration-token", "0"],
          "an iteration token belongs to one node: not with --nodes"),
+        (["--to", collector.url], "events ship needs a checkpoint: --resume NAME or "
+         "--checkpoint FILE (where shipping stands between runs)"),
     ]
     fleet_env = {"NODECLI_SINK_CACERT": emulator.ca_file}  # (the profiles n1, n2)
     for args, message in cases:
@@ -539,3 +541,45 @@ def test_a_file_option_refuses_a_folder_before_anything_is_sent(invoke, ship_env
     assert r.exit_code == 2, r
     assert f"Invalid value for '{option}': File '{tmp_path}' is a directory." in r.stderr
     assert collector.state.posts == 0
+
+
+def test_every_node_with_a_window_of_one_sends_nothing_past_a_refused_batch(
+        invoke, two_nodes, collector, emulator):
+    from nodecli.emulator.events import log_for
+
+    log_for(two_nodes[0].state).generate(4)
+    collector.state.refuse = {1}
+    r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+               "--resume", "w1", "--batch", "1", "--window", "1",
+               env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    assert r.exit_code == 6, r.stderr
+    assert "n1: the collector refused batch n1:1:1 (1 events)" in r.stderr
+    assert collector.state.posts == 1  # batch 2 waits for batch 1: it is never sent
+
+
+@pytest.mark.slow
+def test_a_signal_ends_a_following_ship_with_the_resume_hint(ship_env, log, collector,
+                                                            tmp_path):
+    import signal
+    import subprocess
+
+    from tests.conftest import nodecli_cmd, reap, subprocess_env
+    from tests.test_events_tail import wait_for
+
+    log.generate(3)
+    err = tmp_path / "stderr"
+    args = ["events", "ship", "-f", "--since", "1h", "--to", collector.url, "--resume", "f",
+            "--interval", "0.05"]
+    with open(err, "wb") as err_file:
+        proc = subprocess.Popen(nodecli_cmd(*args), stdout=subprocess.DEVNULL,
+                                stderr=err_file, env=subprocess_env(ship_env))
+    try:
+        wait_for(lambda: len(stored_ids(collector.state)) == 3)
+        assert proc.poll() is None  # -f: caught up, it goes on polling
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130, err.read_text()
+    finally:
+        reap(proc)
+    lines = err.read_text().splitlines()
+    assert lines[-1] == "hint: the same command resumes where it stopped", lines
+    assert lines[-2].startswith("nodecli: interrupted"), lines
