@@ -121,6 +121,7 @@ CASES = [
     ("nodecli node add new --url https://x --access-key AKp", ["AKprod"]),
     ("nodecli events tail --resume ", ["night-audit", "nightly"]),
     ("nodecli events tail --resume nightl", ["nightly"]),
+    ("nodecli events ship --resume ", ["night-audit", "nightly"]),
     ("nodecli events tail -o ", ["pretty", "plain", "json", "jsonl"]),
     ("nodecli events tail --output j", ["json", "jsonl"]),
     ("nodecli service show ", ["corp", "corp-test", "staging"]),

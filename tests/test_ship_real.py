@@ -22,6 +22,7 @@ import pytest
 from nodecli.emulator.events import start_generator
 from tests.conftest import nodecli_cmd, reap, subprocess_env
 from tests.real_sinks import NatsServer, Rsyslogd, _until
+from tests.test_sink_nats import accounts as accounts  # the fixture: a server of accounts
 
 pytest.importorskip("nats", reason="nats-py (the test extra has it)")
 
@@ -195,3 +196,16 @@ def test_syslog_has_every_event_and_repeats_only_the_last_batch_of_a_killed_run(
     assert seen == [str(i) for i in range(1, total + 1)]  # every event, in order
     print(f"\nfigures: sink=syslog kills={kills} events={total} lost=0 "
           f"repeated={len(lines) - len(seen)}")
+
+
+def test_a_nats_creds_file_reaches_the_sink(invoke, node_env, log, accounts, tmp_path):
+    """--creds FILE is handed to the NATS sink (a server that signs users in with
+    accounts): a file that is no creds file is said as such, not as a refused login."""
+    server, _ = accounts
+    log.generate(1)
+    junk = tmp_path / "junk.creds"
+    junk.write_text("not a creds file\n")
+    r = invoke("events", "ship", "--to", server.url("nodes.x"), "--creds", str(junk),
+               "--resume", "n", "--since", "1h", env=node_env)
+    assert r.exit_code != 0, r
+    assert f"the NATS creds file {junk} cannot be used" in r.stderr

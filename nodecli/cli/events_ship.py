@@ -95,6 +95,8 @@ def read_creds(path: str) -> dict[str, str]:
         raise UsageError(f"--sink-creds {path} {exc.strerror}") from None
     except OSError as exc:
         raise UsageError(f"--sink-creds {path}: {exc.strerror}") from None
+    if len(raw) > 64 * 1024:  # (read_regular reads one byte more: a longer file was cut)
+        raise UsageError(f"--sink-creds {path} is larger than 65536 bytes")
     try:
         lines = [ln.strip() for ln in raw.decode("utf-8").splitlines() if ln.strip()]
     except UnicodeDecodeError:
