@@ -55,8 +55,15 @@ def test_a_creds_file_of_keys_in_any_case_with_spaces_and_equals_in_values(
     r = ship(invoke, collector.url, ship_env, "--sink-creds", str(creds))
     assert r.exit_code == 0, r
     assert collector.state.headers[-1]["Authorization"] == basic("alice", "p=w x")
+    padded = tmp_path / "padded"
+    padded.write_text("c2VjcmV0LXRva2Vu==\n")  # one line, '=' but no key: the token
+    collector.state = type(collector.state)(token="c2VjcmV0LXRva2Vu==")
+    log.generate(1)
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(padded))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == "Bearer c2VjcmV0LXRva2Vu=="
     token_file = tmp_path / "token"
-    token_file.write_text("token = t-1\n")  # one line with '=': a key, not a token
+    token_file.write_text("token = t-1\n")  # one line with a key: the key's value
     collector.state = type(collector.state)(token="t-1")
     log.generate(1)
     r = ship(invoke, collector.url, ship_env, "--sink-creds", str(token_file))
@@ -105,11 +112,11 @@ def test_what_a_creds_file_refuses_word_for_word(invoke, ship_env, log, collecto
     log.generate(1)
     creds = tmp_path / "creds"
     cases = [
-        ("one\ntwo\n", "2 --sink-creds {p}: lines are token=..., user=... or password=... "
-                       "(found 'one')"),
-        ("user=a\nSecret" + "S" * 30 + "=x\n",
-         "2 --sink-creds {p}: lines are token=..., user=... or password=... "
-         "(found 'secretssssssssssssss')"),
+        ("one\ntwo\n", "2 --sink-creds {p}: line 1 is not token=..., user=... or "
+                       "password=..."),
+        # the line is not shown (it may be a secret); its number counts blank lines
+        ("user=a\n\nSecret" + "S" * 30 + "=x\n",
+         "2 --sink-creds {p}: line 3 is not token=..., user=... or password=..."),
         (b"token=\xff\xfe\n", "2 --sink-creds {p}: not UTF-8 text"),
         # exactly 64 KiB is read whole (the token's line padded with blanks); a byte more
         # is refused, not cut

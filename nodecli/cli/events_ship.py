@@ -84,7 +84,7 @@ def _options(f: Any) -> Any:
 
 def read_creds(path: str) -> dict[str, str]:
     """``--sink-creds FILE``: ``token=``, ``user=``, ``password=`` lines (a file of one
-    line without ``=`` is a token)."""
+    line that is none of these is the token itself)."""
     from nodecli.fsutil import NotRegularFile, read_regular
 
     try:
@@ -98,18 +98,22 @@ def read_creds(path: str) -> dict[str, str]:
     if len(raw) > 64 * 1024:  # (read_regular reads one byte more: a longer file was cut)
         raise UsageError(f"--sink-creds {path} is larger than 65536 bytes")
     try:
-        lines = [ln.strip() for ln in raw.decode("utf-8").splitlines() if ln.strip()]
+        lines = [(n, ln.strip()) for n, ln in enumerate(raw.decode("utf-8").splitlines(), 1)
+                 if ln.strip()]
     except UnicodeDecodeError:
         raise UsageError(f"--sink-creds {path}: not UTF-8 text") from None
-    if len(lines) == 1 and "=" not in lines[0]:
-        return {"token": lines[0]}
+    keys = ("token", "user", "password")
+    if len(lines) == 1 and lines[0][1].partition("=")[0].strip().lower() not in keys:
+        # the token itself, '=' and all (base64 pads with '=')
+        return {"token": lines[0][1]}
     found: dict[str, str] = {}
-    for line in lines:
+    for n, line in lines:
         key, sep, value = line.partition("=")
         key = key.strip().lower()
-        if not sep or key not in ("token", "user", "password"):
-            raise UsageError(f"--sink-creds {path}: lines are token=..., user=... or "
-                             f"password=... (found {key[:20]!r})")
+        if not sep or key not in keys:
+            # (the line is not shown: a token or password pasted on it would be)
+            raise UsageError(f"--sink-creds {path}: line {n} is not token=..., user=... "
+                             "or password=...")
         found[key] = value.strip()
     return found
 
