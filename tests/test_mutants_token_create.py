@@ -20,7 +20,7 @@ import pexpect
 import pytest
 
 from nodecli.tokens.wire import decode_unverified, token_expiry, verify
-from tests.conftest import FROZEN_NOW, reap
+from tests.conftest import FROZEN_NOW, reap, subprocess_env
 from tests.scripted_server import ScriptedServer, reply
 from tests.test_token_cli import DATA, PASSWORD, PUB, _create, _spawn
 from tests.test_token_cli import key_file as key_file  # the fixture
@@ -228,33 +228,36 @@ def test_half_a_renewal_is_refused_before_the_node_is_asked(invoke, users, key_f
 # -- --renew-into -----------------------------------------------------------------------------
 
 class CtrlC:
-    """The renewal's pause: records each and presses Ctrl-C in the ``at``-th."""
+    """The renewal's pause: records each, moves the (frozen) clock on by as long, and
+    presses Ctrl-C in the ``at``-th."""
 
-    def __init__(self, at: int) -> None:
-        self.at, self.seen = at, []
+    def __init__(self, at: int, clock=None) -> None:
+        self.at, self.clock, self.seen = at, clock, []
 
     def __call__(self, seconds: float) -> None:
         self.seen.append(seconds)
         if len(self.seen) >= self.at:
             raise KeyboardInterrupt
+        if self.clock is not None:
+            self.clock.advance(seconds=seconds)
 
 
 def test_renew_into_says_each_write_and_when_the_last_token_expires(
         invoke, users, key_file: Path, tmp_path: Path, frozen_clock, monkeypatch) -> None:
     from nodecli import interrupt
 
-    pause = CtrlC(2)
+    pause = CtrlC(2, frozen_clock)
     monkeypatch.setattr(interrupt, "wait", pause)
     out = tmp_path / "token"
     r = _create(invoke, "--key-file-path", str(key_file), "--expires-at", "+30m",
                 "--renew-into", str(out), "--every", "10m")
     assert (r.exit_code, r.stdout) == (130, "")
     assert pause.seen == [600.0, 600.0]
-    wrote = (f"wrote a token to {out} (expires 2030-06-15T12:30:00Z); next in 10m")
-    assert r.stderr == (f"{wrote}\n{wrote}\nnodecli: stopped renewing {out}; the last token "
-                        "there expires 2030-06-15T12:30:00Z\n")
-    claims = verify(out.read_text().strip(), PUB)
-    assert claims["user_id"] == "alice" and claims["expires_at"] == "2030-06-15T12:30:00Z"
+    wrote = "wrote a token to {} (expires 2030-06-15T12:{}:00Z); next in 10m"
+    assert r.stderr == (f"{wrote.format(out, 30)}\n{wrote.format(out, 40)}\nnodecli: stopped "
+                        f"renewing {out}; the last token there expires 2030-06-15T12:40:00Z\n")
+    claims = verify(out.read_text().strip(), PUB)  # each token lasts 30m from its writing
+    assert claims["user_id"] == "alice" and claims["expires_at"] == "2030-06-15T12:40:00Z"
 
 
 def test_renew_into_on_the_clock_of_a_node(invoke, users, key_file: Path, tmp_path: Path,
@@ -313,6 +316,7 @@ def test_a_missing_key_file_is_made_where_given_when_the_user_agrees(users, home
         child.expect_exact(f"{target} does not exist. Create a new 1024-bit RSA key pair "
                            "there? [Y/n]: ")
         child.sendline("")  # the default: yes
+        child.expect_exact(f"set-verification-key AK5 --public-key {target}.pub")
         child.expect(r"([A-Za-z0-9+/=]{200,})\r\n")
         token = child.match.group(1)
         assert _finish(child) == 0
@@ -370,3 +374,49 @@ def test_the_key_file_asked_for_may_be_a_folder_the_home_or_the_default(
         verify(token, public.read_bytes())
     assert not (tmp_path / "taken.pem").exists()
     assert (tmp_path / "taken.pem.pub").read_text() == "someone's public key"
+
+
+def test_a_typed_password_that_is_wrong_is_asked_again_in_these_words(users, home: Path,
+                                                                      key_file: Path) -> None:
+    child = _spawn("token", "create", "-u", "admin", "--access-key", "AK8", "--user-id", "e",
+                   "--key-file-path", str(key_file), env={"NODECLI_HOME": str(home)})
+    try:
+        child.expect_exact("Password for node user admin: ")
+        child.sendline("wrong")
+        child.expect_exact("\r\nnodecli: warning: wrong password, try again\r\n"
+                           "Password for node user admin: ")
+        child.sendline(PASSWORD)
+        child.expect(r"([A-Za-z0-9+/=]{200,})\r\n")
+        assert _finish(child) == 0
+    finally:
+        reap(child)
+
+
+def test_the_questions_go_to_the_terminal_and_only_the_token_to_stdout(users, home: Path,
+                                                                       tmp_path: Path) -> None:
+    """stdout is a file (``> token.txt``): every question is still asked on the
+    terminal, and the file holds the token alone."""
+    import shlex
+    import sys
+
+    out, given = tmp_path / "token.txt", tmp_path / "given.pem"
+    env = subprocess_env({"NODECLI_HOME": str(home), "NODECLI_PASSWORD": PASSWORD})
+    for extra, answers in (
+            (["--key-file-path", str(given)], [("there? [Y/n]: ", "y")]),
+            ([], [("key pair? [Y/n]: ", "y"),
+                  ("Private key file [", str(tmp_path / "k.pem"))])):
+        argv = [sys.executable, "-m", "nodecli", "token", "create", "-u", "admin",
+                "--access-key", "AK9", "--user-id", "f", "--token-key-length", "1024", *extra]
+        line = f"exec {shlex.join(argv)} > {shlex.quote(str(out))}"
+        child = pexpect.spawn("/bin/sh", ["-c", line], env=env, encoding="utf-8", timeout=30,
+                              dimensions=(24, 200))
+        try:
+            for question, answer in answers:
+                child.expect_exact(question)
+                child.sendline(answer)
+            assert _finish(child) == 0
+        finally:
+            reap(child)
+        token = out.read_text()
+        assert token.count("\n") == 1
+        assert decode_unverified(token.strip()).claims["user_id"] == "f"
