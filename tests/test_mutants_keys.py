@@ -291,3 +291,53 @@ def test_a_private_key_of_512_bits_is_refused_by_name(tmp_path: Path) -> None:
     path.chmod(0o600)
     assert _message(KeyFileError, load_private_key, path, state_dir=tmp_path) == (
         f"{path}: RSA key of 512 bits: supported sizes are 1024 to 16384", None)
+
+
+# -- another process at the same files -------------------------------------------------------
+
+def test_a_private_key_made_after_the_checks_is_refused_not_replaced(
+        tmp_path: Path, golden: Path, monkeypatch) -> None:
+    """Without --force, a file that appears at the private key's path after the checks
+    (here: while the key's folder is being made) is kept, and the write refused."""
+    key = load_private_key(golden, state_dir=tmp_path)
+    target = tmp_path / "new" / "private.pem"
+    real = keys.ensure_private_dir
+
+    def and_another_process_writes(path):
+        made = real(path)
+        target.write_bytes(b"theirs")  # the other process got there first
+        return made
+
+    monkeypatch.setattr(keys, "ensure_private_dir", and_another_process_writes)
+    assert _message(ConflictError, write_key_pair, target, key, state_dir=tmp_path) == (
+        f"{target} already exists: not overwritten", None)
+    assert target.read_bytes() == b"theirs"
+    assert not (tmp_path / "new" / "public.pem").exists()
+
+
+def test_a_public_key_not_written_is_reported_when_the_private_one_is_gone_too(
+        tmp_path: Path, golden: Path, monkeypatch) -> None:
+    """The public key cannot be written (a full disk) and the private key just written
+    cannot be removed (another process removed it first): the user is told of the full
+    disk, not of the failed clean-up."""
+    import errno
+
+    from nodecli import fsutil
+
+    key = load_private_key(golden, state_dir=tmp_path)
+    target = tmp_path / "w" / "private.pem"
+    target.parent.mkdir()
+    real = fsutil._write_all
+
+    def full_disk(fd: int, data: bytes) -> None:
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".public.pem"):
+            target.unlink()  # the private key is gone: its clean-up will fail
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd, data)
+
+    monkeypatch.setattr(fsutil, "_write_all", full_disk)
+    with pytest.raises(OSError) as exc:
+        write_key_pair(target, key, state_dir=tmp_path)
+    assert (exc.type, exc.value.errno, exc.value.filename) == (
+        OSError, errno.ENOSPC, str(tmp_path / "w" / "public.pem"))
+    assert list(target.parent.iterdir()) == []
