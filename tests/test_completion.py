@@ -346,3 +346,11 @@ def test_output_formats_and_shaping_flags_complete_the_same_everywhere(filled_ho
     assert "--dry-run" in complete("nodecli --", home=filled_home)
     assert complete("nodecli transfer ", home=filled_home) == [
         "cancel", "list", "modify", "show", "start", "top", "watch"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_each_script_asks_nodecli_through_its_completion_variable(shell):
+    from nodecli.cli.completion import completion_source
+
+    source = completion_source(shell)
+    assert f"_NODECLI_COMPLETE={shell}_complete" in source

@@ -113,3 +113,45 @@ def test_ask_each_keeps_the_order_bounds_the_threads_and_isolates_each_node():
     assert all(by_name[f"n{i}"] == i * 2 for i in range(20) if i not in (3, 5))
     assert 1 < peak[0] <= MAX_PARALLEL
     assert ask_each([], ask) == []
+
+
+def _said_by(stderr: str) -> list[str]:
+    return sorted(line.split("error: ", 1)[1].split(":")[0] for line in stderr.splitlines()
+                  if line.startswith("nodecli: error: "))
+
+
+def test_the_command_lines_connection_options_reach_every_node(fleet, invoke):
+    # --user on the command line wins over each profile's (admin): a user whose password
+    # is nowhere fails on both nodes
+    r = invoke("node", "info", "--nodes", "edge-[12]", "--user", "nobody", "-o", "json")
+    assert r.exit_code != 0 and json.loads(r.stdout or "[]") == []
+    assert _said_by(r.stderr) == ["edge-1", "edge-2"], r.stderr
+
+
+def test_nodes_that_cannot_be_opened_are_said_with_their_hint_and_counted(fleet, invoke,
+                                                                          home):
+    import os
+
+    secrets = home / "secrets.toml"
+    os.chmod(secrets, 0o640)  # refused, with a hint, as each node is opened
+    alone = invoke("node", "info", "--node", "edge-1")
+    assert alone.exit_code == 3
+    error, hint = alone.stderr.splitlines()
+    assert hint == f"hint: chmod 600 {secrets}"
+    r = invoke("node", "info", "--nodes", "edge-[12]", "-o", "json")
+    assert (r.exit_code, json.loads(r.stdout)) == (3, [])
+    lines = r.stderr.splitlines()
+    assert lines == [error.replace("error: ", "error: edge-1: ", 1), hint,
+                     error.replace("error: ", "error: edge-2: ", 1), hint]
+
+
+def test_the_node_column_is_never_cut():
+    """(A table is cut to the terminal only on a terminal: the columns, as fitted.)"""
+    from nodecli.cli.fleet import columns
+    from nodecli.render.table import Column, fit_columns
+
+    cols = columns([Column("version", "version")])
+    rows = [{"node": "edge-with-a-rather-long-name-that-fills-the-line", "version": "v" * 30}]
+    kept, caps = fit_columns(rows, cols, 40)
+    assert [c.key for c in kept] == ["node", "version"]
+    assert caps == {"version": 7}  # the other gives way, to its floor (its header)
