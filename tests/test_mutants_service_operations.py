@@ -332,6 +332,7 @@ class Clock:
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += seconds
+        assert len(self.sleeps) < 100, "the watch never ends"
 
 
 def _client(hostile: Hostile):
@@ -404,6 +405,9 @@ def test_a_watch_never_sleeps_past_its_timeout_and_says_it_timed_out(hostile):
     clock = Clock()
     result, _ = _watch(hostile, clock, interval=2.0, timeout=4.5)
     assert clock.sleeps == [2.0, 2.5] and result.timed_out and result.elapsed == 4.5
+    clock = Clock()
+    result, _ = _watch(hostile, clock, interval=2.0, timeout=2.25)
+    assert clock.sleeps == [2.0, 0.25] and result.timed_out and result.elapsed == 2.25
 
 
 @pytest.mark.parametrize(("kw", "message"), [

@@ -69,3 +69,66 @@ def test_add_names_the_user_of_the_token(invoke, service, user, shown):
     assert r.stderr.splitlines()[-1] == (
         f"saved service profile 'emu': {service.emulator.url}; a token of user {shown}, "
         "kept in the secrets file")
+
+
+def test_an_expired_token_is_refused_with_the_fix(invoke, service):
+    token = mint_service_token(service.state, "u1", "user:all", -90)
+    r = invoke("operations", "list", env={**service.env, "NODECLI_TOKEN": token})
+    assert r.exit_code == 4
+    (error, hint) = r.stderr.splitlines()
+    assert error.startswith("nodecli: error: the service access token expired at ")
+    assert error.endswith(" ago); nothing was sent")
+    assert hint == ("hint: get a new token and give it with --token-file F, NODECLI_TOKEN, or "
+                    "'nodecli service add NAME --url URL --force'")
+    assert service.requests == []
+
+
+def test_a_token_without_the_scope_is_refused_naming_what_it_has(invoke, service):
+    token = mint_service_token(service.state, "u1", "self node.ak1:user:all")
+    r = invoke("operations", "list", env={**service.env, "NODECLI_TOKEN": token})
+    assert r.exit_code == 4
+    assert r.stderr.splitlines() == [
+        "nodecli: error: the service access token does not allow listing operations: it "
+        "needs scope user:all or admin:all and has: self node.ak1:user:all; nothing was sent",
+        "hint: ask the authorization server for a token with scope user:all"]
+    assert service.requests == []
+
+
+def test_a_token_with_one_second_left_still_goes():
+    from datetime import UTC, datetime, timedelta
+
+    from nodecli.errors import AuthError
+    from nodecli.service.preflight import preflight
+
+    now = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)
+
+    def token(left: int) -> str:
+        when = (now + timedelta(seconds=left)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _envelope({"user_id": "u1", "scope": "user:all", "expires_at": when})
+
+    assert preflight(token(1), now=now).seconds_left == 1
+    with pytest.raises(AuthError):
+        preflight(token(0), now=now)
+
+
+def test_claims_of_the_wrong_type_are_not_taken(invoke, service):
+    """A scope that is not a string holds no scope; group ids that are not a list are
+    not shown as groups."""
+    token = _envelope({"user_id": "u1", "scope": ["user:all"], "group_ids": "g1",
+                       "expires_at": "2099-01-01T00:00:00Z"})
+    assert _add(invoke, service, token).exit_code == 0
+    r = invoke("service", "show", "emu", "-o", "json", env=FILE_SECRETS)
+    info = json.loads(r.stdout)["token_info"]
+    assert (info["scopes"], info["group_ids"]) == ([], None)
+    r = invoke("operations", "list", env=FILE_SECRETS)
+    assert r.exit_code == 4 and "has: none; nothing was sent" in r.stderr
+    assert service.requests == []
+
+
+def test_verbose_says_why_the_pre_flight_was_skipped(invoke, service):
+    why = ("invalid token: token is not base64: character '-' at offset 3 (URL-safe base64 "
+           "is not used by tokens)")
+    r = invoke("-v", "operations", "list", env={**service.env, "NODECLI_TOKEN": "not-a-token"})
+    assert r.exit_code == 4
+    assert (f"pre-flight skipped: the token from NODECLI_TOKEN is opaque (not the documented "
+            f"envelope: {why}); it is sent as it is and the service decides") in r.stderr
