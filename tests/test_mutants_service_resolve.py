@@ -95,7 +95,8 @@ def test_named_operations_under_a_parent_are_read_there_one_by_one(invoke, servi
     b = service.stopped("B", parent_id="100")
     r, rows = _resolve(invoke, service.env, b.id, a.id, "--workspace", "100", "--retry")
     assert r.exit_code == 0, r.stderr
-    assert [row["operation"] for row in rows] == [b.id, a.id]
+    assert [(row["operation"], row["parent"]) for row in rows] == [(b.id, "workspaces/100"),
+                                                                   (a.id, "workspaces/100")]
     assert service.requests[:2] == [("GET", f"/workspaces/100/operations/{b.id}", {}),
                                     ("GET", f"/workspaces/100/operations/{a.id}", {})]
 
@@ -249,3 +250,18 @@ def test_a_resumed_operation_is_watched_from_the_put_answer(hostile):
     assert (out.final_status, out.detail) == ("success", "")
     assert calls.updated == ["1", "1"] and calls.clock.sleeps == [1.0]
     assert hostile.requests == [("GET", "/operations"), ("PUT", OP_PATH), ("GET", OP_PATH)]
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"workspace": "1", "group_membership": "2"},
+     "give at most one of --workspace, --workspace-membership and --group-membership"),
+    ({"op_ids": ["7", "../x"]}, "invalid operation id '../x': no '/', '\\', '.' or '..'"),
+])
+def test_find_stopped_refuses_before_asking(service, kw, message):
+    from nodecli.errors import UsageError
+    from nodecli.service.resolve import find_stopped
+
+    with _client(service) as client, pytest.raises(UsageError) as info:
+        find_stopped(client, **kw)
+    assert info.value.message == message
+    assert service.requests == []

@@ -105,3 +105,22 @@ def test_a_202_is_followed_to_its_operation_and_it_is_shown(invoke, hostile: Hos
     assert r.stderr.splitlines()[-1] == "follow it: nodecli operations watch 1 --workspace 5"
     assert hostile.requests == [("POST", "/workspaces"),
                                 ("GET", "/workspaces/5/operations/1")]
+
+
+def test_a_relative_location_is_read_against_the_post_url(invoke, hostile: Hostile):
+    hostile.on("POST", "/workspaces", {}, 202, [("Location", "workspaces/5/operations/1")])
+    hostile.on("GET", "/workspaces/5/operations/1", op_json())
+    r = invoke("workspaces", "create", "--name", "W", "-o", "json", env=hostile.env)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["id"] == "1"
+    assert hostile.requests[-1] == ("GET", "/workspaces/5/operations/1")
+
+
+def test_a_202_whose_operation_is_not_one_is_refused_naming_the_location(invoke,
+                                                                        hostile: Hostile):
+    hostile.on("POST", "/workspaces", {}, 202, [("Location", "/workspaces/5/operations/1")])
+    hostile.on("GET", "/workspaces/5/operations/1", {"id": "1"})
+    r = invoke("workspaces", "create", "--name", "W", env=hostile.env)
+    assert r.exit_code == 6, r
+    assert r.stderr.splitlines()[0] == (
+        "nodecli: error: /workspaces/5/operations/1: the service did not return an operation")
