@@ -15,6 +15,8 @@ from nodecli.emulator.operations import add_operation, fail_next_put
 from tests.test_mutants_service_operations import OP_PATH, op_json
 from tests.test_mutants_service_operations import hostile as hostile  # the fixture
 from tests.test_operations import service as service  # the fixture
+from tests.test_real_servers_service import MOVED, OPAQUE
+from tests.test_real_servers_service import moved_service as moved_service  # the fixture
 
 
 def _row(op_id: str, choice: str, final: str, detail: str = "", body=None,
@@ -265,3 +267,36 @@ def test_find_stopped_refuses_before_asking(service, kw, message):
         find_stopped(client, **kw)
     assert info.value.message == message
     assert service.requests == []
+
+
+def test_use_existing_with_a_folder_name_is_refused_in_words(invoke, service):
+    r = invoke("operations", "resolve", "1", "--workspace", "100", "--use-existing",
+               "--folder-name", "x", "--yes", env=service.env)
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[0] == (
+        "nodecli: error: --use-existing and --folder-name exclude each other (keep the "
+        "existing folder, or create one under a new name)")
+    assert service.requests == []
+
+
+def test_resolve_on_a_service_whose_paths_moved(invoke, moved_service):
+    """Named under their parent, or found in the list: both where the service keeps them."""
+    from nodecli.emulator.operations import service_state
+
+    svc = service_state(moved_service.state)
+    svc.reset()
+    svc.opaque_tokens[OPAQUE] = "admin"
+    a = add_operation(moved_service.state, parent_id="100", user_id="admin",
+                      status="stopped", folder_name="A")
+    b = add_operation(moved_service.state, parent_id="100", user_id="admin",
+                      status="stopped", folder_name="B")
+    env = {"NODECLI_SERVICE_URL": moved_service.url, "NODECLI_TOKEN": OPAQUE}
+    flags = ["--operations-path", MOVED["operations"],
+             "--service-path", f"workspaces={MOVED['workspaces']}"]
+    r, rows = _resolve(invoke, env, a.id, "--workspace", "100", "--retry", *flags)
+    assert r.exit_code == 0, r.stderr
+    r, rows = _resolve(invoke, env, "--retry", *flags)
+    assert r.exit_code == 0, r.stderr
+    assert [row["operation"] for row in rows] == [b.id]
+    assert {p for _m, p, _q in svc.requests} == {
+        "/v2/operations", f"/v2/ws/100/ops/{a.id}", f"/v2/ws/100/ops/{b.id}"}

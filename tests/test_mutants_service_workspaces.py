@@ -124,3 +124,14 @@ def test_a_202_whose_operation_is_not_one_is_refused_naming_the_location(invoke,
     assert r.exit_code == 6, r
     assert r.stderr.splitlines()[0] == (
         "nodecli: error: /workspaces/5/operations/1: the service did not return an operation")
+
+
+def test_a_relative_location_under_a_moved_create_path_is_read_there(invoke,
+                                                                     hostile: Hostile):
+    hostile.on("POST", "/v2/workspaces", {}, 202, [("Location", "workspaces/5/operations/1")])
+    hostile.on("GET", "/v2/workspaces/5/operations/1", op_json())
+    r = invoke("workspaces", "create", "--name", "W", "-o", "json", "--service-path",
+               "create-workspace=/v2/workspaces", env=hostile.env)
+    assert r.exit_code == 0, r.stderr
+    assert hostile.requests == [("POST", "/v2/workspaces"),
+                                ("GET", "/v2/workspaces/5/operations/1")]
