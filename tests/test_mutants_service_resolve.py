@@ -300,3 +300,18 @@ def test_resolve_on_a_service_whose_paths_moved(invoke, moved_service):
     assert [row["operation"] for row in rows] == [b.id]
     assert {p for _m, p, _q in svc.requests} == {
         "/v2/operations", f"/v2/ws/100/ops/{a.id}", f"/v2/ws/100/ops/{b.id}"}
+
+
+def test_resolve_needs_no_callbacks_but_decide(hostile):
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from nodecli.service.resolve import find_stopped, resolve_operations
+
+    hostile.on("GET", "/operations", [op_json("stopped", data={"type": "folder_conflict"})])
+    hostile.on("PUT", OP_PATH, op_json())
+    hostile.on("GET", OP_PATH, op_json("success", "t1"))
+    calls = Calls()
+    endpoint = Endpoint(hostile.server.url("127.0.0.1"), Auth("oauth", token="t"))
+    with open_client(endpoint) as client:
+        (out,) = resolve_operations(client, find_stopped(client), calls.decide,
+                                    interval=0.01)
+    assert (out.final_status, out.choice) == ("success", "use existing folder")
