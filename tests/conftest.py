@@ -244,6 +244,22 @@ def reap(proc) -> None:
         proc.wait(timeout=30)
 
 
+def pty_to_the_end(cmd: list[str], env: dict[str, str], **spawn: object) -> tuple[int, str]:
+    """Run ``cmd`` in a real pseudo-terminal (24 x 200, 30 s) to its end: its exit
+    status and all it showed; killed in any case."""
+    import pexpect
+
+    child = pexpect.spawn(cmd[0], cmd[1:], env=env, encoding="utf-8",
+                          **{"timeout": 30, "dimensions": (24, 200), **spawn})
+    try:
+        child.expect(pexpect.EOF)
+        said = child.before
+        child.close()
+    finally:
+        reap(child)
+    return child.exitstatus, said
+
+
 def _show_stacks(child) -> None:
     """A pty child still running when its test ends (hung, or the test failed first):
     SIGABRT makes it print every thread's stack (PYTHONFAULTHANDLER, set by

@@ -13,13 +13,12 @@ import json
 import sys
 from pathlib import Path
 
-import pexpect
 import pytest
 
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
 from nodecli.users.passwords import verify_password
-from tests.conftest import REPO_ROOT, reap, subprocess_env
+from tests.conftest import REPO_ROOT, pty_to_the_end, subprocess_env
 
 ERR = "nodecli: error: "
 HINT = "hint: see 'nodecli --help'\n"
@@ -148,17 +147,9 @@ def test_user_show_as_csv_and_as_fields(invoke, one_user) -> None:
 
 
 def _pty(home: Path, *args: str) -> tuple[int, str]:
-    child = pexpect.spawn(sys.executable, ["-m", "nodecli", *args],
-                          env=subprocess_env({"NODECLI_HOME": str(home), "TERM": "xterm"}),
-                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=30,
-                          dimensions=(24, 200))
-    try:
-        child.expect(pexpect.EOF)
-        said = child.before
-        child.close()
-    finally:
-        reap(child)
-    return child.exitstatus, said
+    return pty_to_the_end([sys.executable, "-m", "nodecli", *args],
+                          subprocess_env({"NODECLI_HOME": str(home), "TERM": "xterm"}),
+                          cwd=str(REPO_ROOT))
 
 
 def test_user_show_is_cut_to_a_terminal_and_whole_with_wide(invoke, one_user) -> None:

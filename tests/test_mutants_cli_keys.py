@@ -13,11 +13,9 @@ import json
 import re
 from pathlib import Path
 
-import pexpect
 import pytest
 
 from nodecli.tokens.keys import fingerprint
-from tests.conftest import reap
 
 ERR = "nodecli: error: "
 
@@ -78,21 +76,14 @@ def test_a_long_generation_is_announced_without_a_terminal(invoke, tmp_path: Pat
 
 
 def test_a_long_generation_in_a_terminal_shows_a_spinner_not_a_message(tmp_path: Path) -> None:
-    from tests.conftest import nodecli_cmd, subprocess_env
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
 
     taken = tmp_path / "taken.pem"
     taken.write_text("kept")
     for quiet in ((), ("-q",)):
         cmd = nodecli_cmd(*quiet, "key", "generate", str(taken), "--bits", "8192")
-        child = pexpect.spawn(cmd[0], cmd[1:], env=subprocess_env(), encoding="utf-8",
-                              timeout=30, dimensions=(24, 200))
-        try:
-            child.expect(pexpect.EOF)
-            said = child.before
-            child.close()
-        finally:
-            reap(child)
-        assert child.exitstatus == 1, said
+        status, said = pty_to_the_end(cmd, subprocess_env())
+        assert status == 1, said
         assert f"{ERR}{taken} already exists: not overwritten" in said
         assert "this can take a minute" not in said
     assert taken.read_text() == "kept"

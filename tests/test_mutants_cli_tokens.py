@@ -8,10 +8,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pexpect
 import pytest
 
-from tests.conftest import nodecli_cmd, reap, subprocess_env
+from tests.conftest import nodecli_cmd, pty_to_the_end, reap, subprocess_env
 from tests.test_token_cli import DATA, PUB
 
 ERR = "nodecli: error: "
@@ -22,15 +21,8 @@ TOKEN = (DATA / "golden_user.60.token").read_text().strip()  # expires 2030-06-1
                                      ("token", "verify", "--public-key", PUB.decode())])
 def test_a_terminal_on_stdin_is_not_waited_on_for_a_token(home: Path, command) -> None:
     cmd = nodecli_cmd(*command)
-    child = pexpect.spawn(cmd[0], cmd[1:], env=subprocess_env({"NODECLI_HOME": str(home)}),
-                          encoding="utf-8", timeout=30, dimensions=(24, 200))
-    try:
-        child.expect(pexpect.EOF)
-        said = child.before
-        child.close()
-    finally:
-        reap(child)
-    assert child.exitstatus == 2, said
+    status, said = pty_to_the_end(cmd, subprocess_env({"NODECLI_HOME": str(home)}))
+    assert status == 2, said
     assert said == f"{ERR}give the TOKEN, or '-' and the token on standard input\r\n"
 
 
