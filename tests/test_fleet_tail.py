@@ -196,6 +196,12 @@ def test_merged_ends_say_their_count_and_the_worst_status(nodes, invoke, home):
     r = invoke("events", "tail", "--all-nodes", "--since", "1h", "--to", str(out))
     assert r.exit_code == 0, r.stderr
     assert r.stderr.splitlines()[-1] == f"wrote 15 events from 3 node(s) to {out}"
+    # -v: each node's own count, in one line
+    r = invoke("-v", "events", "tail", "--all-nodes", "--since", "1h", "--to",
+               str(home / "again.jsonl"))
+    assert r.exit_code == 0, r.stderr
+    assert "debug: n1: 3 events; n2: 5 events; n3: 7 events" in r.stderr.splitlines(), \
+        r.stderr
     shipped = home / "shipped.jsonl"
     r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", f"file:{shipped}")
     assert r.exit_code == 0, r.stderr
