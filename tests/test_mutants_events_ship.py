@@ -149,8 +149,9 @@ def test_a_creds_file_that_is_not_one(invoke, ship_env, log, collector, tmp_path
         f"2 --sink-creds {fifo} is a named pipe (FIFO), not a regular file"
     plain = tmp_path / "plain"
     plain.write_text("tok\n")
+    # (a path through a file is no file, as for every file option: fsutil.read_limited)
     assert _creds_refusal(invoke, ship_env, collector, plain / "x") == \
-        f"2 --sink-creds {plain / 'x'}: Not a directory"
+        f"5 --sink-creds {plain / 'x'}: no such file"
 
 
 # --- the sink's CA, a NATS .creds file, --sink-insecure, --sink-timeout ------------------

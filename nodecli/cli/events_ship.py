@@ -85,18 +85,9 @@ def _options(f: Any) -> Any:
 def read_creds(path: str) -> dict[str, str]:
     """``--sink-creds FILE``: ``token=``, ``user=``, ``password=`` lines (a file of one
     line that is none of these is the token itself)."""
-    from nodecli.fsutil import NotRegularFile, read_regular
+    from nodecli.fsutil import read_limited
 
-    try:
-        raw = read_regular(path, 64 * 1024)
-    except FileNotFoundError:
-        raise NotFoundError(f"--sink-creds {path}: no such file") from None
-    except NotRegularFile as exc:
-        raise UsageError(f"--sink-creds {path} {exc.strerror}") from None
-    except OSError as exc:
-        raise UsageError(f"--sink-creds {path}: {exc.strerror}") from None
-    if len(raw) > 64 * 1024:  # (read_regular reads one byte more: a longer file was cut)
-        raise UsageError(f"--sink-creds {path} is larger than 65536 bytes")
+    raw = read_limited(path, 64 * 1024, "--sink-creds")
     try:
         lines = [(n, ln.strip()) for n, ln in enumerate(raw.decode("utf-8").splitlines(), 1)
                  if ln.strip()]
