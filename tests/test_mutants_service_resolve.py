@@ -235,20 +235,26 @@ def test_the_timeout_reaches_each_watch(service):
     assert sum(calls.clock.sleeps) == 5.0
 
 
-def test_a_resumed_operation_is_watched_from_the_put_answer(hostile):
-    """The operation the PUT answered is the first one watched: one wait, then one
-    read, each reported; the test's sleep and clock are the ones used."""
+def _resolve_the_one_stopped(hostile, decide, **kwargs):
+    """A service listing one stopped operation (a folder conflict) that succeeds once
+    the PUT resumes it: resolve it with ``decide`` and ``kwargs``; its one outcome."""
     from nodecli.http.client import Auth, Endpoint, open_client
     from nodecli.service.resolve import find_stopped, resolve_operations
 
     hostile.on("GET", "/operations", [op_json("stopped", data={"type": "folder_conflict"})])
     hostile.on("PUT", OP_PATH, op_json())
     hostile.on("GET", OP_PATH, op_json("success", "t1"))
-    calls = Calls()
     endpoint = Endpoint(hostile.server.url("127.0.0.1"), Auth("oauth", token="t"))
     with open_client(endpoint) as client:
-        (out,) = resolve_operations(client, find_stopped(client), calls.decide,
-                                    **calls.kwargs())
+        (out,) = resolve_operations(client, find_stopped(client), decide, **kwargs)
+    return out
+
+
+def test_a_resumed_operation_is_watched_from_the_put_answer(hostile):
+    """The operation the PUT answered is the first one watched: one wait, then one
+    read, each reported; the test's sleep and clock are the ones used."""
+    calls = Calls()
+    out = _resolve_the_one_stopped(hostile, calls.decide, **calls.kwargs())
     assert (out.final_status, out.detail) == ("success", "")
     assert calls.updated == ["1", "1"] and calls.clock.sleeps == [1.0]
     assert hostile.requests == [("GET", "/operations"), ("PUT", OP_PATH), ("GET", OP_PATH)]
@@ -303,15 +309,5 @@ def test_resolve_on_a_service_whose_paths_moved(invoke, moved_service):
 
 
 def test_resolve_needs_no_callbacks_but_decide(hostile):
-    from nodecli.http.client import Auth, Endpoint, open_client
-    from nodecli.service.resolve import find_stopped, resolve_operations
-
-    hostile.on("GET", "/operations", [op_json("stopped", data={"type": "folder_conflict"})])
-    hostile.on("PUT", OP_PATH, op_json())
-    hostile.on("GET", OP_PATH, op_json("success", "t1"))
-    calls = Calls()
-    endpoint = Endpoint(hostile.server.url("127.0.0.1"), Auth("oauth", token="t"))
-    with open_client(endpoint) as client:
-        (out,) = resolve_operations(client, find_stopped(client), calls.decide,
-                                    interval=0.01)
+    out = _resolve_the_one_stopped(hostile, Calls().decide, interval=0.01)
     assert (out.final_status, out.choice) == ("success", "use existing folder")
