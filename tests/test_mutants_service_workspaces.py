@@ -135,3 +135,58 @@ def test_a_relative_location_under_a_moved_create_path_is_read_there(invoke,
     assert r.exit_code == 0, r.stderr
     assert hostile.requests == [("POST", "/v2/workspaces"),
                                 ("GET", "/v2/workspaces/5/operations/1")]
+
+
+# Where `--wait` polls: the operation's own URL, the Location resolved once against the
+# POST's URL. A relative Location, a service under a path prefix and a Location on another
+# origin each once sent the polls elsewhere (or to the prefix twice).
+
+def _waited(invoke, hostile: Hostile, op_path: str, *extra: str,
+            env: dict | None = None):
+    hostile.then("GET", op_path, op_json(), op_json("success", "t1"))
+    return invoke("workspaces", "create", "--name", "W", "--wait", "--interval", "0.01",
+                  "-o", "json", *extra, env=env or hostile.env)
+
+
+def test_wait_polls_a_relative_location_under_a_moved_create_path(invoke, hostile: Hostile):
+    hostile.on("POST", "/v2/workspaces", {}, 202, [("Location", "workspaces/5/operations/1")])
+    r = _waited(invoke, hostile, "/v2/workspaces/5/operations/1",
+                "--service-path", "create-workspace=/v2/workspaces")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["status"] == "success"
+    assert hostile.requests[0] == ("POST", "/v2/workspaces")
+    assert set(hostile.requests[1:]) == {("GET", "/v2/workspaces/5/operations/1")}
+    assert len(hostile.requests) >= 3  # the first GET and at least one poll
+
+
+@pytest.mark.parametrize("location", ["/api/workspaces/5/operations/1",
+                                      "workspaces/5/operations/1"])
+def test_wait_under_a_service_path_prefix_never_doubles_it(invoke, hostile: Hostile,
+                                                           location):
+    env = {**hostile.env, "NODECLI_SERVICE_URL": hostile.env["NODECLI_SERVICE_URL"] + "/api"}
+    hostile.on("POST", "/api/workspaces", {}, 202, [("Location", location)])
+    r = _waited(invoke, hostile, "/api/workspaces/5/operations/1", env=env)
+    assert r.exit_code == 0, r.stderr
+    assert set(hostile.requests[1:]) == {("GET", "/api/workspaces/5/operations/1")}
+    assert len(hostile.requests) >= 3
+
+
+def test_wait_follows_a_location_on_another_origin_without_the_token(invoke,
+                                                                      hostile: Hostile):
+    elsewhere = Hostile()
+    try:
+        target = elsewhere.server.url("127.0.0.1") + "/workspaces/5/operations/1"
+        hostile.on("POST", "/workspaces", {}, 202, [("Location", target)])
+        elsewhere.then("GET", "/workspaces/5/operations/1", op_json(),
+                       op_json("success", "t1"))
+        r = invoke("workspaces", "create", "--name", "W", "--wait", "--interval", "0.01",
+                   "-o", "json", env=hostile.env)
+        assert r.exit_code == 0, r.stderr
+        assert hostile.requests == [("POST", "/workspaces")]
+        assert len(elsewhere.requests) >= 2
+        assert set(elsewhere.requests) == {("GET", "/workspaces/5/operations/1")}
+        assert all("authorization" not in s.headers
+                   and "hostile-opaque-token" not in repr(s.headers)
+                   for s in elsewhere.server.seen)
+    finally:
+        elsewhere.server.close()

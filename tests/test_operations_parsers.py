@@ -111,10 +111,12 @@ def test_from_location_shapes():
     ref = OpRef.from_location("/workspaces/7/operations/9")
     assert (ref.collection, ref.parent_id, ref.op_id) == ("workspaces", "7", "9")
     assert ref.path == "/workspaces/7/operations/9"
-    # a service under a prefix: later requests use the path it gave, prefix included
-    ref = OpRef.from_location("https://h/api/v1/workspace_memberships/a%2Fb/operations/x")
+    # a service under a prefix: later requests go to the URL it gave, origin and prefix
+    ref = OpRef.from_location("https://h:8443/api/v1/workspace_memberships/a%2Fb/operations/x")
     assert (ref.collection, ref.parent_id, ref.op_id) == ("workspace_memberships", "a/b", "x")
-    assert ref.path == "/api/v1/workspace_memberships/a%2Fb/operations/x"
+    assert ref.path == "https://h:8443/api/v1/workspace_memberships/a%2Fb/operations/x"
+    ref = OpRef.from_location("https://h/api/workspaces/7/operations/9")
+    assert ref.path == "https://h/api/workspaces/7/operations/9"
     with pytest.raises(RemoteError):
         OpRef.from_location("/somewhere/else")
 

@@ -139,25 +139,31 @@ class OpRef:
 
     @classmethod
     def from_location(cls, location: str, collection: str = "workspaces",
-                      paths: ServicePaths = DEFAULT_PATHS) -> OpRef:
+                      paths: ServicePaths = DEFAULT_PATHS, against: str = "") -> OpRef:
         """Parse a 202 ``Location`` header naming an operation of ``collection``:
         ``{paths.<collection>}/{op}`` (default ``.../workspaces/{id}/operations/{op}``,
-        any prefix). Later requests go to the path the service gave."""
+        any prefix). Later requests go where the service said: ``location`` is resolved
+        against the request's URL ``against``, and the base keeps its scheme and host, so
+        neither a relative Location nor the service URL's own path prefix is lost or
+        doubled (the client sends its credentials to its own origin only)."""
         import re
-        from urllib.parse import unquote, urlsplit
+        from urllib.parse import unquote, urljoin, urlsplit
 
-        path = urlsplit(location).path
+        split = urlsplit(urljoin(against, location) if against else location)
+        path = split.path
+        origin = f"{split.scheme}://{split.netloc}" if split.scheme and split.netloc else ""
         template = getattr(paths, collection)
         pattern = re.escape(template).replace(re.escape("{id}"), "([^/]+)") + "/([^/]+)/?$"
         m = re.search(pattern, path)
         if m:
             return cls(collection, unquote(m.group(1)), unquote(m.group(2)),
-                       path[: m.start(2) - 1])
+                       origin + path[: m.start(2) - 1])
         parts = [unquote(p) for p in path.split("/") if p]
         if len(parts) < 4 or parts[-2] != "operations" or parts[-4] not in PARENT_OPTION:
             raise RemoteError(f"the service answered 202 with an unexpected Location "
                               f"{location[:200]!r}")
-        return cls(parts[-4], parts[-3], parts[-1], path.rstrip("/").rsplit("/", 1)[0])
+        return cls(parts[-4], parts[-3], parts[-1],
+                   origin + path.rstrip("/").rsplit("/", 1)[0])
 
 
 def parent_ref(op_id: str, *, workspace: str | None = None,

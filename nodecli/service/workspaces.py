@@ -65,7 +65,7 @@ def create_workspace(client: Client, body: dict[str, Any],
         raise RemoteError("the service answered 202 Accepted without a Location header")
     from urllib.parse import urljoin
 
-    ref = OpRef.from_location(location, "workspaces", paths)
     url = urljoin(resp.url, location)
+    ref = OpRef.from_location(location, "workspaces", paths, against=resp.url)
     op = as_operation(client.json("GET", url), location)
     return Created(202, ref=ref, operation=op, location=location)
