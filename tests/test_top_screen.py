@@ -1,0 +1,155 @@
+"""``nodecli transfer top`` on a real terminal (a pseudo-terminal), against a scripted
+HTTPS node the test holds in each state: "reading ..." until the first answer, the
+transfers once it comes, a refusal shown as the problem (cut at 200 characters) while the
+screen stays up, keys in either case, and the exit. Each step waits for what the screen
+shows, never for time."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+
+TRANSFERS = [{"id": "T-ONE", "status": "running", "remote_host": "alpha"},
+             {"id": "T-TWO", "status": "running", "remote_host": "beta"}]
+
+
+class TopNode:
+    """Answers every GET /ops/transfers: held until ``gate`` opens, then the two
+    transfers on a page that links to an empty one, or (``refuse`` set) 403."""
+
+    def __init__(self, certs: tuple[str, str, str]) -> None:
+        from tests.scripted_server import ScriptedServer
+
+        self.gate, self.refuse = threading.Event(), threading.Event()
+        self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
+
+    def _answer(self, seen):
+        from tests.scripted_server import reply
+
+        self.gate.wait(60)
+        links: list[tuple[str, str]] = []
+        if self.refuse.is_set():  # words whose 201st character (as shown) is the first Z
+            said = f"GET {self.server.url()}{seen.target}: HTTP 403: "
+            body = {"error": {"user_message": "y" * (200 - len(said)) + "Z" * 20}}
+            status = 403
+        elif "iteration_token=" in seen.target:  # the page after the last: caught up
+            body, status = [], 200
+        else:  # every transfer on one page, and where the next page is
+            body, status = TRANSFERS, 200
+            links = [("Link", f"<{self.server.url()}/ops/transfers?iteration_token=t1>; "
+                              'rel="next"')]
+        yield reply(status, json.dumps(body).encode(),
+                    [("Content-Type", "application/json"), *links], close=False)
+
+
+@pytest.fixture
+def top_node(tmp_path):
+    from tests.scripted_server import certificates
+
+    certs = certificates(tmp_path)
+    node = TopNode(certs)
+    try:
+        yield node, {"NODECLI_URL": node.server.url(), "NODECLI_CACERT": certs[0],
+                     "NODECLI_BEARER": "tok-top-screen", "NODECLI_ACCESS_KEY": "ak1"}
+    finally:
+        node.gate.set()
+        node.server.close()
+
+
+class Screen:
+    """What a terminal of ``cols`` x ``rows`` shows of the child's output (pyte), read
+    until a condition holds: curses sends only the cells that changed, so the bytes
+    alone seldom hold a whole line."""
+
+    def __init__(self, child, cols: int, rows: int) -> None:
+        import pyte
+
+        self.child, self.raw = child, ""
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.Stream(self.screen)
+
+    @property
+    def lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def wait(self, what, timeout: float = 20.0) -> list[str]:
+        """Read until ``what`` (text on some line, or a test of the lines) holds."""
+        import time
+
+        import pexpect
+
+        def holds() -> bool:
+            return what(self.lines) if callable(what) else any(what in x for x in self.lines)
+
+        deadline = time.monotonic() + timeout
+        while not holds():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"the screen never showed {what!r}:\n" +
+                                     "\n".join(self.lines))
+            try:
+                data = self.child.read_nonblocking(65536, timeout=min(left, 1.0))
+            except pexpect.TIMEOUT:
+                continue
+            self.raw += data
+            self.stream.feed(data)
+        return self.lines
+
+
+def _spawn_top(env: dict[str, str], err: str, *args: str):
+    """``nodecli transfer top`` on a 300 x 24 terminal, its stderr to the file ``err``."""
+    import sys
+
+    import pexpect
+
+    from tests.conftest import REPO_ROOT, subprocess_env
+
+    return pexpect.spawn("/bin/sh", ["-c", 'exec "$@" 2>"$TOP_ERR"', "sh", sys.executable,
+                                     "-m", "nodecli", "transfer", "top", *args],
+                         env=subprocess_env({**env, "TERM": "xterm", "COLUMNS": "300",
+                                             "LINES": "24", "TOP_ERR": err}),
+                         cwd=str(REPO_ROOT), encoding="utf-8", timeout=20,
+                         dimensions=(24, 300))
+
+
+def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node, home,
+                                                                        tmp_path):
+    import pexpect
+
+    node, env = top_node
+    err = tmp_path / "stderr"
+    child = _spawn_top({**env, "NODECLI_HOME": str(home)}, str(err), "--interval", "0.2",
+                       "-v")
+    screen = Screen(child, 300, 24)
+    try:
+        # drawn before the node has answered
+        assert screen.wait("reading ...")[0].endswith(" · !! reading ...")
+        node.gate.set()
+        lines = screen.wait("T-TWO")
+        assert "2 active" in lines[0] and "!!" not in lines[0]
+        assert lines[1].startswith("sort rate · q quit")
+        child.send("S")  # keys in either case
+        screen.wait(lambda lines: lines[1].startswith("sort progress · q quit"))
+        child.send("F")
+        lines = screen.wait(lambda lines: lines[1].startswith("sort progress · failed only"))
+        assert not any("T-ONE" in line for line in lines)
+        child.send("f")
+        screen.wait("T-ONE")
+        # the node now refuses: its words stay on screen, cut at 200 characters
+        node.refuse.set()
+        lines = screen.wait("(retrying)")
+        shown = lines[0].split(" · !! ", 1)[1]
+        assert len(shown) == 200 + len(" (retrying)") and "Z" not in shown
+        assert re.fullmatch(rf"GET {node.server.url()}/ops/transfers\?\S+: HTTP 403: y+ "
+                            r"\(retrying\)", shown)
+        assert "T-ONE" in "\n".join(lines)  # what was read stays shown
+        child.send("Q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert re.fullmatch(r"debug: last refresh: 2 transfers in \d+ ms",
+                        err.read_text().splitlines()[-1])
