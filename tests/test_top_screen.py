@@ -99,18 +99,20 @@ class Screen:
         return self.lines
 
 
-def _spawn_top(env: dict[str, str], err: str, *args: str):
-    """``nodecli transfer top`` on a 300 x 24 terminal, its stderr to the file ``err``."""
+def _spawn_top(env: dict[str, str], err: str | None, *args: str):
+    """``nodecli transfer top`` on a 300 x 24 terminal, its stderr to the file ``err``
+    (None: to the terminal too)."""
     import sys
 
     import pexpect
 
     from tests.conftest import REPO_ROOT, subprocess_env
 
-    return pexpect.spawn("/bin/sh", ["-c", 'exec "$@" 2>"$TOP_ERR"', "sh", sys.executable,
+    redirect = ' 2>"$TOP_ERR"' if err else ""
+    return pexpect.spawn("/bin/sh", ["-c", f'exec "$@"{redirect}', "sh", sys.executable,
                                      "-m", "nodecli", "transfer", "top", *args],
                          env=subprocess_env({**env, "TERM": "xterm", "COLUMNS": "300",
-                                             "LINES": "24", "TOP_ERR": err}),
+                                             "LINES": "24", "TOP_ERR": err or ""}),
                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=20,
                          dimensions=(24, 300))
 
@@ -153,3 +155,27 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
     assert child.exitstatus == 0
     assert re.fullmatch(r"debug: last refresh: 2 transfers in \d+ ms",
                         err.read_text().splitlines()[-1])
+
+
+def test_verbose_lines_wait_until_the_screen_is_left(top_node, home):
+    import pexpect
+
+    node, env = top_node
+    node.gate.set()
+    child = _spawn_top({**env, "NODECLI_HOME": str(home)}, None, "--interval", "0.2", "-v")
+    screen = Screen(child, 300, 24)
+    try:
+        lines = screen.wait("T-TWO")
+        screen.wait(lambda lines: len(node.server.seen) >= 4)  # a second refresh, at least
+        assert not any("debug:" in line for line in screen.lines), lines
+        child.send("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    after = (screen.raw + child.before).rsplit("\x1b[?1049l", 1)[1]  # the screen left
+    said = after.replace("\r\n", "\n").splitlines()
+    assert said[-1].startswith("debug: last refresh: 2 transfers in ")
+    asked = [line for line in said if "debug: > GET https://" in line]
+    assert len(asked) >= 4  # the lines of every refresh, none lost
+

@@ -174,6 +174,8 @@ class Terminal:
         # command prints is shaped on its way out; --no-headers for tables and csv
         self.shape: Any = None
         self.no_headers = False
+        # messages waiting while a full-screen view owns the terminal (see held)
+        self._held: Any = None
 
     def __repr__(self) -> str:
         return f"Terminal(verbosity={self.verbosity!r}, no_color={self.no_color!r})"
@@ -329,7 +331,40 @@ class Terminal:
 
     # -- messages (stderr) -------------------------------------------------------
 
+    @contextmanager
+    def held(self, keep: int = 2000) -> Iterator[None]:
+        """Messages for stderr wait while a full-screen view owns the terminal (written
+        there, they would be drawn over it and scroll it), then come out in order: the
+        last ``keep`` of them, after a line saying how many earlier ones were not kept.
+        Only when stderr is a terminal: a file or a pipe gets each line when it is said."""
+        if not self.stderr_is_tty:
+            yield
+            return
+        import threading
+        from collections import deque
+
+        held: deque[tuple[str, str, str | None]] = deque(maxlen=keep)
+        self._held = (held, threading.Lock(), [0])
+        try:
+            yield
+        finally:
+            _, lock, said = self._held
+            with lock:
+                self._held = None
+                lines = list(held)
+            if said[0] > len(lines):
+                self._msg("", f"({said[0] - len(lines)} earlier messages not kept)", "dim")
+            for line in lines:
+                self._msg(*line)
+
     def _msg(self, prefix: str, text: str, style: str | None) -> None:
+        if self._held is not None:
+            held, lock, said = self._held
+            with lock:
+                if self._held is not None:
+                    said[0] += 1
+                    held.append((prefix, text, style))
+                    return
         # every message may quote a server or a file: nothing in it drives the terminal
         line = prefix + sanitize_lines(text)
         with self._above_status(self.err):

@@ -97,7 +97,8 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
             drawn, dirty = feed.version, False
 
     try:
-        curses.wrapper(main)
+        with app.term.held():  # -v's lines after the screen, not over it
+            curses.wrapper(main)
     finally:
         feed.stop()
     app.term.debug(f"last refresh: {len(feed.transfers)} transfers in "
