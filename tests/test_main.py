@@ -122,3 +122,28 @@ def test_every_message_line_is_safe_for_a_terminal(capsys):
     assert "\x1b" not in err and "\x07" not in err and "\x9b" not in err
     assert err.splitlines() == ["nodecli: warning: server said red? and ?2J", "two",
                                 "lines", "nodecli: error: one?line only"]
+
+
+def test_an_error_on_a_terminal_is_coloured_unless_no_color_is_anywhere_on_the_line(home):
+    """The last-resort writer decides colour before any option is parsed: --no-color is
+    looked for in the whole command line (here after the command's own words)."""
+    import pexpect
+
+    from tests.conftest import REPO_ROOT, nodecli_cmd
+
+    env = subprocess_env({"TERM": "xterm"})
+    env.pop("NO_COLOR", None)
+    said = {}
+    for extra in ([], ["--no-color"]):
+        argv = nodecli_cmd("node", "show", "no-such-profile", *extra)
+        child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(REPO_ROOT),
+                              encoding="utf-8", timeout=30)
+        try:
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == ExitCode.NOT_FOUND
+        said[bool(extra)] = child.before
+        assert "hint: add one with: nodecli node add NAME --url URL" in child.before
+    assert "no-such-profile" in said[False] and "\x1b[" in said[False]
+    assert "no-such-profile" in said[True] and "\x1b[" not in said[True]
