@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from nodecli.config.model import NodeUser, TransferUser
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
@@ -147,3 +149,25 @@ def test_an_error_on_a_terminal_is_coloured_unless_no_color_is_anywhere_on_the_l
         assert "hint: add one with: nodecli node add NAME --url URL" in child.before
     assert "no-such-profile" in said[False] and "\x1b[" in said[False]
     assert "no-such-profile" in said[True] and "\x1b[" not in said[True]
+
+
+def test_an_unexpected_exception_is_one_line_naming_it_and_a_hint(monkeypatch, capsys):
+    """The last resort (no path of the product is meant to reach it, so the command tree
+    is replaced by one that fails): one line and a hint, exit 1; NODECLI_DEBUG=1 lets
+    the exception through with its traceback."""
+    import nodecli.cli.root
+    from nodecli.cli.main import run
+
+    class Broken:
+        def main(self, **kwargs):
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(nodecli.cli.root, "cli", Broken())
+    monkeypatch.delenv("NODECLI_DEBUG", raising=False)
+    assert run(["user", "list"]) == ExitCode.ERROR
+    assert capsys.readouterr().err == (
+        "nodecli: error: internal error: RuntimeError: boom\n"
+        "hint: this is a bug in nodecli; NODECLI_DEBUG=1 shows the traceback\n")
+    monkeypatch.setenv("NODECLI_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        run(["user", "list"])
