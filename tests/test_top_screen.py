@@ -153,8 +153,34 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
-    assert re.fullmatch(r"debug: last refresh: 2 transfers in \d+ ms",
+    last = re.fullmatch(r"debug: last refresh: 2 transfers in (\d+) ms",
                         err.read_text().splitlines()[-1])
+    # (the node answers at once; a refresh past the test's own 20 s waits cannot be)
+    assert last and int(last.group(1)) < 20_000
+
+
+def test_quitting_before_the_node_answers_ends_at_once(top_node, home, tmp_path):
+    """q while the first request waits on the node: top ends without waiting for it.
+    With colour, only the top line is bold; the cursor is hidden while the screen is up."""
+    import pexpect
+
+    node, env = top_node
+    err = tmp_path / "stderr"
+    child = _spawn_top({**env, "NODECLI_HOME": str(home), "NO_COLOR": ""}, str(err),
+                       "--interval", "0.2", "-v")
+    screen = Screen(child, 300, 24)
+    try:
+        screen.wait("reading ...")
+        rows = screen.screen.buffer
+        assert all(rows[0][x].bold for x in range(len(screen.lines[0])))
+        assert not any(rows[1][x].bold for x in range(len(screen.lines[1])))
+        assert screen.screen.cursor.hidden
+        child.send("q")
+        child.expect(pexpect.EOF)  # the node has still not answered
+    finally:
+        child.close(force=True)
+    assert not node.gate.is_set() and child.exitstatus == 0
+    assert err.read_text().splitlines()[-1] == "debug: last refresh: 0 transfers in 0 ms"
 
 
 def test_verbose_lines_wait_until_the_screen_is_left(top_node, home):
