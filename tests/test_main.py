@@ -39,6 +39,24 @@ def test_closed_stdout_exits_141_without_a_word(home):
     assert err == b""
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["user", "--help"], ["user"],
+                                  ["help", "user"], ["user", "list", "-o", "json"]])
+def test_a_stdout_with_no_reader_at_all_exits_141_without_a_word(home, argv):
+    """The reader is gone before nodecli starts (the read end closed first): whatever
+    writes first (click's eager --help and --version while the arguments are parsed, a
+    command, or the last flush of a short output) meets EPIPE, and the exit is 141."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(nodecli_cmd(*argv), stdout=write_end, stderr=subprocess.PIPE,
+                              env=subprocess_env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (ExitCode.BROKEN_PIPE, b"")
+
+
 def test_help_and_version_on_stdout_exit_0(invoke):
     r = invoke("--help")
     assert r.exit_code == 0 and "Classic flags" in r.stdout and r.stderr == ""

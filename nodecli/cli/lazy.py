@@ -297,6 +297,16 @@ class LazyGroup(HelpGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_subcommands})
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # the root's eager options (--help, --version) write while the arguments are
+        # parsed, before invoke: their closed stdout is the same quiet exit 141
+        try:
+            return super().parse_args(ctx, args)
+        except BrokenPipeError as exc:
+            from nodecli.errors import StdoutClosed
+
+            raise StdoutClosed() from exc
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
