@@ -240,14 +240,15 @@ def generate(root: Path = ROOT) -> list[str]:
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
+    """``generate`` or ``check`` the files of the checkout at ``root``."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["generate"]:
-        for rel in generate():
+        for rel in generate(root):
             print(f"wrote {rel}")
         return 0
     if args == ["check"]:
-        stale = stale_files()
+        stale = stale_files(root)
         for rel in stale:
             print(f"stale: {rel} (run: python -m nodecli.devtools generate)", file=sys.stderr)
         return 1 if stale else 0

@@ -26,6 +26,35 @@ def test_check_command_names_stale_files(tmp_path):
     assert devtools.stale_files(tmp_path) == ["completions/nodecli.fish", "man/nodecli.1"]
 
 
+def test_generate_writes_what_is_missing_or_stale_and_nothing_else(tmp_path):
+    root = tmp_path / "new" / "checkout"  # not there yet: made, parents and all
+    want = devtools.generated_files()
+    assert devtools.generate(root) == sorted(want)
+    assert {rel: (root / rel).read_text(encoding="utf-8") for rel in want} == want
+    assert devtools.generate(root) == []  # current: nothing written
+    (root / "man" / "nodecli.1").write_text("old\n")
+    assert devtools.generate(root) == ["man/nodecli.1"]
+    assert devtools.stale_files(root) == []
+
+
+def test_the_command_line_of_the_generator(tmp_path, capsys):
+    assert devtools.main(["generate"], tmp_path) == 0
+    assert capsys.readouterr() == ("".join(f"wrote {rel}\n"
+                                           for rel in sorted(devtools.generated_files())), "")
+    assert devtools.main(["check"], tmp_path) == 0
+    assert capsys.readouterr() == ("", "")
+    (tmp_path / "man" / "nodecli.1").write_text("old\n")
+    assert devtools.main(["check"], tmp_path) == 1
+    assert capsys.readouterr() == (
+        "", "stale: man/nodecli.1 (run: python -m nodecli.devtools generate)\n")
+    assert devtools.main(["generate"], tmp_path) == 0
+    assert capsys.readouterr().out == "wrote man/nodecli.1\n"
+    for wrong in (["regenerate"], [], ["check", "generate"]):
+        assert devtools.main(wrong, tmp_path) == 2
+        assert capsys.readouterr() == ("", "usage: python -m nodecli.devtools "
+                                           "generate|check\n")
+
+
 def test_generation_is_deterministic():
     """Same files from fresh interpreters with different hash seeds (set/dict order), in
     another working folder, and in this process."""
@@ -58,6 +87,36 @@ def test_man_page_content():
     assert "\\fB\\-\\-restriction\\fR" not in page  # options are rendered with their short form
     assert "\\fB\\-r, \\-\\-restriction R\\fR" in page
     assert "NODECLI_PASSWORD" in page and "NODECLI_HOME" in page
+
+
+def test_the_man_page_of_a_tree_with_missing_help_texts():
+    """What the tree does not hold today, each in a made-up tree: no help text at all, only
+    a short one, an option without help whose value comes from a variable, a hidden
+    command, and a command's own help-option names (its context settings)."""
+    import click
+
+    @click.group("bare")
+    @click.option("--plain", envvar="BARE_PLAIN")
+    def bare(plain):
+        pass
+
+    bare.add_command(click.Command("short", short_help="The short help."))
+    bare.add_command(click.Command("none"))
+    bare.add_command(click.Command("hushhush", help="Never in the page.", hidden=True))
+    bare.add_command(click.Command("own", help="Own names.",
+                                   context_settings={"help_option_names": ["-?", "--usage"]}))
+    page = devtools.man_page(bare).split("\n")
+    at = page.index(".SH DESCRIPTION")
+    assert page[at + 1:at + 3] == ["", ".SH OPTIONS"]
+    at = page.index("\\fB\\-\\-plain TEXT\\fR")
+    assert page[at - 1:at + 2] == [".TP", "\\fB\\-\\-plain TEXT\\fR", ""]
+    at = page.index("\\fBBARE_PLAIN\\fR")
+    assert page[at + 1] == "Same as nodecli \\-\\-plain"
+    assert page[page.index('.SS "nodecli short [OPTIONS]"') + 1] == "The short help."
+    assert page[page.index('.SS "nodecli none [OPTIONS]"') + 1] == ""
+    assert not any("hushhush" in line or "Never in the page" in line for line in page)
+    at = page.index('.SS "nodecli own [OPTIONS]"')
+    assert "\\fB\\-?, \\-\\-usage\\fR" in page[at:]
 
 
 def test_man_page_renders_without_roff_errors(tmp_path):
