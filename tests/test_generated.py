@@ -55,6 +55,18 @@ def test_the_command_line_of_the_generator(tmp_path, capsys):
                                            "generate|check\n")
 
 
+def test_the_generator_as_a_module_reads_its_own_arguments():
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "nodecli.devtools", *args],
+                              capture_output=True, text=True, env=subprocess_env(), cwd="/",
+                              timeout=120)
+
+    assert (run("check").returncode, run("check").stderr) == (0, "")
+    usage = run()
+    assert (usage.returncode, usage.stderr) == (
+        2, "usage: python -m nodecli.devtools generate|check\n")
+
+
 def test_generation_is_deterministic():
     """Same files from fresh interpreters with different hash seeds (set/dict order), in
     another working folder, and in this process."""
@@ -70,6 +82,7 @@ def test_generation_is_deterministic():
     assert set(here) == {"completions/nodecli.bash", "completions/nodecli.zsh",
                          "completions/nodecli.fish", "man/nodecli.1"}
     assert all(here.values())
+    assert all(text.isascii() for text in here.values())  # whatever the reader's locale
     assert runs[0] == runs[1] == here
 
 
