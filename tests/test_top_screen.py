@@ -160,8 +160,9 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
 
 
 def test_quitting_before_the_node_answers_ends_at_once(top_node, home, tmp_path):
-    """q while the first request waits on the node: top ends without waiting for it.
-    With colour, only the top line is bold; the cursor is hidden while the screen is up."""
+    """Keys while the first request waits on the node: s and f redraw at once, q ends
+    without waiting for it. With colour, only the top line is bold; the cursor is hidden
+    while the screen is up."""
     import pexpect
 
     node, env = top_node
@@ -175,6 +176,11 @@ def test_quitting_before_the_node_answers_ends_at_once(top_node, home, tmp_path)
         assert all(rows[0][x].bold for x in range(len(screen.lines[0])))
         assert not any(rows[1][x].bold for x in range(len(screen.lines[1])))
         assert screen.screen.cursor.hidden
+        # keys are answered while the node still holds its answer (no refresh to wait for)
+        child.send("s")
+        screen.wait(lambda lines: lines[1].startswith("sort progress · q quit"))
+        child.send("f")
+        screen.wait(lambda lines: lines[1].startswith("sort progress · failed only"))
         child.send("q")
         child.expect(pexpect.EOF)  # the node has still not answered
     finally:
