@@ -98,6 +98,33 @@ def test_modify_changes_the_password_only_when_asked_or_when_nothing_else(invoke
     assert verify_password("newest", _user(one_user, "u1").password_hash)
 
 
+@pytest.mark.parametrize(("flag", "acls"), [("--acl-add", ["admin", "internal"]),
+                                            ("--acl-del", [])])
+def test_modify_with_one_acl_flag_alone_leaves_the_password(invoke, one_user, flag: str,
+                                                            acls: list[str]) -> None:
+    """(no terminal and no password given: asking for one would be refused)"""
+    assert invoke("-mu", "u1", "--acl-set", "admin").exit_code == 0
+    r = invoke("-mu", "u1", flag, "internal" if flag == "--acl-add" else "admin")
+    assert r.exit_code == 0, r
+    assert r.stderr == f"changed node user 'u1': ACLs [{','.join(acls)}]\n"
+    user = _user(one_user, "u1")
+    assert user.acls == acls and verify_password("pw", user.password_hash)
+
+
+@pytest.mark.parametrize(("args", "given", "said"), [
+    (("user", "add", "u1", "--xuser", "x", "-p", ""), None, "the password is empty"),
+    (("-mu", "ghost", "-p", ""), None, "the password is empty"),
+    (("user", "passwd", "ghost", "--password-stdin"), "", "no password on standard input"),
+    (("-au", "u1", "-x", "x", "--password-stdin"), "", "no password on standard input"),
+])
+def test_a_password_given_empty_is_refused_before_the_user_is_looked_at(
+        invoke, one_user, args, given, said: str) -> None:
+    """-p and --password-stdin are read at once (a usage error, exit 2), before the
+    user is found to exist or not; only a prompt waits for the name to be checked."""
+    r = invoke(*args, input=given)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"{ERR}{said}\n")
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (("-au", "u3", "-x", "x", "-p", "pw", "--password-stdin"),
      "give -p or --password-stdin, not both"),
