@@ -69,6 +69,13 @@ def test_a_creds_file_of_keys_in_any_case_with_spaces_and_equals_in_values(
     r = ship(invoke, collector.url, ship_env, "--sink-creds", str(token_file))
     assert r.exit_code == 0, r
     assert collector.state.headers[-1]["Authorization"] == "Bearer t-1"
+    # one line with a key whose value pads with '=': the key is before the first '='
+    token_file.write_text("token=YWJjZA==\n")
+    collector.state = type(collector.state)(token="YWJjZA==")
+    log.generate(1)
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(token_file))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == "Bearer YWJjZA=="
 
 
 @pytest.mark.parametrize("name", ["NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD"])
@@ -297,6 +304,30 @@ def test_stats_keep_the_nodes_info_and_log_when_it_cannot_be_read(invoke, node_e
     for _ in range(2):  # the first asks /info again and keeps it; the second reads it kept
         assert invoke("events", "stats", env=node_env).exit_code == 0
     assert sum(" /info " in line for line in served) == 2
+
+
+def test_every_node_keeps_its_info_and_logs_when_it_cannot_be_read(invoke, two_nodes,
+                                                                   collector, emulator,
+                                                                   served):
+    from nodecli.emulator.events import log_for
+
+    log_for(two_nodes[0].state).generate(1)
+    env = {"NODECLI_SINK_CACERT": emulator.ca_file}
+    args = ("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+            "--resume", "i")
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")  # n1's
+    try:
+        r = invoke("-v", *args, env=env)
+    finally:
+        emulator.faults.clear()
+    assert r.exit_code == 0, r
+    assert (f"debug: GET /info failed (GET {two_nodes[0].url}/info: HTTP 500: injected "
+            "failure); node version unknown") in r.stderr.splitlines()
+    served.clear()
+    for _ in range(2):  # the first asks /info again and keeps it; the second reads it kept
+        assert invoke(*args, env=env).exit_code == 0
+    assert sum(" /info " in line for line in served) == 1
 
 
 def test_every_nodes_hints_and_warnings_are_said_led_by_its_name_and_cut(
@@ -591,3 +622,72 @@ def test_a_signal_ends_a_following_ship_with_the_resume_hint(ship_env, log, coll
     lines = err.read_text().splitlines()
     assert lines[-1] == "hint: the same command resumes where it stopped", lines
     assert lines[-2].startswith("nodecli: interrupted"), lines
+
+
+# --- one node: what the tail says on the way, and Ctrl-C (in process) --------------------
+
+def test_a_following_ship_says_reconnecting_resumed_and_how_to_go_on(
+        invoke, ship_env, log, collector, emulator, monkeypatch):
+    import re
+
+    from nodecli import interrupt
+
+    waits: list[float | None] = []
+
+    def wait(seconds=None):  # the retry's wait passes; Ctrl-C once caught up
+        waits.append(seconds)
+        if len(waits) > 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "wait", wait)
+    log.generate(2)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503")
+    try:
+        r = invoke("events", "ship", "-f", "--to", collector.url, "--resume", "c", "--since",
+                   "1h", env=ship_env)
+    finally:
+        emulator.faults.clear()
+        emulator.faults.path_prefix = "/"
+    assert r.exit_code == 130, r
+    said = r.stderr.splitlines()
+    assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): "
+                        r"HTTP 503", said[0]), said
+    assert said[1:] == ["resumed", "nodecli: interrupted after 2 events",
+                        "hint: the same command resumes where it stopped"], said
+    assert stored_ids(collector.state) == ["1", "2"]
+    # the same command goes on from there, its hints and warnings said
+    waits.clear()
+    waits.append(0)  # (the next wait is Ctrl-C)
+    log.generate(1)
+    r = invoke("events", "ship", "-f", "--to", collector.url, "--resume", "c",
+               env=ship_env)
+    assert r.exit_code == 130, r
+    assert stored_ids(collector.state) == ["1", "2", "3"]
+
+
+def test_one_node_ships_hints_warnings_and_debug_lines(invoke, ship_env, log, collector,
+                                                       emulator):
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")
+    try:  # -v: what the tail did
+        r = invoke("-v", "events", "ship", "--to", collector.url, "--resume", "w", "--since",
+                   "1h", env=ship_env)
+    finally:
+        emulator.faults.clear()
+        emulator.faults.path_prefix = "/"
+    assert r.exit_code == 0, r
+    assert (f"debug: GET /info failed (GET {emulator.url}/info: HTTP 500: injected "
+            "failure); node version unknown") in r.stderr.splitlines()
+    r = ship(invoke, collector.url, ship_env)  # a node that logs, an empty log: a hint
+    assert r.exit_code == 0, r
+    assert r.stderr.startswith("hint: the node's event log is empty"), r
+    log.generate(1)
+    host = "other.example:9092"
+    log.link_host = host  # the page's Link names another host: a warning
+    try:
+        r = ship(invoke, collector.url, ship_env)
+    finally:
+        log.link_host = None
+    assert r.exit_code == 0, r
+    assert r.stderr.startswith("nodecli: warning: ") and host in r.stderr.splitlines()[0], r
