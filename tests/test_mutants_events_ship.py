@@ -691,3 +691,57 @@ def test_one_node_ships_hints_warnings_and_debug_lines(invoke, ship_env, log, co
         log.link_host = None
     assert r.exit_code == 0, r
     assert r.stderr.startswith("nodecli: warning: ") and host in r.stderr.splitlines()[0], r
+
+
+def test_a_following_ship_retries_a_batch_the_collector_did_not_take(
+        invoke, ship_env, log, collector, monkeypatch, tmp_path, emulator):
+    import re
+    from urllib.parse import quote
+
+    from nodecli import interrupt
+
+    def wait(seconds=None):  # no wait; Ctrl-C at the first once the batch is held
+        if collector.state.batches >= 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "wait", wait)
+    log.generate(2)
+    collector.state.fail_first, collector.state.fail_status = 1, 500  # (not retried by HTTP)
+    ck = tmp_path / "ck.json"
+    r = invoke("events", "ship", "-f", "--to", collector.url, "--checkpoint", str(ck),
+               "--since", "1h", env=ship_env)
+    assert r.exit_code == 130, r
+    said = r.stderr.splitlines()
+    key = f"{quote(emulator.url, safe='')}:1:2"  # the node's part: the URL given
+    assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): the "
+                        rf"collector did not take batch {re.escape(key)}: POST "
+                        r"\S+: HTTP 500: injected failure", said[0]), said
+    assert said[1:] == ["resumed", "nodecli: interrupted after 2 events",
+                        "hint: the same command resumes where it stopped"], said
+    assert stored_ids(collector.state) == ["1", "2"]
+
+
+def test_a_short_batch_is_noted_in_the_checkpoint_before_it_is_sent(invoke, ship_env, log,
+                                                                     collector, tmp_path,
+                                                                     emulator):
+    log.generate(2, families=["file"])
+    collector.state.refuse = {1}
+    ck = tmp_path / "ck.json"
+    r = invoke("events", "ship", "--to", collector.url, "--checkpoint", str(ck), "--since",
+               "1h", "--type-glob", "file.*", "--batch", "5", env=ship_env)
+    assert r.exit_code == 6, r
+    saved = json.loads(ck.read_text())  # this node's, this filter's, the batch noted
+    port = emulator.url.rsplit(":", 1)[1]
+    assert saved["node"].startswith(f"https_localhost_{port}-"), saved
+    assert saved["filter"] == {"type": None, "type_glob": "file.*"}
+    assert saved["output"] == {"sending": {"node": emulator.url, "first": "1", "lasts": ["2"],
+                                           "last": "2"}}
+    collector.state.refuse = set()
+    log.generate(1, families=["file"])  # the next run sends the noted batch again as it was
+    r = invoke("events", "ship", "--to", collector.url, "--checkpoint", str(ck), "--since",
+               "1h", "--type-glob", "file.*", "--batch", "5", env=ship_env)
+    assert r.exit_code == 0, r
+    from urllib.parse import quote
+
+    node = quote(emulator.url, safe="")
+    assert [key for key, _ in collector.state.stored] == [f"{node}:1:2", f"{node}:3:3"]
