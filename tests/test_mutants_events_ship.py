@@ -745,3 +745,23 @@ def test_a_short_batch_is_noted_in_the_checkpoint_before_it_is_sent(invoke, ship
 
     node = quote(emulator.url, safe="")
     assert [key for key, _ in collector.state.stored] == [f"{node}:1:2", f"{node}:3:3"]
+
+
+def test_ctrl_c_ends_every_nodes_ship_and_says_the_same_command_resumes(
+        invoke, two_nodes, collector, emulator, monkeypatch):
+    from nodecli.emulator.events import log_for
+    from nodecli.node.events import merged
+
+    def pressed(self, seconds):  # Ctrl-C as every node waits for new events
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(merged.FleetStop, "sleep", pressed)
+    for n, server in enumerate(two_nodes, 1):
+        log_for(server.state).generate(n)
+    r = invoke("events", "ship", "-f", "--all-nodes", "--since", "1h", "--to", collector.url,
+               "--resume", "c", env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    assert r.exit_code == 130, r
+    assert r.stderr.splitlines()[-2:] == [
+        "nodecli: interrupted after 3 events from 2 node(s)",
+        "hint: the same command resumes each node where it stopped"], r
+    assert _ids_by_node(collector.state) == {"n1": [1], "n2": [1, 2]}
