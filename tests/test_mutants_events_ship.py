@@ -645,11 +645,12 @@ def test_a_following_ship_says_reconnecting_resumed_and_how_to_go_on(
     emulator.faults.push("503")
     try:
         r = invoke("events", "ship", "-f", "--to", collector.url, "--resume", "c", "--since",
-                   "1h", env=ship_env)
+                   "1h", "--interval", "0.5", env=ship_env)
     finally:
         emulator.faults.clear()
         emulator.faults.path_prefix = "/"
     assert r.exit_code == 130, r
+    assert 0.4 <= waits[-1] <= 0.6  # once caught up: --interval, jittered by 20 %
     said = r.stderr.splitlines()
     assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): "
                         r"HTTP 503", said[0]), said
@@ -723,7 +724,7 @@ def test_a_following_ship_retries_a_batch_the_collector_did_not_take(
 
 def test_a_short_batch_is_noted_in_the_checkpoint_before_it_is_sent(invoke, ship_env, log,
                                                                      collector, tmp_path,
-                                                                     emulator):
+                                                                     emulator, home):
     log.generate(2, families=["file"])
     collector.state.refuse = {1}
     ck = tmp_path / "ck.json"
@@ -745,6 +746,21 @@ def test_a_short_batch_is_noted_in_the_checkpoint_before_it_is_sent(invoke, ship
 
     node = quote(emulator.url, safe="")
     assert [key for key, _ in collector.state.stored] == [f"{node}:1:2", f"{node}:3:3"]
+    # a named checkpoint notes it too
+    collector.state = type(collector.state)(refuse={1})
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "noted", "--since",
+               "1h", "--batch", "5", env=ship_env)
+    assert r.exit_code == 6, r
+    named, = (home / "state" / "checkpoints").glob("*/noted@*.json")
+    assert json.loads(named.read_text())["output"] == {
+        "sending": {"node": emulator.url, "first": "1", "lasts": ["3"], "last": "3"}}
+    # a full batch is not noted (a restart reads the same page again: the same batch)
+    collector.state = type(collector.state)(refuse={1})
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "full", "--since",
+               "1h", "--batch", "3", env=ship_env)
+    assert r.exit_code == 6, r
+    full, = (home / "state" / "checkpoints").glob("*/full@*.json")
+    assert json.loads(full.read_text())["output"] is None
 
 
 def test_ctrl_c_ends_every_nodes_ship_and_says_the_same_command_resumes(
@@ -765,3 +781,30 @@ def test_ctrl_c_ends_every_nodes_ship_and_says_the_same_command_resumes(
         "nodecli: interrupted after 3 events from 2 node(s)",
         "hint: the same command resumes each node where it stopped"], r
     assert _ids_by_node(collector.state) == {"n1": [1], "n2": [1, 2]}
+
+
+def test_a_ship_to_a_file_ends_with_its_count_and_no_batches(invoke, node_env, log, tmp_path):
+    log.generate(2)
+    out = tmp_path / "o.jsonl"
+    r = invoke("events", "ship", "--to", f"file:{out}", "--since", "1h", env=node_env)
+    assert r.exit_code == 0, r
+    assert r.stderr == f"shipped 2 events to file:{out}\n"
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_every_nodes_full_batch_is_not_noted_a_short_one_is(invoke, two_nodes, collector,
+                                                            emulator, home):
+    from nodecli.emulator.events import log_for
+
+    log_for(two_nodes[0].state).generate(3)
+    env = {"NODECLI_SINK_CACERT": emulator.ca_file}
+    for batch, name in (("3", "full"), ("4", "short")):
+        collector.state = type(collector.state)(refuse={1})
+        r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+                   "--resume", name, "--batch", batch, env=env)
+        assert r.exit_code == 6, r
+        outputs = [json.loads(p.read_text())["output"]
+                   for p in (home / "state" / "checkpoints").glob(f"*/{name}@*.json")]
+        noted = [o for o in outputs if o is not None]
+        assert noted == ([] if name == "full" else [
+            {"sending": {"node": "n1", "first": "1", "lasts": ["3"], "last": "3"}}]), outputs
