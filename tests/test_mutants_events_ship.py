@@ -808,3 +808,28 @@ def test_every_nodes_full_batch_is_not_noted_a_short_one_is(invoke, two_nodes, c
         noted = [o for o in outputs if o is not None]
         assert noted == ([] if name == "full" else [
             {"sending": {"node": "n1", "first": "1", "lasts": ["3"], "last": "3"}}]), outputs
+
+
+def test_every_nodes_sink_retries_a_batch_and_says_so_led_by_its_name(
+        invoke, two_nodes, collector, emulator, monkeypatch):
+    import re
+
+    from nodecli.emulator.events import log_for
+    from nodecli.node.events import merged
+
+    def sleep(self, seconds):  # no wait; Ctrl-C at the first once the batch is held
+        if collector.state.batches >= 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(merged.FleetStop, "sleep", sleep)
+    log_for(two_nodes[0].state).generate(2)
+    collector.state.fail_first, collector.state.fail_status = 1, 500  # (not retried by HTTP)
+    r = invoke("events", "ship", "-f", "--all-nodes", "--since", "1h", "--to", collector.url,
+               "--resume", "r", env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    assert r.exit_code == 130, r
+    said = [line for line in r.stderr.splitlines() if "n1: " in line]
+    assert re.fullmatch(r"nodecli: warning: n1: reconnecting \(attempt 1, next in \d+ s\): the "
+                        r"collector did not take batch n1:1:2: POST \S+: HTTP 500: injected "
+                        r"failure", said[0]), said
+    assert said[1] == "nodecli: warning: n1: resumed", said
+    assert _ids_by_node(collector.state) == {"n1": [1, 2]}
