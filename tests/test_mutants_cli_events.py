@@ -5,9 +5,13 @@ canned page)."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from nodecli.emulator.server import Reply
+from tests.test_mutants_events_ship import two_nodes as two_nodes  # the fixture
 
 EVENT = (b'{"id":"' + b"i" * 100 + b'","time":"' + b"t" * 60
          + b'","user_id":"u","types":["file.created"],"data":{}}')
@@ -27,3 +31,265 @@ def test_a_page_in_each_format_cut_only_in_the_table(invoke, node_env, log, args
     log.push_reply(Reply(200, b"[" + EVENT + b"]", {}))
     r = invoke("events", "list", *args, env=node_env)
     assert (r.exit_code, r.stdout, r.stderr) == (0, stdout, NO_LINK)
+
+
+# --- events tail: --output's words, Ctrl-C's resume command, the merged tail's ends ------
+
+FORMATS = "pretty, plain, json, jsonl"
+
+
+def _recent() -> str:
+    """A time 30 minutes ago, as a node writes it."""
+    from datetime import UTC, datetime, timedelta
+
+    return (datetime.now(UTC) - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+
+
+def error_line(stderr: str) -> str:
+    return stderr.splitlines()[0].removeprefix("nodecli: error: ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-o", "json", "--output", "jsonl"], "give the format once: -o/--format or --output"),
+    (["--output", "YAML"], f"'YAML' is not a format of events tail (choose from {FORMATS})"),
+    (["--output", ""], f"'' is not a format of events tail (choose from {FORMATS})"),
+    (["--output", "x.jsonl", "--to", "y.jsonl"],
+     f"'x.jsonl' is not a format ({FORMATS}) and --to already names the output file"),
+    (["--since", "yesterday-ish"], None),
+])
+def test_what_tail_refuses_before_asking_the_node_word_for_word(invoke, node_env, served,
+                                                                 tmp_path, monkeypatch,
+                                                                 args, message):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("events", "tail", *args, env=node_env)
+    assert r.exit_code == 2, r
+    if message is None:  # (the parser's own words follow the option's name)
+        assert error_line(r.stderr).startswith("--since: ")
+    else:
+        assert error_line(r.stderr) == message
+    assert (r.stdout, served, list(tmp_path.iterdir())) == ("", [], [])
+
+
+def test_output_as_a_format_and_as_the_old_spelling_of_to(invoke, node_env, log, tmp_path):
+    log.generate(1)
+    r = invoke("events", "tail", "--since", "1h", "--output", "jsonl", env=node_env)
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1"]
+    out = tmp_path / "a b.jsonl"  # quoted in the command the warning gives
+    r = invoke("events", "tail", "--since", "1h", "--output", str(out), env=node_env)
+    assert r.exit_code == 0, r
+    assert r.stderr == (f"nodecli: warning: --output FILE is deprecated: use --to "
+                        f"'{out}' (-o/--output is the format: {FORMATS})\n"
+                        f"wrote 1 event to {out}\n")
+    assert r.stdout == "" and len(out.read_text().splitlines()) == 1
+
+
+@pytest.fixture
+def ctrl_c_when_caught_up(monkeypatch):
+    """Ctrl-C while a following tail waits for new events (the wait is where a person
+    presses it): the wait raises KeyboardInterrupt, as the signal handler does."""
+    from nodecli import interrupt
+
+    def pressed(seconds=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "wait", pressed)
+
+
+def _resume_line(stderr: str) -> str | None:
+    said = [line for line in stderr.splitlines() if "resume with:" in line]
+    assert len(said) <= 1, stderr
+    return said[0].split("resume with: ", 1)[1] if said else None
+
+
+def test_ctrl_c_says_the_command_that_resumes_with_the_options_given(
+        invoke, emulator, log, home, tmp_path, ctrl_c_when_caught_up):
+    log.generate(2, families=["file"])
+    ck, out = tmp_path / "c k.json", tmp_path / "out.jsonl"
+    flags = ["--url", emulator.url, "--user", "admin", "--insecure"]
+    env = {"NODECLI_PASSWORD": "admin-pass"}
+    r = invoke("events", "tail", "-f", *flags, "--type-glob", "file.*", "--checkpoint",
+               str(ck), "-o", "jsonl", env=env)
+    assert r.exit_code == 130, r
+    assert "interrupted after 2 events" in r.stderr
+    assert _resume_line(r.stderr) == (f"nodecli events tail -f --url {emulator.url} --user "
+                                      f"admin --insecure --type-glob 'file.*' "
+                                      f"--checkpoint '{ck}'")
+    # a named checkpoint, --to after it, --type; values from the environment are left
+    # out (they are still there when the command is pasted)
+    env = {"NODECLI_URL": emulator.url, "NODECLI_USER": "admin",
+           "NODECLI_PASSWORD": "admin-pass"}
+    r = invoke("events", "tail", "-f", "--type", "file.created", "--resume", "r1",
+               "--to", str(out), env=env)
+    assert r.exit_code == 130, r
+    assert _resume_line(r.stderr) == (f"nodecli events tail -f --type file.created "
+                                      f"--resume r1 --to {out}")
+    r = invoke("events", "tail", "--since", "1h", "-f", "--to", str(out), "-o", "jsonl",
+               env=env)
+    assert _resume_line(r.stderr) == f"nodecli events tail -f --to {out}"
+    # no file: the iteration token where it stopped; before any event: no command
+    r = invoke("events", "tail", "--since", "1h", "-f", "-o", "jsonl", env=env)
+    assert (r.exit_code, _resume_line(r.stderr)) == (
+        130, "nodecli events tail -f --iteration-token 2")
+
+
+# --- events list and tail over every node --------------------------------------------------
+
+def test_every_nodes_page_in_a_table_cut_and_in_csv_whole(invoke, two_nodes, served):
+    from nodecli.emulator.events import log_for
+
+    for server in two_nodes:
+        log_for(server.state).push_reply(Reply(200, b"[" + EVENT + b"]", {}))
+    r = invoke("events", "list", "--all-nodes", "-o", "table")
+    assert r.exit_code == 0, r
+    row = "i" * 79 + "…  " + "t" * 39 + "…  file.created   (?)"
+    assert r.stdout.splitlines()[1:] == [f"n1    {row}", f"n2    {row}"]
+    assert r.stdout.splitlines()[0].split() == ["node", "id", "time", "type", "summary"]
+    for server in two_nodes:
+        log_for(server.state).push_reply(Reply(200, b"[" + EVENT + b"]", {}))
+    r = invoke("events", "list", "--all-nodes", "-o", "csv")
+    assert r.exit_code == 0, r
+    assert r.stdout.splitlines() == ["node,id,time,type,summary",
+                                     f"n1,{'i' * 100},{'t' * 60},file.created, (?)",
+                                     f"n2,{'i' * 100},{'t' * 60},file.created, (?)"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--iteration-token", "5"], "an iteration token belongs to one node: not with --nodes"),
+    (["--checkpoint", "ck.json"], "--checkpoint FILE holds one node's position: with --nodes "
+                                  "use --resume NAME or --to FILE (a checkpoint per node)"),
+    (["-o", "json"], "a merged tail writes jsonl, plain or pretty"),
+])
+def test_what_a_merged_tail_refuses_before_asking_a_node(invoke, two_nodes, served, tmp_path,
+                                                         monkeypatch, args, message):
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    served.clear()
+    r = invoke("events", "tail", "--all-nodes", *args)
+    assert (r.exit_code, error_line(r.stderr), r.stdout) == (2, message, "")
+    assert served == [] and list(here.iterdir()) == []
+
+
+@pytest.fixture
+def fleet_ctrl_c_when_caught_up(monkeypatch):
+    """Ctrl-C while every node of a merged tail waits for new events: each node's wait
+    ends as the signal ends it (not before every node has caught up: no race)."""
+    from nodecli.node.events import merged
+
+    def pressed(self, seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(merged.FleetStop, "sleep", pressed)
+
+
+@pytest.mark.parametrize("resumable", [True, False])
+def test_ctrl_c_ends_a_merged_tail_resumable_only_with_a_checkpoint(
+        invoke, two_nodes, fleet_ctrl_c_when_caught_up, resumable):
+    from nodecli.emulator.events import log_for
+
+    for n, server in enumerate(two_nodes, 1):
+        log_for(server.state).generate(n)
+    r = invoke("events", "tail", "-f", "--all-nodes", "--since", "1h", "-o", "jsonl",
+               *(["--resume", "r"] if resumable else []))
+    assert r.exit_code == 130, r
+    assert len(r.stdout.splitlines()) == 3
+    said = r.stderr.splitlines()
+    assert "nodecli: interrupted after 3 events from 2 node(s)" in said
+    assert ("hint: the same command resumes each node where it stopped" in said) is resumable
+
+
+def test_reconnecting_is_a_warning_off_a_terminal_and_resumed_a_line_of_its_own(
+        invoke, node_env, emulator, log, monkeypatch):
+    from nodecli import interrupt
+
+    waits: list[float] = []
+
+    def wait(seconds=None):  # the retry's wait passes; Ctrl-C once caught up
+        waits.append(seconds)
+        if len(waits) > 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "wait", wait)
+    log.generate(1)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503")
+    try:
+        r = invoke("events", "tail", "-f", "--since", "1h", "-o", "jsonl", env=node_env)
+    finally:
+        emulator.faults.path_prefix = "/"
+    assert r.exit_code == 130, r
+    said = r.stderr.splitlines()
+    assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): "
+                        r"HTTP 503", said[0]), said
+    assert said[1:3] == ["resumed", "nodecli: interrupted after 1 events"], said
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1"]
+
+
+# --- a terminal: pretty lines in colour, cut to its width ----------------------------------
+
+def test_pretty_lines_on_a_terminal_are_coloured_by_family_and_cut(node_env, log):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    when = _recent()
+    log.append({"time": when, "user_id": "carol", "types": ["upload.started",
+                                                             "transfer.started"],
+                "data": {"direction": "receive", "status": "running", "end_time_usec": None,
+                         "bytes_transferred": 1_500_000, "current_rate_kbps": 900,
+                         "target_rate_kbps": 1000, "remote_host": "10.1.2.3"}})
+    log.append({"time": when, "user_id": "dan", "types": ["node.custom"], "data": {}})
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["NO_COLOR"], env["COLUMNS"]  # (the tests' own: colour on, the pty's width)
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h"), env,
+                                  dimensions=(24, 100))
+    assert status == 0, said
+    t = f"\x1b[2m{when[:19]}Z\x1b[0m"
+    assert said.split("\r\n") == [
+        # a family's colour, the running marker bold, the summary cut at the 100th column
+        f"{t}  \x1b[36mupload.started          \x1b[0m  carol       receive "
+        "\x1b[1;36m[RUNNING]\x1b[0m 10.1.2.3 1.5 MB now 9…",
+        f"{t}  \x1b[0mnode.custom             \x1b[0m  dan         ", ""], said
+
+
+def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, tmp_path):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    stamp = "2026-01-02T03:04:05.000000Z" + "\x1b[31m" + "x" * 30  # cut at 40, made safe
+    log.generate(1)  # (the next page, after the canned one: nothing new)
+    log.push_reply(Reply(200, json.dumps([{"id": "7", "time": stamp, "types": ["file.created"],
+                                           "data": {}}]).encode(),
+                         {"Link": f'<{emulator.url}/events?iteration_token=1>; rel="next"'}))
+    out = tmp_path / "ev\x1b[2Jents.jsonl"
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "--to",
+                                              str(out)), env)
+    assert status == 0, said
+    shown = str(out).replace("\x1b[2J", "")
+    assert (f"\u280b 1 events written; last event 2026-01-02T03:04:05.000000Z{'x' * 13}; "
+            f"to {shown} \u00b7 ") in said
+    assert said.endswith(f"\r\x1b[Kwrote 1 event to {shown}\r\n"), said
+
+
+# --- events list: what goes to stderr with a page --------------------------------------------
+
+def test_a_pages_token_warnings_and_hint_on_stderr(invoke, node_env, log, emulator):
+    token = "t k" + "x" * 250  # longer than the line's cut, and a word the shell splits
+    link = f'<{emulator.url}/events?iteration_token={token.replace(" ", "%20")}>; rel="next"'
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": link}))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert (r.exit_code, r.stdout) == (0, EVENT.decode() + "\n"), r
+    assert r.stderr == (f"next iteration token: {token[:199]}… (continue with "
+                        f"--iteration-token '{token}')\n")
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": link}))
+    r = invoke("events", "list", "-o", "json", env=node_env)  # (the token is in the object)
+    assert (r.exit_code, r.stderr) == (0, ""), r
+    far = f'<https://{"f" * 400}.example/events?iteration_token=2>; rel="next"'
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": far}))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 0, r
+    from nodecli.node.events.pages import foreign_host_notice
+
+    host = "f" * 400 + ".example"
+    assert r.stderr == ("nodecli: warning: " + foreign_host_notice(host, emulator.url)[:399] + "…"
+                        + "\nnext iteration token: 2 (continue with --iteration-token 2)\n")

@@ -69,6 +69,13 @@ def test_a_creds_file_of_keys_in_any_case_with_spaces_and_equals_in_values(
     r = ship(invoke, collector.url, ship_env, "--sink-creds", str(token_file))
     assert r.exit_code == 0, r
     assert collector.state.headers[-1]["Authorization"] == "Bearer t-1"
+    # one line with a key whose value pads with '=': the key is before the first '='
+    token_file.write_text("token=YWJjZA==\n")
+    collector.state = type(collector.state)(token="YWJjZA==")
+    log.generate(1)
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(token_file))
+    assert r.exit_code == 0, r
+    assert collector.state.headers[-1]["Authorization"] == "Bearer YWJjZA=="
 
 
 @pytest.mark.parametrize("name", ["NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD"])
@@ -297,6 +304,30 @@ def test_stats_keep_the_nodes_info_and_log_when_it_cannot_be_read(invoke, node_e
     for _ in range(2):  # the first asks /info again and keeps it; the second reads it kept
         assert invoke("events", "stats", env=node_env).exit_code == 0
     assert sum(" /info " in line for line in served) == 2
+
+
+def test_every_node_keeps_its_info_and_logs_when_it_cannot_be_read(invoke, two_nodes,
+                                                                   collector, emulator,
+                                                                   served):
+    from nodecli.emulator.events import log_for
+
+    log_for(two_nodes[0].state).generate(1)
+    env = {"NODECLI_SINK_CACERT": emulator.ca_file}
+    args = ("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+            "--resume", "i")
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")  # n1's
+    try:
+        r = invoke("-v", *args, env=env)
+    finally:
+        emulator.faults.clear()
+    assert r.exit_code == 0, r
+    assert (f"debug: GET /info failed (GET {two_nodes[0].url}/info: HTTP 500: injected "
+            "failure); node version unknown") in r.stderr.splitlines()
+    served.clear()
+    for _ in range(2):  # the first asks /info again and keeps it; the second reads it kept
+        assert invoke(*args, env=env).exit_code == 0
+    assert sum(" /info " in line for line in served) == 1
 
 
 def test_every_nodes_hints_and_warnings_are_said_led_by_its_name_and_cut(
@@ -591,3 +622,214 @@ def test_a_signal_ends_a_following_ship_with_the_resume_hint(ship_env, log, coll
     lines = err.read_text().splitlines()
     assert lines[-1] == "hint: the same command resumes where it stopped", lines
     assert lines[-2].startswith("nodecli: interrupted"), lines
+
+
+# --- one node: what the tail says on the way, and Ctrl-C (in process) --------------------
+
+def test_a_following_ship_says_reconnecting_resumed_and_how_to_go_on(
+        invoke, ship_env, log, collector, emulator, monkeypatch):
+    import re
+
+    from nodecli import interrupt
+
+    waits: list[float | None] = []
+
+    def wait(seconds=None):  # the retry's wait passes; Ctrl-C once caught up
+        waits.append(seconds)
+        if len(waits) > 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "wait", wait)
+    log.generate(2)
+    emulator.faults.path_prefix = "/events"
+    emulator.faults.push("503")
+    try:
+        r = invoke("events", "ship", "-f", "--to", collector.url, "--resume", "c", "--since",
+                   "1h", "--interval", "0.5", env=ship_env)
+    finally:
+        emulator.faults.clear()
+        emulator.faults.path_prefix = "/"
+    assert r.exit_code == 130, r
+    assert 0.4 <= waits[-1] <= 0.6  # once caught up: --interval, jittered by 20 %
+    said = r.stderr.splitlines()
+    assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): "
+                        r"HTTP 503", said[0]), said
+    assert said[1:] == ["resumed", "nodecli: interrupted after 2 events",
+                        "hint: the same command resumes where it stopped"], said
+    assert stored_ids(collector.state) == ["1", "2"]
+    # the same command goes on from there, its hints and warnings said
+    waits.clear()
+    waits.append(0)  # (the next wait is Ctrl-C)
+    log.generate(1)
+    r = invoke("events", "ship", "-f", "--to", collector.url, "--resume", "c",
+               env=ship_env)
+    assert r.exit_code == 130, r
+    assert stored_ids(collector.state) == ["1", "2", "3"]
+
+
+def test_one_node_ships_hints_warnings_and_debug_lines(invoke, ship_env, log, collector,
+                                                       emulator):
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push("500")
+    try:  # -v: what the tail did
+        r = invoke("-v", "events", "ship", "--to", collector.url, "--resume", "w", "--since",
+                   "1h", env=ship_env)
+    finally:
+        emulator.faults.clear()
+        emulator.faults.path_prefix = "/"
+    assert r.exit_code == 0, r
+    assert (f"debug: GET /info failed (GET {emulator.url}/info: HTTP 500: injected "
+            "failure); node version unknown") in r.stderr.splitlines()
+    r = ship(invoke, collector.url, ship_env)  # a node that logs, an empty log: a hint
+    assert r.exit_code == 0, r
+    assert r.stderr.startswith("hint: the node's event log is empty"), r
+    log.generate(1)
+    host = "other.example:9092"
+    log.link_host = host  # the page's Link names another host: a warning
+    try:
+        r = ship(invoke, collector.url, ship_env)
+    finally:
+        log.link_host = None
+    assert r.exit_code == 0, r
+    assert r.stderr.startswith("nodecli: warning: ") and host in r.stderr.splitlines()[0], r
+
+
+def test_a_following_ship_retries_a_batch_the_collector_did_not_take(
+        invoke, ship_env, log, collector, monkeypatch, tmp_path, emulator):
+    import re
+    from urllib.parse import quote
+
+    from nodecli import interrupt
+
+    def wait(seconds=None):  # no wait; Ctrl-C at the first once the batch is held
+        if collector.state.batches >= 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "wait", wait)
+    log.generate(2)
+    collector.state.fail_first, collector.state.fail_status = 1, 500  # (not retried by HTTP)
+    ck = tmp_path / "ck.json"
+    r = invoke("events", "ship", "-f", "--to", collector.url, "--checkpoint", str(ck),
+               "--since", "1h", env=ship_env)
+    assert r.exit_code == 130, r
+    said = r.stderr.splitlines()
+    key = f"{quote(emulator.url, safe='')}:1:2"  # the node's part: the URL given
+    assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): the "
+                        rf"collector did not take batch {re.escape(key)}: POST "
+                        r"\S+: HTTP 500: injected failure", said[0]), said
+    assert said[1:] == ["resumed", "nodecli: interrupted after 2 events",
+                        "hint: the same command resumes where it stopped"], said
+    assert stored_ids(collector.state) == ["1", "2"]
+
+
+def test_a_short_batch_is_noted_in_the_checkpoint_before_it_is_sent(invoke, ship_env, log,
+                                                                     collector, tmp_path,
+                                                                     emulator, home):
+    log.generate(2, families=["file"])
+    collector.state.refuse = {1}
+    ck = tmp_path / "ck.json"
+    r = invoke("events", "ship", "--to", collector.url, "--checkpoint", str(ck), "--since",
+               "1h", "--type-glob", "file.*", "--batch", "5", env=ship_env)
+    assert r.exit_code == 6, r
+    saved = json.loads(ck.read_text())  # this node's, this filter's, the batch noted
+    port = emulator.url.rsplit(":", 1)[1]
+    assert saved["node"].startswith(f"https_localhost_{port}-"), saved
+    assert saved["filter"] == {"type": None, "type_glob": "file.*"}
+    assert saved["output"] == {"sending": {"node": emulator.url, "first": "1", "lasts": ["2"],
+                                           "last": "2"}}
+    collector.state.refuse = set()
+    log.generate(1, families=["file"])  # the next run sends the noted batch again as it was
+    r = invoke("events", "ship", "--to", collector.url, "--checkpoint", str(ck), "--since",
+               "1h", "--type-glob", "file.*", "--batch", "5", env=ship_env)
+    assert r.exit_code == 0, r
+    from urllib.parse import quote
+
+    node = quote(emulator.url, safe="")
+    assert [key for key, _ in collector.state.stored] == [f"{node}:1:2", f"{node}:3:3"]
+    # a named checkpoint notes it too
+    collector.state = type(collector.state)(refuse={1})
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "noted", "--since",
+               "1h", "--batch", "5", env=ship_env)
+    assert r.exit_code == 6, r
+    named, = (home / "state" / "checkpoints").glob("*/noted@*.json")
+    assert json.loads(named.read_text())["output"] == {
+        "sending": {"node": emulator.url, "first": "1", "lasts": ["3"], "last": "3"}}
+    # a full batch is not noted (a restart reads the same page again: the same batch)
+    collector.state = type(collector.state)(refuse={1})
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "full", "--since",
+               "1h", "--batch", "3", env=ship_env)
+    assert r.exit_code == 6, r
+    full, = (home / "state" / "checkpoints").glob("*/full@*.json")
+    assert json.loads(full.read_text())["output"] is None
+
+
+def test_ctrl_c_ends_every_nodes_ship_and_says_the_same_command_resumes(
+        invoke, two_nodes, collector, emulator, monkeypatch):
+    from nodecli.emulator.events import log_for
+    from nodecli.node.events import merged
+
+    def pressed(self, seconds):  # Ctrl-C as every node waits for new events
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(merged.FleetStop, "sleep", pressed)
+    for n, server in enumerate(two_nodes, 1):
+        log_for(server.state).generate(n)
+    r = invoke("events", "ship", "-f", "--all-nodes", "--since", "1h", "--to", collector.url,
+               "--resume", "c", env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    assert r.exit_code == 130, r
+    assert r.stderr.splitlines()[-2:] == [
+        "nodecli: interrupted after 3 events from 2 node(s)",
+        "hint: the same command resumes each node where it stopped"], r
+    assert _ids_by_node(collector.state) == {"n1": [1], "n2": [1, 2]}
+
+
+def test_a_ship_to_a_file_ends_with_its_count_and_no_batches(invoke, node_env, log, tmp_path):
+    log.generate(2)
+    out = tmp_path / "o.jsonl"
+    r = invoke("events", "ship", "--to", f"file:{out}", "--since", "1h", env=node_env)
+    assert r.exit_code == 0, r
+    assert r.stderr == f"shipped 2 events to file:{out}\n"
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_every_nodes_full_batch_is_not_noted_a_short_one_is(invoke, two_nodes, collector,
+                                                            emulator, home):
+    from nodecli.emulator.events import log_for
+
+    log_for(two_nodes[0].state).generate(3)
+    env = {"NODECLI_SINK_CACERT": emulator.ca_file}
+    for batch, name in (("3", "full"), ("4", "short")):
+        collector.state = type(collector.state)(refuse={1})
+        r = invoke("events", "ship", "--all-nodes", "--since", "1h", "--to", collector.url,
+                   "--resume", name, "--batch", batch, env=env)
+        assert r.exit_code == 6, r
+        outputs = [json.loads(p.read_text())["output"]
+                   for p in (home / "state" / "checkpoints").glob(f"*/{name}@*.json")]
+        noted = [o for o in outputs if o is not None]
+        assert noted == ([] if name == "full" else [
+            {"sending": {"node": "n1", "first": "1", "lasts": ["3"], "last": "3"}}]), outputs
+
+
+def test_every_nodes_sink_retries_a_batch_and_says_so_led_by_its_name(
+        invoke, two_nodes, collector, emulator, monkeypatch):
+    import re
+
+    from nodecli.emulator.events import log_for
+    from nodecli.node.events import merged
+
+    def sleep(self, seconds):  # no wait; Ctrl-C at the first once the batch is held
+        if collector.state.batches >= 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(merged.FleetStop, "sleep", sleep)
+    log_for(two_nodes[0].state).generate(2)
+    collector.state.fail_first, collector.state.fail_status = 1, 500  # (not retried by HTTP)
+    r = invoke("events", "ship", "-f", "--all-nodes", "--since", "1h", "--to", collector.url,
+               "--resume", "r", env={"NODECLI_SINK_CACERT": emulator.ca_file})
+    assert r.exit_code == 130, r
+    said = [line for line in r.stderr.splitlines() if "n1: " in line]
+    assert re.fullmatch(r"nodecli: warning: n1: reconnecting \(attempt 1, next in \d+ s\): the "
+                        r"collector did not take batch n1:1:2: POST \S+: HTTP 500: injected "
+                        r"failure", said[0]), said
+    assert said[1] == "nodecli: warning: n1: resumed", said
+    assert _ids_by_node(collector.state) == {"n1": [1, 2]}
