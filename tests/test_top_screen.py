@@ -24,12 +24,15 @@ class TopNode:
         from tests.scripted_server import ScriptedServer
 
         self.gate, self.refuse = threading.Event(), threading.Event()
+        self.pause = 0.0  # seconds before each answer: a floor under each refresh's time
         self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
 
     def _answer(self, seen):
         from tests.scripted_server import reply
 
         self.gate.wait(60)
+        if self.pause:
+            yield self.pause
         links: list[tuple[str, str]] = []
         if self.refuse.is_set():  # words whose 201st character (as shown) is the first Z
             said = f"GET {self.server.url()}{seen.target}: HTTP 403: "
@@ -124,6 +127,7 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
     import pexpect
 
     node, env = top_node
+    node.pause = 0.05
     err = tmp_path / "stderr"
     child = _spawn_top({**env, "NODECLI_HOME": str(home)}, str(err), "--interval", "0.2",
                        "-v")
@@ -157,8 +161,9 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
     assert child.exitstatus == 0
     last = re.fullmatch(r"debug: last refresh: 2 transfers in (\d+) ms",
                         err.read_text().splitlines()[-1])
-    # (the node answers at once; a refresh past the test's own 20 s waits cannot be)
-    assert last and int(last.group(1)) < 20_000
+    # the node waits 50 ms before each answer; a refresh past the test's 20 s waits
+    # cannot be: the figure is milliseconds
+    assert last and 50 <= int(last.group(1)) < 20_000
 
 
 def test_quitting_before_the_node_answers_ends_at_once(top_node, home, tmp_path):
