@@ -24,12 +24,15 @@ class TopNode:
         from tests.scripted_server import ScriptedServer
 
         self.gate, self.refuse = threading.Event(), threading.Event()
+        self.pause = 0.0  # seconds before each answer: a floor under each refresh's time
         self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
 
     def _answer(self, seen):
         from tests.scripted_server import reply
 
         self.gate.wait(60)
+        if self.pause:
+            yield self.pause
         links: list[tuple[str, str]] = []
         if self.refuse.is_set():  # words whose 201st character (as shown) is the first Z
             said = f"GET {self.server.url()}{seen.target}: HTTP 403: "
@@ -99,9 +102,10 @@ class Screen:
         return self.lines
 
 
-def _spawn_top(env: dict[str, str], err: str | None, *args: str):
-    """``nodecli transfer top`` on a 300 x 24 terminal, its stderr to the file ``err``
-    (None: to the terminal too)."""
+def _spawn_top(env: dict[str, str], err: str | None, *args: str, cols: int = 300):
+    """``nodecli transfer top`` on a ``cols`` x 24 terminal, its stderr to the file
+    ``err`` (None: to the terminal too). The size is the terminal's own, not LINES and
+    COLUMNS (curses would keep those through a resize)."""
     import sys
 
     import pexpect
@@ -109,12 +113,13 @@ def _spawn_top(env: dict[str, str], err: str | None, *args: str):
     from tests.conftest import REPO_ROOT, subprocess_env
 
     redirect = ' 2>"$TOP_ERR"' if err else ""
+    child_env = subprocess_env({**env, "TERM": "xterm", "TOP_ERR": err or ""})
+    for name in ("LINES", "COLUMNS"):
+        child_env.pop(name, None)
     return pexpect.spawn("/bin/sh", ["-c", f'exec "$@"{redirect}', "sh", sys.executable,
                                      "-m", "nodecli", "transfer", "top", *args],
-                         env=subprocess_env({**env, "TERM": "xterm", "COLUMNS": "300",
-                                             "LINES": "24", "TOP_ERR": err or ""}),
-                         cwd=str(REPO_ROOT), encoding="utf-8", timeout=20,
-                         dimensions=(24, 300))
+                         env=child_env, cwd=str(REPO_ROOT), encoding="utf-8", timeout=20,
+                         dimensions=(24, cols))
 
 
 def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node, home,
@@ -122,6 +127,7 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
     import pexpect
 
     node, env = top_node
+    node.pause = 0.05
     err = tmp_path / "stderr"
     child = _spawn_top({**env, "NODECLI_HOME": str(home)}, str(err), "--interval", "0.2",
                        "-v")
@@ -155,8 +161,9 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
     assert child.exitstatus == 0
     last = re.fullmatch(r"debug: last refresh: 2 transfers in (\d+) ms",
                         err.read_text().splitlines()[-1])
-    # (the node answers at once; a refresh past the test's own 20 s waits cannot be)
-    assert last and int(last.group(1)) < 20_000
+    # the node waits 50 ms before each answer; a refresh past the test's 20 s waits
+    # cannot be: the figure is milliseconds
+    assert last and 50 <= int(last.group(1)) < 20_000
 
 
 def test_quitting_before_the_node_answers_ends_at_once(top_node, home, tmp_path):
@@ -168,10 +175,15 @@ def test_quitting_before_the_node_answers_ends_at_once(top_node, home, tmp_path)
     node, env = top_node
     err = tmp_path / "stderr"
     child = _spawn_top({**env, "NODECLI_HOME": str(home), "NO_COLOR": ""}, str(err),
-                       "--interval", "0.2", "-v")
-    screen = Screen(child, 300, 24)
+                       "--interval", "0.2", "-v", cols=60)
+    screen = Screen(child, 60, 24)
     try:
-        screen.wait("reading ...")
+        lines = screen.wait(lambda lines: lines[1].startswith("sort rate"))
+        assert lines[0].endswith("…") and "reading" not in lines[0]  # cut to 60 columns
+        child.setwinsize(24, 300)  # a resize is drawn at once, at the new width
+        screen.screen.resize(24, 300)
+        screen.wait(lambda lines: lines[0].endswith(" · !! reading ..."))
+        assert screen.lines[1].endswith(f" · {node.server.url()}")  # which node
         rows = screen.screen.buffer
         assert all(rows[0][x].bold for x in range(len(screen.lines[0])))
         assert not any(rows[1][x].bold for x in range(len(screen.lines[1])))
