@@ -62,6 +62,15 @@ def test_a_creds_file_of_keys_in_any_case_with_spaces_and_equals_in_values(
     r = ship(invoke, collector.url, ship_env, "--sink-creds", str(padded))
     assert r.exit_code == 0, r
     assert collector.state.headers[-1]["Authorization"] == "Bearer c2VjcmV0LXRva2Vu=="
+    # no word before the '=' (a dot; 33 characters), or only padding after it: a token
+    for token in ("a.b=c", "k" * 33 + "=v", "usr=="):
+        odd = tmp_path / "odd"
+        odd.write_text(token + "\n")
+        collector.state = type(collector.state)(token=token)
+        log.generate(1)
+        r = ship(invoke, collector.url, ship_env, "--sink-creds", str(odd))
+        assert r.exit_code == 0, r
+        assert collector.state.headers[-1]["Authorization"] == f"Bearer {token}"
     token_file = tmp_path / "token"
     token_file.write_text("token = t-1\n")  # one line with a key: the key's value
     collector.state = type(collector.state)(token="t-1")
@@ -125,6 +134,13 @@ def test_what_a_creds_file_refuses_word_for_word(invoke, ship_env, log, collecto
         ("user=a\n\nSecret" + "S" * 30 + "=x\n",
          "2 --sink-creds {p}: line 3 is not token=..., user=... or password=..."),
         (b"token=\xff\xfe\n", "2 --sink-creds {p}: not UTF-8 text"),
+        # one line, a word, '=' and a value: a key misspelt, not a token to send
+        ("usr=bob\n", "2 --sink-creds {p}: line 1 is not token=..., user=... or "
+                      "password=..."),
+        ("Pass_Word = x==\n", "2 --sink-creds {p}: line 1 is not token=..., user=... or "
+                              "password=..."),
+        ("k" * 32 + "=v\n", "2 --sink-creds {p}: line 1 is not token=..., user=... or "
+                            "password=..."),
         # exactly 64 KiB is read whole (the token's line padded with blanks); a byte more
         # is refused, not cut
         (b"token=t-64" + b" " * (64 * 1024 - 11) + b"\n", None),
@@ -143,6 +159,18 @@ def test_what_a_creds_file_refuses_word_for_word(invoke, ship_env, log, collecto
             collector.state = type(collector.state)()
             continue
         assert _creds_refusal(invoke, ship_env, collector, creds) == want.format(p=creds)
+
+
+def test_a_misspelt_key_says_how_to_give_a_token_that_holds_equals(invoke, ship_env, log,
+                                                                    collector, tmp_path):
+    log.generate(1)
+    creds = tmp_path / "creds"
+    creds.write_text("usr=bob\n")
+    r = ship(invoke, collector.url, ship_env, "--sink-creds", str(creds))
+    assert r.exit_code == 2 and collector.state.posts == 0
+    assert r.stderr.splitlines()[-1] == "hint: a token holding '=' before its end goes on " \
+                                        "a line token=TOKEN"
+    assert "bob" not in r.stderr
 
 
 def test_a_creds_file_that_is_not_one(invoke, ship_env, log, collector, tmp_path):

@@ -85,6 +85,8 @@ def _options(f: Any) -> Any:
 def read_creds(path: str) -> dict[str, str]:
     """``--sink-creds FILE``: ``token=``, ``user=``, ``password=`` lines (a file of one
     line that is none of these is the token itself)."""
+    import re
+
     from nodecli.fsutil import read_limited
 
     raw = read_limited(path, 64 * 1024, "--sink-creds")
@@ -95,8 +97,14 @@ def read_creds(path: str) -> dict[str, str]:
         raise UsageError(f"--sink-creds {path}: not UTF-8 text") from None
     keys = ("token", "user", "password")
     if len(lines) == 1 and lines[0][1].partition("=")[0].strip().lower() not in keys:
-        # the token itself, '=' and all (base64 pads with '=')
-        return {"token": lines[0][1]}
+        key, sep, value = lines[0][1].partition("=")
+        # a word, '=' and more than padding is a key=value line with a key misspelt
+        # ('usr=bob'): sent as a token it would only be refused by the sink, unexplained
+        if not (sep and value.strip("=") and re.fullmatch(r"[A-Za-z_][\w-]{0,31}\s*", key)):
+            return {"token": lines[0][1]}  # the token itself, '=' and all (base64 pads)
+        raise UsageError(f"--sink-creds {path}: line 1 is not token=..., user=... or "
+                         "password=...", hint="a token holding '=' before its end goes "
+                                              "on a line token=TOKEN")
     found: dict[str, str] = {}
     for n, line in lines:
         key, sep, value = line.partition("=")
