@@ -190,3 +190,14 @@ def test_wait_follows_a_location_on_another_origin_without_the_token(invoke,
                    for s in elsewhere.server.seen)
     finally:
         elsewhere.server.close()
+
+
+def test_the_follow_hint_names_the_parent_the_location_gave_and_quotes_ids(invoke,
+                                                                          hostile: Hostile):
+    path = "/workspace_memberships/m5/operations/x%20y"
+    hostile.on("POST", "/workspaces", {}, 202, [("Location", path)])
+    hostile.on("GET", path, op_json())
+    r = invoke("workspaces", "create", "--name", "W", "-o", "json", env=hostile.env)
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "follow it: nodecli operations watch 'x y' --workspace-membership m5")

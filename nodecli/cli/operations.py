@@ -185,14 +185,20 @@ def finish_watch(app: App, result: Any, ref: Any) -> None:
                        f"{sanitize(stop_reason(op))}", hint=hint)
 
 
-def resolve_command(ref: Any) -> str:
-    """The exact command that resolves the stopped operation ``ref`` (pasteable)."""
+def op_command(verb: str, ref: Any) -> str:
+    """The exact command (pasteable) that does ``verb`` (watch, resolve) to operation
+    ``ref``, naming its parent with the option of the parent's kind."""
     import shlex
 
     opt = {"workspaces": "--workspace", "workspace_memberships": "--workspace-membership",
            "group_memberships": "--group-membership"}[ref.collection]
-    return (f"nodecli operations resolve {shlex.quote(sanitize(ref.op_id))} {opt} "
+    return (f"nodecli operations {verb} {shlex.quote(sanitize(ref.op_id))} {opt} "
             f"{shlex.quote(sanitize(ref.parent_id))}")
+
+
+def resolve_command(ref: Any) -> str:
+    """The exact command that resolves the stopped operation ``ref`` (pasteable)."""
+    return op_command("resolve", ref)
 
 
 _WATCH_OPTIONS = [

@@ -14,7 +14,7 @@ from nodecli.cli.common import (
     pass_app,
 )
 from nodecli.cli.lazy import HelpGroup
-from nodecli.cli.operations import finish_watch, render_op, watch, watch_options
+from nodecli.cli.operations import finish_watch, op_command, render_op, watch, watch_options
 from nodecli.cli.resolve import run_resolve
 from nodecli.cli.service_session import open_service_client, pop_service_options, service_options
 from nodecli.render import sanitize
@@ -81,8 +81,7 @@ def ws_create(app: App, name: str | None, fields: tuple[str, ...], body: str | N
                       f"{sanitize(ref.op_id)} under /{ref.collection}/{sanitize(ref.parent_id)}")
         if not wait:
             render_op(app, created.operation or {}, output_format)
-            app.term.info(f"follow it: nodecli operations watch {sanitize(ref.op_id)} "
-                          f"--workspace {sanitize(ref.parent_id)}")
+            app.term.info(f"follow it: {op_command('watch', ref)}")
             return
         result = watch(app, session.client, ref, interval, timeout, first=created.operation)
         op = result.operation
