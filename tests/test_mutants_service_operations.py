@@ -55,9 +55,8 @@ def test_a_bad_parent_id_is_refused_before_the_token_is_looked_at(invoke, servic
     r = invoke("operations", command, "1", option, "../x", *extra,
                env={**service.env, "NODECLI_TOKEN": expired})
     assert r.exit_code == 2, r
-    label = option[2:].replace("-", "_")
-    assert r.stderr.splitlines()[0] == (
-        f"nodecli: error: invalid {label} id '../x': no '/', '\\', '.' or '..'")
+    assert r.stderr.splitlines()[0] == (  # named by the option the user gave
+        f"nodecli: error: invalid {option} id '../x': no '/', '\\', '.' or '..'")
     assert service.requests == []
 
 

@@ -178,7 +178,7 @@ def parent_ref(op_id: str, *, workspace: str | None = None,
         raise UsageError("name the operation's parent with exactly one of --workspace ID, "
                          "--workspace-membership ID, --group-membership ID")
     collection, pid = given[0]
-    pid = check_id(pid, f"{PARENT_OPTION[collection]} id")
+    pid = check_id(pid, f"--{PARENT_OPTION[collection].replace('_', '-')} id")
     return OpRef(collection, pid, check_id(op_id, "operation id"),
                  paths.nested(collection, pid))
 
