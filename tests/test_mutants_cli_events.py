@@ -201,16 +201,9 @@ def test_ctrl_c_ends_a_merged_tail_resumable_only_with_a_checkpoint(
 
 def test_reconnecting_is_a_warning_off_a_terminal_and_resumed_a_line_of_its_own(
         invoke, node_env, emulator, log, monkeypatch):
-    from nodecli import interrupt
+    from tests.test_mutants_events_ship import ctrl_c_at_second_wait
 
-    waits: list[float] = []
-
-    def wait(seconds=None):  # the retry's wait passes; Ctrl-C once caught up
-        waits.append(seconds)
-        if len(waits) > 1:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(interrupt, "wait", wait)
+    ctrl_c_at_second_wait(monkeypatch)
     log.generate(1)
     emulator.faults.path_prefix = "/events"
     emulator.faults.push("503")

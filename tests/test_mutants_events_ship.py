@@ -654,20 +654,27 @@ def test_a_signal_ends_a_following_ship_with_the_resume_hint(ship_env, log, coll
 
 # --- one node: what the tail says on the way, and Ctrl-C (in process) --------------------
 
-def test_a_following_ship_says_reconnecting_resumed_and_how_to_go_on(
-        invoke, ship_env, log, collector, emulator, monkeypatch):
-    import re
-
+def ctrl_c_at_second_wait(monkeypatch) -> list[float | None]:
+    """The pause between polls of a following command: the first (the retry's) passes at
+    once, the second (caught up) is Ctrl-C. Returns the pauses asked for, in order."""
     from nodecli import interrupt
 
     waits: list[float | None] = []
 
-    def wait(seconds=None):  # the retry's wait passes; Ctrl-C once caught up
+    def wait(seconds=None):
         waits.append(seconds)
         if len(waits) > 1:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(interrupt, "wait", wait)
+    return waits
+
+
+def test_a_following_ship_says_reconnecting_resumed_and_how_to_go_on(
+        invoke, ship_env, log, collector, emulator, monkeypatch):
+    import re
+
+    waits = ctrl_c_at_second_wait(monkeypatch)
     log.generate(2)
     emulator.faults.path_prefix = "/events"
     emulator.faults.push("503")
