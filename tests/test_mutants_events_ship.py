@@ -141,6 +141,8 @@ def test_what_a_creds_file_refuses_word_for_word(invoke, ship_env, log, collecto
                               "password=..."),
         ("k" * 32 + "=v\n", "2 --sink-creds {p}: line 1 is not token=..., user=... or "
                             "password=..."),
+        ("usr=X=\n", "2 --sink-creds {p}: line 1 is not token=..., user=... or "
+                     "password=..."),  # a value, not only padding
         # exactly 64 KiB is read whole (the token's line padded with blanks); a byte more
         # is refused, not cut
         (b"token=t-64" + b" " * (64 * 1024 - 11) + b"\n", None),

@@ -201,3 +201,16 @@ def test_the_follow_hint_names_the_parent_the_location_gave_and_quotes_ids(invok
     assert r.exit_code == 0, r.stderr
     assert r.stderr.splitlines()[-1] == (
         "follow it: nodecli operations watch 'x y' --workspace-membership m5")
+
+
+def test_a_location_under_an_overridden_operations_path_is_read_by_its_template(
+        invoke, hostile: Hostile):
+    """Operations kept at /v2/ws/{id}/ops (no 'operations' segment): only the template
+    given with --service-path reads the parent and the operation out of the Location."""
+    hostile.on("POST", "/workspaces", {}, 202, [("Location", "/v2/ws/w%205/ops/1")])
+    hostile.then("GET", "/v2/ws/w%205/ops/1", op_json(), op_json("success", "t1"))
+    r = invoke("workspaces", "create", "--name", "W", "--wait", "--interval", "0.01",
+               "-o", "json", "--service-path", "workspaces=/v2/ws/{id}/ops", env=hostile.env)
+    assert r.exit_code == 0, r.stderr
+    assert "workspace 'W' accepted: operation 1 under /workspaces/w 5" in r.stderr
+    assert set(hostile.requests[1:]) == {("GET", "/v2/ws/w%205/ops/1")}
