@@ -82,6 +82,13 @@ class Interrupted(NodecliError):
     is_error = False
 
 
+def interrupted_after(events: int, nodes: int | None = None) -> str:
+    """What a stream the user stopped says: how many events went out (from how many
+    nodes), 'event' for one."""
+    said = f"interrupted after {events} event{'' if events == 1 else 's'}"
+    return said if nodes is None else f"{said} from {nodes} node(s)"
+
+
 class Aborted(NodecliError):
     """A confirmation answered no: nothing was changed (exit 1, not shown as an error)."""
 

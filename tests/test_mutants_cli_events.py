@@ -215,7 +215,7 @@ def test_reconnecting_is_a_warning_off_a_terminal_and_resumed_a_line_of_its_own(
     said = r.stderr.splitlines()
     assert re.fullmatch(r"nodecli: warning: reconnecting \(attempt 1, next in \d+ s\): "
                         r"HTTP 503", said[0]), said
-    assert said[1:3] == ["resumed", "nodecli: interrupted after 1 events"], said
+    assert said[1:3] == ["resumed", "nodecli: interrupted after 1 event"], said
     assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["1"]
 
 

@@ -195,7 +195,7 @@ def test_a_page_read_ahead_that_must_wait_says_why_and_is_asked_again(node, log,
         sink.close()
     assert said == ["reconnecting (attempt 1, next in 0 s): HTTP 429", "resumed"]
     assert ids((tmp_path / "o.jsonl").read_text()) == ["1"]
-    assert exc.value.message == "interrupted after 1 events" and exc.value.state.emitted == 1
+    assert exc.value.message == "interrupted after 1 event" and exc.value.state.emitted == 1
 
 
 def test_run_tail_follow_tells_a_reconnect_and_ends_on_a_signal(node, log, emulator,
@@ -702,3 +702,13 @@ def test_a_resume_that_finds_only_events_it_wrote_ends_at_the_present(node, log,
     assert text == "" and st.stopped_by == "caught-up"
     # nothing written, nothing saved: the position stays where the written ids began
     assert (tmp_path / "c.json").read_text() == saved
+
+
+@pytest.mark.parametrize(("events", "nodes", "said"), [
+    (0, None, "interrupted after 0 events"), (1, None, "interrupted after 1 event"),
+    (2, None, "interrupted after 2 events"), (1, 3, "interrupted after 1 event from 3 node(s)"),
+    (0, 1, "interrupted after 0 events from 1 node(s)")])
+def test_a_stopped_stream_says_how_many_events_one_in_the_singular(events, nodes, said):
+    from nodecli.errors import interrupted_after
+
+    assert interrupted_after(events, nodes) == said

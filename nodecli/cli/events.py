@@ -11,7 +11,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, UsageError
+from nodecli.errors import Interrupted, UsageError, interrupted_after
 
 complete_checkpoints = lazy_completer("complete_checkpoints")
 
@@ -382,7 +382,7 @@ def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
                                                    else None))
     except KeyboardInterrupt:
         app.term.status.clear()
-        raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events") from None
+        raise Interrupted(interrupted_after(sum(r.emitted for r in runs))) from None
     finally:
         app.term.status.clear()
         for _, client in clients:

@@ -24,7 +24,7 @@ from nodecli.cli.events import (
     type_opt,
 )
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, NotFoundError, UsageError
+from nodecli.errors import Interrupted, NotFoundError, UsageError, interrupted_after
 
 SINK_ENV = ("NODECLI_SINK_TOKEN", "NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD")
 
@@ -300,7 +300,7 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
                            output_file=out_file, say=say, log=app.term.debug, stop=stop,
                            sink_for=sink_for if shared is not None else None)
     except KeyboardInterrupt:
-        raise Interrupted(f"interrupted after {sum(r.emitted for r in runs)} events") from None
+        raise Interrupted(interrupted_after(sum(r.emitted for r in runs))) from None
     finally:
         app.term.status.clear()
         for one in made:

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.errors import Interrupted, NodecliError
+from nodecli.errors import Interrupted, NodecliError, interrupted_after
 from nodecli.render import Column
 
 
@@ -74,7 +74,7 @@ def end_merged(app: App, runs: list[Any], failures: list[tuple[str, NodecliError
     report(app, failures)
     total = sum(r.emitted for r in runs)
     if any(r.interrupted for r in runs):
-        raise Interrupted(f"interrupted after {total} events from {len(runs)} node(s)",
+        raise Interrupted(interrupted_after(total, len(runs)),
                           hint="the same command resumes each node where it stopped"
                           if resumable else None)
     if done is not None:

@@ -16,6 +16,7 @@ from nodecli.errors import (
     NotFoundError,
     RemoteError,
     UsageError,
+    interrupted_after,
     shorten,
 )
 from nodecli.node.events.checkpoint import (
@@ -177,7 +178,7 @@ class TailInterrupted(Interrupted):
     """SIGINT/SIGTERM during a tail; ``state.token`` is where to resume."""
 
     def __init__(self, state: TailState) -> None:
-        super().__init__(f"interrupted after {state.emitted} events")
+        super().__init__(interrupted_after(state.emitted))
         self.state = state
 
 
