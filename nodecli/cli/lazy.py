@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -233,6 +235,18 @@ def hoist_global_options(ctx: click.Context, cmd: click.Command | None,
     return kept, found
 
 
+@contextmanager
+def _closed_stdout_passes_click() -> Iterator[None]:
+    """EPIPE as StdoutClosed: click's ``main`` turns a BrokenPipeError into exit 1; our
+    entry point makes StdoutClosed the quiet exit 141 of every closed stdout."""
+    try:
+        yield
+    except BrokenPipeError as exc:
+        from nodecli.errors import StdoutClosed
+
+        raise StdoutClosed() from exc
+
+
 class LazyGroup(HelpGroup):
     """Subcommands are named ``"module:attribute"`` and imported on first use.
 
@@ -300,20 +314,12 @@ class LazyGroup(HelpGroup):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # the root's eager options (--help, --version) write while the arguments are
         # parsed, before invoke: their closed stdout is the same quiet exit 141
-        try:
+        with _closed_stdout_passes_click():
             return super().parse_args(ctx, args)
-        except BrokenPipeError as exc:
-            from nodecli.errors import StdoutClosed
-
-            raise StdoutClosed() from exc
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        with _closed_stdout_passes_click():
             return super().invoke(ctx)
-        except BrokenPipeError as exc:
-            from nodecli.errors import StdoutClosed
-
-            raise StdoutClosed() from exc
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         cmd_name = self.aliases.get(cmd_name, cmd_name)
