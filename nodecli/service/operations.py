@@ -107,8 +107,9 @@ def check_statuses(values: Iterable[str]) -> list[str]:
 class OpRef:
     """Where one operation lives: its parent collection, parent id and its own id.
 
-    ``base`` is the parent's operations path (from :class:`ServicePaths` or from the
-    service's own Location header); empty means the default nesting.
+    ``base`` is the parent's operations path (from :class:`ServicePaths`), or the URL
+    the service's own Location header gave, scheme and host included; empty means the
+    default nesting.
     """
 
     collection: str  # workspaces / workspace_memberships / group_memberships
