@@ -467,15 +467,18 @@ def test_lock_permission_and_file_summaries():
         "lock created on i1 by al"
     assert summary({"types": ["file.filelock.created"], "data": {"path": "/x"}}) == \
         "lock created on /x"
-    assert summary({"types": ["permission.deleted"], "data": {}}) == "?: ? on file "
+    assert summary({"types": ["permission.deleted"], "data": {}}) == "?: ? on file ?"
     assert summary({"types": ["permission.deleted"], "data": {"access_levels": []}}) == \
-        "?: (none) on file "
+        "?: (none) on file ?"
     assert summary({"types": ["permission.created"], "data": {
         "access_type": "t" * 30, "access_id": "i", "access_levels": ["l" * 30],
         "file_id": "f"}}) == f"{'t' * 19}… i: {'l' * 19}… on file f"
     assert summary({"types": ["file.deleted"], "data": {"path": "p", "size": True}}) == \
         "p (?)"
-    assert summary({"types": ["file.created"], "data": "no object"}) == " (?)"
+    # a field left out is "?", never an empty word (a line starting with a space)
+    assert summary({"types": ["file.created"], "data": "no object"}) == "? (?)"
+    assert summary({"types": ["file.created"], "data": {"path": "", "size": 3}}) == "? (3 B)"
+    assert summary({"types": ["file.filelock.created"], "data": {}}) == "lock created on ?"
 
 
 EVENT = {"time": "2026-11-23T10:00:00Z", "id": "7", "types": ["file.created"],

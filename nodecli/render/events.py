@@ -68,7 +68,9 @@ def summary(event: dict[str, Any], whole: bool = False) -> str:
         data = {}
     fam = family_of(types)
     if fam == "file":
-        return f"{clean(data.get('path'), cut())} ({human_bytes(_int(data.get('size')))})"
+        # a field the node left out shows as ?, as in the other families
+        path = clean(data.get("path"), cut()) or "?"
+        return f"{path} ({human_bytes(_int(data.get('size')))})"
     if fam == "transfer":
         return transfer_summary(data, whole)
     if fam == "permission":
@@ -76,12 +78,13 @@ def summary(event: dict[str, Any], whole: bool = False) -> str:
         lv = ",".join(clean(x, cut(20)) for x in levels) if isinstance(levels, list) else "?"
         who = " ".join(p for p in (clean(data.get("access_type"), cut(20)),
                                    clean(data.get("access_id"), cut(60))) if p)
-        return f"{who or '?'}: {lv or '(none)'} on file {clean(data.get('file_id'), cut(60))}"
+        file_id = clean(data.get("file_id"), cut(60)) or "?"
+        return f"{who or '?'}: {lv or '(none)'} on file {file_id}"
     if fam == "lock":
         verb = main_type(types).rsplit(".", 1)[-1]
         target = data.get("path") or data.get("file_id") or data.get("id")
         by = data.get("locked_by") or data.get("user_id")
-        text = f"lock {clean(verb, cut(20))} on {clean(target, cut())}"
+        text = f"lock {clean(verb, cut(20))} on {clean(target, cut()) or '?'}"
         return text + (f" by {clean(by, cut(60))}" if by else "")
     return ""
 
