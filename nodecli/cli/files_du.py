@@ -152,7 +152,8 @@ def run_scan(app: App, scan: Any, path: str, resume_name: str | None) -> Any:
     except KeyboardInterrupt:
         app.term.status.clear()
         snap = scan.snap
-        done = f" after {snap.listings:,} folders" if snap is not None else ""
+        done = ("" if snap is None else
+                f" after {snap.listings:,} folder{'' if snap.listings == 1 else 's'}")
         raise Interrupted(
             f"scan of {path} interrupted{done}",
             hint=("the same command goes on where it stopped (--resume "
