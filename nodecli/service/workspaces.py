@@ -5,7 +5,7 @@ default a profile or a run can override)."""
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodecli.errors import RemoteError, UsageError
@@ -24,8 +24,6 @@ class Created:
     ref: OpRef | None = None
     operation: dict[str, Any] | None = None
     resource: Any = None
-    location: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def check_workspace_name(name: str) -> str:
@@ -68,4 +66,4 @@ def create_workspace(client: Client, body: dict[str, Any],
     url = urljoin(resp.url, location)
     ref = OpRef.from_location(location, "workspaces", paths, against=resp.url)
     op = as_operation(client.json("GET", url), location)
-    return Created(202, ref=ref, operation=op, location=location)
+    return Created(202, ref=ref, operation=op)
