@@ -81,3 +81,46 @@ def test_the_questions_go_to_the_terminal_and_only_the_summary_to_stdout(emulato
     rows = json.loads(out.read_text())
     assert [(r["operation"], r["choice"]) for r in rows] == [(a.id, "rename to 'a2'"),
                                                              (b.id, "skip")]
+
+
+def test_a_choice_applied_to_all_is_said_on_the_terminal_not_in_the_summary(emulator,
+                                                                           tmp_path):
+    """stdout to a file: each later conflict's line, "-> ... (applied to all)", is on the
+    terminal (the rename's too, before its own name is asked); the file is the summary."""
+    a = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="a")
+    b = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="b")
+    c = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="c")
+    out = tmp_path / "summary.json"
+    p = _StdoutToFile(emulator, out, "operations", "resolve", "--workspace", "100",
+                      "--interval", "0.01", "-o", "json")
+    p.answer(CONFLICT, "r")
+    p.answer(NEW_NAME, "a2")
+    p.answer(APPLY, "y")
+    shown = p.answer(NEW_NAME, "b2")
+    assert (f"[2/3] operation {b.id} (workspace.create) stopped: folder conflict on 'b'"
+            " -> rename (applied to all)") in shown, shown
+    shown = p.answer(NEW_NAME, "c2")
+    assert f"[3/3] operation {c.id} (workspace.create) stopped: folder conflict on 'c'" \
+        " -> rename (applied to all)" in shown, shown
+    code, _ = p.finish()
+    assert code == 0
+    rows = json.loads(out.read_text())
+    assert [(r["operation"], r["choice"]) for r in rows] == [
+        (a.id, "rename to 'a2'"), (b.id, "rename to 'b2'"), (c.id, "rename to 'c2'")]
+
+
+def test_use_existing_applied_to_all_is_said_on_the_terminal(emulator, tmp_path):
+    a = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="a")
+    b = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="b")
+    out = tmp_path / "summary.json"
+    p = _StdoutToFile(emulator, out, "operations", "resolve", "--workspace", "100",
+                      "--interval", "0.01", "-o", "json")
+    p.answer(CONFLICT, "u")
+    p.answer(APPLY, "y")
+    code, shown = p.finish()
+    assert code == 0
+    assert (f"[2/2] operation {b.id} (workspace.create) stopped: folder conflict on 'b'"
+            " -> use existing folder (applied to all)") in shown, shown
+    rows = json.loads(out.read_text())
+    assert [(r["operation"], r["choice"]) for r in rows] == [
+        (a.id, "use existing folder"), (b.id, "use existing folder")]
