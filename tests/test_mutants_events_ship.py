@@ -600,7 +600,8 @@ def test_a_fleet_ship_killed_after_a_short_batch_sends_it_again_with_its_key(
     assert [key for key, _ in collector.state.stored] == ["n1:1:3", "n1:1:3", "n1:4:5"]
 
 
-@pytest.mark.parametrize("option", ["--checkpoint", "--dead-letter"])
+@pytest.mark.parametrize("option", ["--checkpoint", "--dead-letter", "--sink-cacert",
+                                    "--sink-creds", "--creds"])
 def test_a_file_option_refuses_a_folder_before_anything_is_sent(invoke, ship_env, log,
                                                                collector, tmp_path, option):
     log.generate(1)
@@ -608,8 +609,39 @@ def test_a_file_option_refuses_a_folder_before_anything_is_sent(invoke, ship_env
     r = invoke("events", "ship", "--to", collector.url, "--since", "1h", option,
                str(tmp_path), *extra, env=ship_env)
     assert r.exit_code == 2, r
-    assert f"Invalid value for '{option}': File '{tmp_path}' is a directory." in r.stderr
+    named = f"'{option}' (env var: 'NODECLI_SINK_CACERT')" if option == "--sink-cacert" \
+        else f"'{option}'"
+    assert f"Invalid value for {named}: File '{tmp_path}' is a directory." in r.stderr, r
     assert collector.state.posts == 0
+
+
+def test_file_options_expand_a_leading_tilde(invoke, ship_env, log, collector, emulator,
+                                            tmp_path):
+    """~ in a quoted path (the shell left it) is the home: the CA, the credentials and
+    the checkpoint are found and written there, a refused batch set aside there."""
+    import shutil
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(emulator.ca_file, home / "ca.pem")
+    (home / "creds").write_text("token=t1\n")
+    log.generate(2)
+    collector.state.token = "t1"
+    collector.state.refuse = {1}
+    env = {k: v for k, v in ship_env.items() if k != "NODECLI_SINK_CACERT"}
+    env["HOME"] = str(home)
+    r = invoke("events", "ship", "--to", collector.url, "--since", "1h", "--batch", "1",
+               "--checkpoint", "~/ck.json", "--sink-cacert", "~/ca.pem",
+               "--sink-creds", "~/creds", "--dead-letter", "~/dead.jsonl", env=env)
+    assert r.exit_code == 0, r
+    assert (home / "ck.json").is_file()
+    assert [json.loads(line)["id"] for line in
+            (home / "dead.jsonl").read_text().splitlines()] == ["1"]
+    assert stored_ids(collector.state) == ["2"]
+    r = invoke("events", "ship", "--to", collector.url, "--resume", "t", "--since", "1h",
+               "--creds", "~/missing.creds", env=env | {"NODECLI_SINK_CACERT": "~/ca.pem"})
+    assert r.exit_code == 5, r
+    assert r.stderr == f"nodecli: error: --creds {home / 'missing.creds'}: no such file\n"
 
 
 def test_every_node_with_a_window_of_one_sends_nothing_past_a_refused_batch(
