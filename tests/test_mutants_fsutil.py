@@ -67,6 +67,17 @@ def test_a_relative_folder_is_made_with_every_missing_parent(tmp_path, monkeypat
         assert stat.S_IMODE(os.stat(tmp_path / d).st_mode) == 0o700, d
 
 
+def test_syncing_a_folder_that_is_a_pipe_never_waits_for_a_writer(tmp_path):
+    """fsync_dir opens only a folder: a FIFO in its place is passed over at once (a plain
+    open of it would wait for a writer forever). In a child, so a hang is bounded."""
+    fifo = tmp_path / "not-a-folder"
+    os.mkfifo(fifo)
+    code = "import sys; from nodecli import fsutil; fsutil.fsync_dir(sys.argv[1]); print('done')"
+    out = subprocess.run([sys.executable, "-c", code, str(fifo)], env=subprocess_env(),
+                         cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, "done\n"), out.stderr
+
+
 # --- a private file from its first instant, and a failed clean-up -------------------------
 
 _watch: dict[str, Any] = {}
