@@ -207,3 +207,39 @@ def test_a_huge_file_is_refused_after_reading_only_its_limit(tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout == f"--sink-creds {Path(huge)} is larger than 65536 bytes\n"
+
+
+# --- durability and --dry-run of a replaced file -------------------------------------------
+
+def test_the_folder_of_a_file_named_without_one_is_synced_after_the_rename(
+        tmp_path, monkeypatch, watch):
+    """A bare name is a file of the current folder: "." is opened as a folder and synced,
+    so the rename survives a power cut there too."""
+    monkeypatch.chdir(tmp_path)
+    opened: list[tuple[Any, int]] = []
+    watch["open"] = lambda args: opened.append((args[0], args[2]))
+    fsutil.atomic_write("state.json", b"{}")
+    folders = [p for p, flags in opened
+               if isinstance(flags, int) and flags & os.O_DIRECTORY]
+    assert folders == ["."]
+    assert (tmp_path / "state.json").read_bytes() == b"{}"
+
+
+@pytest.fixture
+def dry_run():
+    from nodecli import dryrun
+
+    dryrun.activate()
+    try:
+        yield
+    finally:
+        dryrun.activate(False)
+
+
+def test_under_dry_run_a_file_others_use_stops_and_a_quiet_one_is_skipped(tmp_path, dry_run):
+    from nodecli.dryrun import DryRunStop
+
+    with pytest.raises(DryRunStop):
+        fsutil.atomic_write(tmp_path / "config.toml", b"x = 1\n")
+    fsutil.atomic_write(tmp_path / "cache.json", b"{}", quiet=True)  # no stop
+    assert list(tmp_path.iterdir()) == []
