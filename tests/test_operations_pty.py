@@ -144,7 +144,8 @@ def test_ctrl_c_leaves_remaining_operations_untouched(emulator):
     p.child.sendintr()
     code, out = p.finish()
     assert code == 130, out
-    assert "left untouched" in out
+    assert ("nodecli: interrupted: 1 operation(s) had been sent a resolution; the remaining "
+            "ones were left untouched\r\n") in out, out
     assert _puts(emulator) == [
         (ops[0].id, {"use_existing": True, "retry": True, "apply_to_all": False})]
     states = service_state(emulator.state).operations
