@@ -160,6 +160,8 @@ def test_the_home_typed_on_the_line_wins(names_home, tmp_path, monkeypatch):
     assert names("nodecli user show ") == []
     assert names(f"nodecli --home {names_home} user show ") == ["ops", "usr1", "usr2"]
     assert names(f"nodecli --home {names_home} -mu ") == ["ops", "usr1", "usr2"]
+    assert names(f"nodecli --home {names_home} -muus") == ["-muusr1", "-muusr2"]
+    assert names(f"nodecli --home {names_home} access-key show ") == ["AKprod"]
 
 
 # -- classic short-flag clusters ----------------------------------------------------------
@@ -188,3 +190,14 @@ def test_a_home_typed_after_the_subcommand_is_the_home_names_come_from(names_hom
     assert names(f"nodecli xuser --home={names_home} delete ") == ["archive", "aspera"]
     # a --home still awaiting its value: nothing to complete from, and no error
     assert tab("nodecli user show --home ") == []
+
+
+def test_a_word_without_its_dash_is_no_cluster(names_home):
+    from nodecli.cli.completers import split_cluster
+    from nodecli.cli.root import cli
+    from tests.conftest import cli_context
+
+    # "xmu" and "xuus" read from their second letter would be -mu and -u with "us"
+    assert split_cluster(cli, cli_context(cli, "nodecli"), "xmu") is None
+    assert names("nodecli -q xuus") == []
+    assert "ops" not in names("nodecli xmu ")
