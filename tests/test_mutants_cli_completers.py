@@ -201,3 +201,14 @@ def test_a_word_without_its_dash_is_no_cluster(names_home):
     assert split_cluster(cli, cli_context(cli, "nodecli"), "xmu") is None
     assert names("nodecli -q xuus") == []
     assert "ops" not in names("nodecli xmu ")
+
+
+def test_without_any_home_set_the_platform_folders_are_read(tmp_path, monkeypatch):
+    monkeypatch.delenv("NODECLI_HOME")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    with ConfigStore(resolve_paths()).edit() as cfg:
+        cfg.transfer_users["aspera"] = TransferUser("aspera", ["file:////data/*"])
+    assert (tmp_path / "xdg-config" / "nodecli" / "config.toml").is_file()
+    assert names("nodecli xuser delete ") == ["aspera"]

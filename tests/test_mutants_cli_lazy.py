@@ -470,3 +470,43 @@ def test_options_of_every_command_on_the_path_are_never_taken():
     assert hoist_global_options(ctx, outer, ["inner", "--name=v", "--quiet"]) == (
         ["inner", "--name=v"], {"quiet": True})
     assert hoist_global_options(ctx, outer, ["inner", "--name"]) == (["inner", "--name"], {})
+
+
+# -- what resolve_command says and passes on ----------------------------------------------
+
+def test_a_word_after_a_double_dash_that_looks_like_an_option_is_not_called_a_command(invoke):
+    r = invoke("--", "--frobnicate")
+    assert r.exit_code == 2
+    assert "No such command" not in r.stderr
+
+
+def test_an_unknown_command_of_a_nested_lazy_group_points_to_that_groups_help(invoke):
+    r = invoke("files", "lss")
+    assert r.exit_code == 2
+    assert r.stderr == ("nodecli: error: No such command 'lss'. Did you mean 'ls'?\n"
+                        "hint: see 'nodecli files --help'\n")
+
+
+def test_an_unknown_command_on_a_tab_completes_without_an_error():
+    from tests.test_mutants_cli_completers import tab
+
+    assert ("plain", "user") in tab("nodecli zzz ")  # click offers the commands again
+    assert ("plain", "user") in tab("nodecli zzz --no-color --home=x ")
+
+
+def test_a_value_like_a_global_option_is_the_value_of_the_option_before_it(invoke):
+    r = invoke("xuser", "add", "zz", "--docroot", "--quiet")
+    assert r.exit_code == 2
+    assert "docroot '--quiet' is not absolute" in r.stderr
+
+
+def test_a_home_without_its_value_after_the_subcommand_is_named(invoke):
+    r = invoke("user", "list", "--home")
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[0] == "nodecli: error: option '--home' requires an argument"
+
+
+def test_verbose_after_the_subcommand_keeps_the_messages(invoke):
+    r = invoke("xuser", "add", "zz", "--docroot", "/data", "-v")
+    assert r.exit_code == 0, r
+    assert "added transfer user 'zz'" in r.stderr
