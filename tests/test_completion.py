@@ -164,6 +164,12 @@ def test_home_given_on_the_command_line_wins(filled_home, tmp_path):
     assert complete(f"nodecli --home {filled_home} user show ", home=other) == \
         ["ops", "usr1", "usr2"]
     assert complete(f"nodecli --home {filled_home} -mu ", home=other) == ["ops", "usr1", "usr2"]
+    # after the subcommand too (the case of CASES cannot tell: its home is also the
+    # environment's); before, it was not read on a <TAB>
+    assert complete(f"nodecli user show --home {filled_home} u", home=other) == \
+        ["usr1", "usr2"]
+    assert complete(f"nodecli xuser --home={filled_home} delete ", home=other) == \
+        ["archive", "aspera"]
 
 
 def test_access_keys_of_an_emulator_run_with_the_home(invoke, node_env, emulator, tmp_path):

@@ -82,7 +82,8 @@ def access_key_ids(paths: Paths, config: Any) -> set[str]:
         from nodecli.tokens.keys import PRIVATE_NAME
 
         ids.update(d.name for d in paths.keys_dir.iterdir() if (d / PRIVATE_NAME).is_file())
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+    # a file that cannot be read, is not JSON or has another shape: the other sources
+    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, KeyError):
         import json
 
         from nodecli.fsutil import read_regular  # never blocks (a FIFO is refused)

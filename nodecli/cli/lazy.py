@@ -289,13 +289,19 @@ class LazyGroup(HelpGroup):
             also = f" Did you mean {close[0]!r}?" if close else ""
             raise click.UsageError(f"No such command {name!r}.{also}", ctx=ctx)
         cmd_name, cmd, rest = super().resolve_command(ctx, args)
-        if not ctx.resilient_parsing:  # before the root's callback reads its parameters
+        # before the root's callback reads its parameters; and on a <TAB> too (resilient
+        # parsing), where the completers read the --home typed after the subcommand
+        try:
             rest, found = hoist_global_options(ctx, cmd, rest)
-            for key, value in found.items():
-                if key == "verbose":
-                    ctx.params[key] = (ctx.params.get(key) or 0) + value
-                else:
-                    ctx.params[key] = value
+        except click.UsageError:
+            if not ctx.resilient_parsing:
+                raise
+            found = {}  # a <TAB> after a --home still awaiting its value
+        for key, value in found.items():
+            if key == "verbose":
+                ctx.params[key] = (ctx.params.get(key) or 0) + value
+            else:
+                ctx.params[key] = value
         return cmd_name, cmd, rest
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
