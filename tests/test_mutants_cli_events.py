@@ -286,3 +286,55 @@ def test_a_pages_token_warnings_and_hint_on_stderr(invoke, node_env, log, emulat
     host = "f" * 400 + ".example"
     assert r.stderr == ("nodecli: warning: " + foreign_host_notice(host, emulator.url)[:399] + "…"
                         + "\nnext iteration token: 2 (continue with --iteration-token 2)\n")
+
+
+# --- events list: the page as a json document, its table's cuts, an empty page -------------
+
+def test_a_page_as_one_json_document_names_the_next_page(invoke, node_env, log, emulator):
+    link = f"{emulator.url}/events?iteration_token=2"
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": f'<{link}>; rel="next"'}))
+    r = invoke("events", "list", "-o", "json", env=node_env)
+    assert (r.exit_code, r.stderr) == (0, ""), r
+    assert json.loads(r.stdout) == {"events": [json.loads(EVENT)],
+                                    "next_iteration_token": "2", "next_url": link}
+
+
+LONG = {"id": "9", "time": "2026-01-02T03:04:05Z", "user_id": "u" * 70,
+        "types": ["file." + "x" * 70], "data": {"path": "/" + "p" * 250, "size": 5}}
+
+
+def test_the_tables_type_user_and_summary_are_cut_and_an_empty_page_said(
+        invoke, node_env, log, emulator):
+    log.push_reply(Reply(200, json.dumps([LONG]).encode(), {}))
+    r = invoke("events", "list", env=node_env)
+    assert (r.exit_code, r.stderr) == (0, NO_LINK), r
+    assert re.split(r"  +", r.stdout.splitlines()[1]) == [
+        "9", "2026-01-02T03:04:05Z", ("file." + "x" * 70)[:59] + "…", "u" * 59 + "…",
+        "/" + "p" * 198 + "… (5 B)"]
+    from nodecli.node.events.pages import LOGGING_HINT
+
+    log.push_reply(Reply(200, b"[]", {}))  # (and the whole log is empty: the hint)
+    r = invoke("events", "list", env=node_env)
+    assert (r.exit_code, r.stdout) == (0, ""), r
+    assert r.stderr == f"no events\n{NO_LINK}hint: {LOGGING_HINT}\n"
+
+
+def test_a_foreign_hosts_warning_names_this_node_and_a_long_link_problem_is_cut(
+        invoke, node_env, log, emulator):
+    from nodecli.node.events.pages import foreign_host_notice
+
+    far = '<https://far.example/events?iteration_token=2>; rel="next"'
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": far}))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 0, r
+    notice = foreign_host_notice("far.example", emulator.url)
+    assert emulator.url in notice
+    assert r.stderr.splitlines()[0] == "nodecli: warning: " + notice
+    # (a port that is no number is quoted whole by the URL parser: the line is cut)
+    bad = "<https://h:" + "9x" * 200 + '/events?iteration_token=2>; rel="next"'
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": bad}))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 0, r
+    problem = r.stderr.splitlines()[0].removeprefix("nodecli: warning: ")
+    assert problem.startswith('the Link rel="next" header is not a usable URL (')
+    assert (len(problem), problem[-1]) == (300, "…"), problem
