@@ -154,6 +154,30 @@ def test_every_nodes_page_in_a_table_cut_and_in_csv_whole(invoke, two_nodes, ser
                                      f"n2,{'i' * 100},{'t' * 60},file.created, (?)"]
 
 
+def test_every_nodes_long_fields_cut_in_the_table_whole_in_csv_and_none_said(
+        invoke, two_nodes):
+    from nodecli.emulator.events import log_for
+
+    long = {"id": "9", "time": "2026-01-02T03:04:05Z", "user_id": "u",
+            "types": ["file." + "x" * 70], "data": {"path": "/" + "p" * 250, "size": 5}}
+    for fmt in ("table", "csv"):
+        for server in two_nodes:
+            log_for(server.state).push_reply(Reply(200, json.dumps([long]).encode(), {}))
+        r = invoke("events", "list", "--all-nodes", "-o", fmt)
+        assert r.exit_code == 0, r
+        if fmt == "table":
+            assert re.split(r"  +", r.stdout.splitlines()[1]) == [
+                "n1", "9", "2026-01-02T03:04:05Z", ("file." + "x" * 70)[:59] + "…",
+                "/" + "p" * 198 + "… (5 B)"]
+        else:
+            assert r.stdout.splitlines()[1] == (f"n1,9,2026-01-02T03:04:05Z,file.{'x' * 70},"
+                                                f"/{'p' * 250} (5 B)")
+    for server in two_nodes:
+        log_for(server.state).push_reply(Reply(200, b"[]", {}))
+    r = invoke("events", "list", "--all-nodes")
+    assert (r.exit_code, r.stdout, r.stderr.splitlines()[0]) == (0, "", "no events"), r
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--iteration-token", "5"], "an iteration token belongs to one node: not with --nodes"),
     (["--checkpoint", "ck.json"], "--checkpoint FILE holds one node's position: with --nodes "
@@ -242,6 +266,26 @@ def test_pretty_lines_on_a_terminal_are_coloured_by_family_and_cut(node_env, log
         f"{t}  \x1b[36mupload.started          \x1b[0m  carol       receive "
         "\x1b[1;36m[RUNNING]\x1b[0m 10.1.2.3 1.5 MB now 9…",
         f"{t}  \x1b[0mnode.custom             \x1b[0m  dan         ", ""], said
+
+
+def test_plain_on_a_terminal_is_plain_and_pretty_without_colour_is_cut(node_env, log):
+    from nodecli.render.events import plain_line, pretty_line
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    event = {"time": _recent(), "user_id": "carol", "types": ["transfer.started"],
+             "data": {"direction": "send", "status": "running", "remote_host": "h" * 70}}
+    log.append(event)
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["NO_COLOR"], env["COLUMNS"]  # colour on: -o plain still has none
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "-o",
+                                              "plain"), env, dimensions=(24, 100))
+    shown = {**event, "id": "1"}
+    assert (status, said) == (0, plain_line(shown) + "\r\n"), said
+    env["NO_COLOR"] = "1"  # pretty with no colour: the same cut as with it
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h"), env,
+                                  dimensions=(24, 100))
+    assert (status, said) == (0, pretty_line(shown, 100) + "\r\n"), said
+    assert len(pretty_line(shown, 100)) == 100
 
 
 def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, tmp_path):
@@ -338,3 +382,50 @@ def test_a_foreign_hosts_warning_names_this_node_and_a_long_link_problem_is_cut(
     problem = r.stderr.splitlines()[0].removeprefix("nodecli: warning: ")
     assert problem.startswith('the Link rel="next" header is not a usable URL (')
     assert (len(problem), problem[-1]) == (300, "…"), problem
+
+
+# --- a table on a narrow terminal: what stays whole, what is left out -----------------------
+
+NARROW = {"id": "i" * 30, "time": "2026-01-02T03:04:05Z", "user_id": "carol",
+          "types": ["file.created"], "data": {"path": "/" + "p" * 80, "size": 5}}
+
+
+def test_a_page_on_a_narrow_terminal_keeps_id_and_time_whole_and_leaves_out_the_user(
+        node_env, log):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    log.push_reply(Reply(200, json.dumps([NARROW]).encode(), {}))
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "list"), env, dimensions=(24, 70))
+    assert status == 0, said
+    assert said.split("\r\n")[:3] == [
+        "left out to fit the terminal: user (-o wide shows them)",
+        "id" + " " * 30 + "time                  type     summary",
+        "i" * 30 + "  2026-01-02T03:04:05Z  file.c…  /ppppp…"], said
+
+
+def test_every_nodes_page_on_a_narrow_terminal_keeps_node_id_and_time_whole(
+        invoke, emulator, home):
+    from nodecli.emulator.app import build_server
+    from nodecli.emulator.events import log_for
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    other = build_server(emulator.paths, persist=False).start()
+    try:
+        for name, server in (("node-number-one", emulator.server), ("node-number-two", other)):
+            r = invoke("node", "add", name, "--url", server.url, "--user", "admin",
+                       "--password-stdin", input="admin-pass\n")
+            assert r.exit_code == 0, r.stderr
+            log_for(server.state).push_reply(Reply(200, json.dumps([NARROW]).encode(), {}))
+        env = subprocess_env({"TERM": "xterm"})
+        del env["COLUMNS"]
+        status, said = pty_to_the_end(nodecli_cmd("events", "list", "--all-nodes"), env,
+                                      dimensions=(24, 70))
+    finally:
+        other.stop()
+    assert status == 0, said
+    assert said.split("\r\n") == [
+        "node             id" + " " * 30 + "time                  type    summary",
+        *(f"node-number-{n}  {'i' * 30}  2026-01-02T03:04:05Z  file.…  /ppppp…"
+          for n in ("one", "two")), ""], said

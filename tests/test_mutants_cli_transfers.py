@@ -91,6 +91,7 @@ def _pages(node, *pages: list[dict], first: str = "/ops/transfers") -> None:
             (200, page, node.link(f"/ops/transfers?iteration_token=t{n + 1}"))]
 
 
+HOUR_AGO = int((time.time() - 3600) * 1e6)
 SECOND = {**FAILED, "id": "t2", "status": "completed", "error_code": 0,
           "files_expected": None, "end_time_usec": None}
 
@@ -115,6 +116,10 @@ def test_list_as_a_table_and_as_the_nodes_objects(invoke, node):
         "start_time_usec,end_time_usec,error_code,error_desc",
         "t1,failed,send,h,u,1500,3000,10,20,1,2,1700000000000000,1700000060000000,13,boom",
         "t2,completed,send,h,u,1500,3000,10,20,1,,1700000000000000,,0,boom"]
+    recent = {"id": "t9", "status": "running", "start_time_usec": HOUR_AGO}
+    _pages(node.reset(), [FAILED, recent])
+    r = _run(invoke, node, "list", "--since", "2h", "-o", "jsonl")  # a time, not 2 h
+    assert [json.loads(line) for line in r.stdout.splitlines()] == [recent]
 
 
 # -- list --resume / --checkpoint: what is recorded after the output -------------------------
@@ -218,8 +223,6 @@ def test_watch_on_a_terminal_draws_a_line_per_transfer_and_a_count(node):
 
 
 # -- a progress line's elapsed time: the node's own times, within bounds --------------------
-
-HOUR_AGO = int((time.time() - 3600) * 1e6)
 
 
 @pytest.mark.parametrize(("start", "end", "elapsed"), [
