@@ -11,7 +11,8 @@ import re
 import pytest
 
 from nodecli.emulator.server import Reply
-from tests.test_mutants_events_ship import two_nodes as two_nodes  # the fixture
+from tests.test_mutants_events_merged import n1 as n1  # the fixtures
+from tests.test_mutants_events_ship import two_nodes as two_nodes
 
 EVENT = (b'{"id":"' + b"i" * 100 + b'","time":"' + b"t" * 60
          + b'","user_id":"u","types":["file.created"],"data":{}}')
@@ -193,6 +194,26 @@ def test_what_a_merged_tail_refuses_before_asking_a_node(invoke, two_nodes, serv
     r = invoke("events", "tail", "--all-nodes", *args)
     assert (r.exit_code, error_line(r.stderr), r.stdout) == (2, message, "")
     assert served == [] and list(here.iterdir()) == []
+
+
+def test_a_merged_tail_keeps_each_nodes_info_in_the_home_and_logs_its_failure(
+        invoke, n1, log, served):
+    log.generate(1)
+    emulator = n1
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push(*["500"] * 20)
+    try:
+        r = invoke("-v", "events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+    finally:
+        emulator.faults.clear()
+    assert r.exit_code == 0, r
+    said = [line for line in r.stderr.splitlines() if "GET /info failed (" in line]
+    assert len(said) == 1 and said[0].endswith("); node version unknown"), r.stderr
+    served.clear()
+    for _ in range(2):
+        r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+        assert r.exit_code == 0, r
+    assert sum(" /info " in line for line in served) == 1, served  # then from the home
 
 
 @pytest.fixture
@@ -403,6 +424,10 @@ def test_a_page_on_a_narrow_terminal_keeps_id_and_time_whole_and_leaves_out_the_
         "left out to fit the terminal: user (-o wide shows them)",
         "id" + " " * 30 + "time                  type     summary",
         "i" * 30 + "  2026-01-02T03:04:05Z  file.c…  /ppppp…"], said
+    log.push_reply(Reply(200, json.dumps([NARROW]).encode(), {}))
+    status, said = pty_to_the_end(nodecli_cmd("events", "list", "-o", "wide"), env,
+                                  dimensions=(24, 70))
+    assert status == 0 and "left out" not in said and " carol " in said, said
 
 
 def test_every_nodes_page_on_a_narrow_terminal_keeps_node_id_and_time_whole(
