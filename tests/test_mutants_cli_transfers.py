@@ -272,3 +272,25 @@ def test_watch_waits_the_interval_given_between_polls(invoke, node, monkeypatch)
                                                (200, {"id": "a", "status": "completed"}, [])]
     r = _run(invoke, node, "watch", "a", "--interval", "0.3")
     assert (r.exit_code, waited) == (0, [0.3]), r
+
+
+@pytest.mark.parametrize(("change", "shown"), [
+    ({}, "1.0 kB of 2.0 kB, ETA 1s, 8 kbps/-"),  # 1000 bytes left at 1000 bytes a second
+    ({"bytes_transferred": 2000, "current_rate_kbps": 0.001}, "2.0 kB of 2.0 kB, ETA 0s, "
+                                                              "0.001 kbps/-"),
+    ({"status": "completed"}, "1.0 kB of 2.0 kB, 8 kbps/-"),  # no ETA once ended
+    ({"bytes_transferred": None}, "0 B, 8 kbps/-"),  # no total without what is done
+    ({"bytes_expected": 0, "bytes_transferred": 0}, "0 B, 8 kbps/-"),
+    ({"bytes_expected": 1, "bytes_transferred": 0}, "0 B of 1 B, ETA 0s, 8 kbps/-"),
+])
+def test_a_progress_line_says_the_total_and_an_eta_while_running(change, shown):
+    t = {"id": "x", "status": "running", "bytes_expected": 2000, "bytes_transferred": 1000,
+         "current_rate_kbps": 8, **change}
+    assert progress_line(t, 0) == f"x {t['status']} {shown}, None files, 0s"
+
+
+def test_a_watch_past_its_timeout_names_what_still_runs(invoke, node):
+    _answer(node, {"id": "a", "status": "running"}, {"id": "b", "status": "completed"})
+    r = _run(invoke, node, "watch", "a", "b", "--timeout", "1s", "--interval", "0.1")
+    assert (r.exit_code, r.stderr.splitlines()[-1]) == (
+        8, f"{ERR}still running after --timeout: a"), r
