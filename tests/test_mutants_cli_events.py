@@ -216,6 +216,39 @@ def test_a_merged_tail_keeps_each_nodes_info_in_the_home_and_logs_its_failure(
     assert sum(" /info " in line for line in served) == 1, served  # then from the home
 
 
+def test_a_merged_tails_warning_is_cut_at_400_characters(invoke, n1, log):
+    from nodecli.node.events.pages import foreign_host_notice
+
+    host = "f" * 300 + ".example:9092"  # the notice, led by the node's name, is longer
+    log.generate(1)
+    log.link_host = host
+    try:
+        r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+    finally:
+        log.link_host = None
+    assert r.exit_code == 0, r.stderr
+    whole = "n1: " + foreign_host_notice(host, n1.url.rstrip("/"))
+    assert len(whole) > 400
+    assert [line.removeprefix("nodecli: warning: ") for line in r.stderr.splitlines()
+            if line.startswith("nodecli: warning: ")] == [whole[:400]]
+
+
+def test_a_merged_tail_on_a_terminal_shows_a_files_progress_only(n1, log, tmp_path):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    log.generate(1)
+    out = tmp_path / "all.jsonl"
+    env = subprocess_env({"TERM": "xterm"})
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--all-nodes", "--since", "1h",
+                                              "--to", str(out)), env)
+    assert status == 0, said
+    assert re.search(rf"1 events written; last event \S+; to {re.escape(str(out))} ", said), said
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--all-nodes", "--since", "1h",
+                                              "-o", "jsonl"), env)
+    assert status == 0 and "written" not in said, said
+
+
 @pytest.fixture
 def fleet_ctrl_c_when_caught_up(monkeypatch):
     """Ctrl-C while every node of a merged tail waits for new events: each node's wait

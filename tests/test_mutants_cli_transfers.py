@@ -290,7 +290,8 @@ def test_a_progress_line_says_the_total_and_an_eta_while_running(change, shown):
 
 
 def test_a_watch_past_its_timeout_names_what_still_runs(invoke, node):
-    _answer(node, {"id": "a", "status": "running"}, {"id": "b", "status": "completed"})
-    r = _run(invoke, node, "watch", "a", "b", "--timeout", "1s", "--interval", "0.1")
+    _answer(node, {"id": "a", "status": "running"}, {"id": "b", "status": "completed"},
+            {"id": "c", "status": "running"})
+    r = _run(invoke, node, "watch", "a", "b", "c", "--timeout", "1s", "--interval", "0.1")
     assert (r.exit_code, r.stderr.splitlines()[-1]) == (
-        8, f"{ERR}still running after --timeout: a"), r
+        8, f"{ERR}still running after --timeout: a, c"), r
