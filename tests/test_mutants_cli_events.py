@@ -362,6 +362,22 @@ def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, 
     assert said.endswith(f"\r\x1b[Kwrote 1 event to {shown}\r\n"), said
 
 
+def test_a_file_on_a_terminal_with_events_of_no_time_says_none(node_env, log, emulator,
+                                                                tmp_path):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    log.generate(1)  # (the next page, after the canned one: nothing new)
+    log.push_reply(Reply(200, b'[{"id": "7", "types": ["file.created"], "data": {}}]',
+                         {"Link": f'<{emulator.url}/events?iteration_token=1>; rel="next"'}))
+    out = tmp_path / "events.jsonl"
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "--to",
+                                              str(out)), env)
+    assert status == 0, said
+    assert f"\u280b 1 events written; to {out} \u00b7 " in said, said
+
+
 # --- events list: what goes to stderr with a page --------------------------------------------
 
 def test_a_pages_token_warnings_and_hint_on_stderr(invoke, node_env, log, emulator):
