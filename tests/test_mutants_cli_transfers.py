@@ -289,9 +289,18 @@ def test_a_progress_line_says_the_total_and_an_eta_while_running(change, shown):
     assert progress_line(t, 0) == f"x {t['status']} {shown}, None files, 0s"
 
 
-def test_a_watch_past_its_timeout_names_what_still_runs(invoke, node):
+def test_a_watch_past_its_timeout_names_what_still_runs(invoke, node, monkeypatch):
+    """The watch's clock jumps 100 s at each look (its first round of answers is in
+    before the --timeout of 60 s passes, on any machine)."""
+    import itertools
+
+    from nodecli.node import transfers
+
+    real, ticks = transfers.watch_transfers, itertools.count(0, 100)
+    monkeypatch.setattr(transfers, "watch_transfers", lambda *a, **kw: real(
+        *a, **kw, clock=lambda: float(next(ticks))))
     _answer(node, {"id": "a", "status": "running"}, {"id": "b", "status": "completed"},
             {"id": "c", "status": "running"})
-    r = _run(invoke, node, "watch", "a", "b", "c", "--timeout", "1s", "--interval", "0.1")
+    r = _run(invoke, node, "watch", "a", "b", "c", "--timeout", "60s")
     assert (r.exit_code, r.stderr.splitlines()[-1]) == (
         8, f"{ERR}still running after --timeout: a, c"), r
