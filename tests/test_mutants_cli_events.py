@@ -11,7 +11,8 @@ import re
 import pytest
 
 from nodecli.emulator.server import Reply
-from tests.test_mutants_events_ship import two_nodes as two_nodes  # the fixture
+from tests.test_mutants_events_merged import n1 as n1  # the fixtures
+from tests.test_mutants_events_ship import two_nodes as two_nodes
 
 EVENT = (b'{"id":"' + b"i" * 100 + b'","time":"' + b"t" * 60
          + b'","user_id":"u","types":["file.created"],"data":{}}')
@@ -154,6 +155,30 @@ def test_every_nodes_page_in_a_table_cut_and_in_csv_whole(invoke, two_nodes, ser
                                      f"n2,{'i' * 100},{'t' * 60},file.created, (?)"]
 
 
+def test_every_nodes_long_fields_cut_in_the_table_whole_in_csv_and_none_said(
+        invoke, two_nodes):
+    from nodecli.emulator.events import log_for
+
+    long = {"id": "9", "time": "2026-01-02T03:04:05Z", "user_id": "u",
+            "types": ["file." + "x" * 70], "data": {"path": "/" + "p" * 250, "size": 5}}
+    for fmt in ("table", "csv"):
+        for server in two_nodes:
+            log_for(server.state).push_reply(Reply(200, json.dumps([long]).encode(), {}))
+        r = invoke("events", "list", "--all-nodes", "-o", fmt)
+        assert r.exit_code == 0, r
+        if fmt == "table":
+            assert re.split(r"  +", r.stdout.splitlines()[1]) == [
+                "n1", "9", "2026-01-02T03:04:05Z", ("file." + "x" * 70)[:59] + "…",
+                "/" + "p" * 198 + "… (5 B)"]
+        else:
+            assert r.stdout.splitlines()[1] == (f"n1,9,2026-01-02T03:04:05Z,file.{'x' * 70},"
+                                                f"/{'p' * 250} (5 B)")
+    for server in two_nodes:
+        log_for(server.state).push_reply(Reply(200, b"[]", {}))
+    r = invoke("events", "list", "--all-nodes")
+    assert (r.exit_code, r.stdout, r.stderr.splitlines()[0]) == (0, "", "no events"), r
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--iteration-token", "5"], "an iteration token belongs to one node: not with --nodes"),
     (["--checkpoint", "ck.json"], "--checkpoint FILE holds one node's position: with --nodes "
@@ -169,6 +194,59 @@ def test_what_a_merged_tail_refuses_before_asking_a_node(invoke, two_nodes, serv
     r = invoke("events", "tail", "--all-nodes", *args)
     assert (r.exit_code, error_line(r.stderr), r.stdout) == (2, message, "")
     assert served == [] and list(here.iterdir()) == []
+
+
+def test_a_merged_tail_keeps_each_nodes_info_in_the_home_and_logs_its_failure(
+        invoke, n1, log, served):
+    log.generate(1)
+    emulator = n1
+    emulator.faults.path_prefix = "/info"
+    emulator.faults.push(*["500"] * 20)
+    try:
+        r = invoke("-v", "events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+    finally:
+        emulator.faults.clear()
+    assert r.exit_code == 0, r
+    said = [line for line in r.stderr.splitlines() if "GET /info failed (" in line]
+    assert len(said) == 1 and said[0].endswith("); node version unknown"), r.stderr
+    served.clear()
+    for _ in range(2):
+        r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+        assert r.exit_code == 0, r
+    assert sum(" /info " in line for line in served) == 1, served  # then from the home
+
+
+def test_a_merged_tails_warning_is_cut_at_400_characters(invoke, n1, log):
+    from nodecli.node.events.pages import foreign_host_notice
+
+    host = "f" * 300 + ".example:9092"  # the notice, led by the node's name, is longer
+    log.generate(1)
+    log.link_host = host
+    try:
+        r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
+    finally:
+        log.link_host = None
+    assert r.exit_code == 0, r.stderr
+    whole = "n1: " + foreign_host_notice(host, n1.url.rstrip("/"))
+    assert len(whole) > 400
+    assert [line.removeprefix("nodecli: warning: ") for line in r.stderr.splitlines()
+            if line.startswith("nodecli: warning: ")] == [whole[:400]]
+
+
+def test_a_merged_tail_on_a_terminal_shows_a_files_progress_only(n1, log, tmp_path):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    log.generate(1)
+    out = tmp_path / "all.jsonl"
+    env = subprocess_env({"TERM": "xterm"})
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--all-nodes", "--since", "1h",
+                                              "--to", str(out)), env)
+    assert status == 0, said
+    assert re.search(rf"1 events written; last event \S+; to {re.escape(str(out))} ", said), said
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--all-nodes", "--since", "1h",
+                                              "-o", "jsonl"), env)
+    assert status == 0 and "written" not in said, said
 
 
 @pytest.fixture
@@ -244,6 +322,26 @@ def test_pretty_lines_on_a_terminal_are_coloured_by_family_and_cut(node_env, log
         f"{t}  \x1b[0mnode.custom             \x1b[0m  dan         ", ""], said
 
 
+def test_plain_on_a_terminal_is_plain_and_pretty_without_colour_is_cut(node_env, log):
+    from nodecli.render.events import plain_line, pretty_line
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    event = {"time": _recent(), "user_id": "carol", "types": ["transfer.started"],
+             "data": {"direction": "send", "status": "running", "remote_host": "h" * 70}}
+    log.append(event)
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["NO_COLOR"], env["COLUMNS"]  # colour on: -o plain still has none
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "-o",
+                                              "plain"), env, dimensions=(24, 100))
+    shown = {**event, "id": "1"}
+    assert (status, said) == (0, plain_line(shown) + "\r\n"), said
+    env["NO_COLOR"] = "1"  # pretty with no colour: the same cut as with it
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h"), env,
+                                  dimensions=(24, 100))
+    assert (status, said) == (0, pretty_line(shown, 100) + "\r\n"), said
+    assert len(pretty_line(shown, 100)) == 100
+
+
 def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, tmp_path):
     from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
 
@@ -262,6 +360,22 @@ def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, 
     assert (f"\u280b 1 events written; last event 2026-01-02T03:04:05.000000Z{'x' * 13}; "
             f"to {shown} \u00b7 ") in said
     assert said.endswith(f"\r\x1b[Kwrote 1 event to {shown}\r\n"), said
+
+
+def test_a_file_on_a_terminal_with_events_of_no_time_says_none(node_env, log, emulator,
+                                                                tmp_path):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    log.generate(1)  # (the next page, after the canned one: nothing new)
+    log.push_reply(Reply(200, b'[{"id": "7", "types": ["file.created"], "data": {}}]',
+                         {"Link": f'<{emulator.url}/events?iteration_token=1>; rel="next"'}))
+    out = tmp_path / "events.jsonl"
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "--to",
+                                              str(out)), env)
+    assert status == 0, said
+    assert f"\u280b 1 events written; to {out} \u00b7 " in said, said
 
 
 # --- events list: what goes to stderr with a page --------------------------------------------
@@ -286,3 +400,106 @@ def test_a_pages_token_warnings_and_hint_on_stderr(invoke, node_env, log, emulat
     host = "f" * 400 + ".example"
     assert r.stderr == ("nodecli: warning: " + foreign_host_notice(host, emulator.url)[:399] + "…"
                         + "\nnext iteration token: 2 (continue with --iteration-token 2)\n")
+
+
+# --- events list: the page as a json document, its table's cuts, an empty page -------------
+
+def test_a_page_as_one_json_document_names_the_next_page(invoke, node_env, log, emulator):
+    link = f"{emulator.url}/events?iteration_token=2"
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": f'<{link}>; rel="next"'}))
+    r = invoke("events", "list", "-o", "json", env=node_env)
+    assert (r.exit_code, r.stderr) == (0, ""), r
+    assert json.loads(r.stdout) == {"events": [json.loads(EVENT)],
+                                    "next_iteration_token": "2", "next_url": link}
+
+
+LONG = {"id": "9", "time": "2026-01-02T03:04:05Z", "user_id": "u" * 70,
+        "types": ["file." + "x" * 70], "data": {"path": "/" + "p" * 250, "size": 5}}
+
+
+def test_the_tables_type_user_and_summary_are_cut_and_an_empty_page_said(
+        invoke, node_env, log, emulator):
+    log.push_reply(Reply(200, json.dumps([LONG]).encode(), {}))
+    r = invoke("events", "list", env=node_env)
+    assert (r.exit_code, r.stderr) == (0, NO_LINK), r
+    assert re.split(r"  +", r.stdout.splitlines()[1]) == [
+        "9", "2026-01-02T03:04:05Z", ("file." + "x" * 70)[:59] + "…", "u" * 59 + "…",
+        "/" + "p" * 198 + "… (5 B)"]
+    from nodecli.node.events.pages import LOGGING_HINT
+
+    log.push_reply(Reply(200, b"[]", {}))  # (and the whole log is empty: the hint)
+    r = invoke("events", "list", env=node_env)
+    assert (r.exit_code, r.stdout) == (0, ""), r
+    assert r.stderr == f"no events\n{NO_LINK}hint: {LOGGING_HINT}\n"
+
+
+def test_a_foreign_hosts_warning_names_this_node_and_a_long_link_problem_is_cut(
+        invoke, node_env, log, emulator):
+    from nodecli.node.events.pages import foreign_host_notice
+
+    far = '<https://far.example/events?iteration_token=2>; rel="next"'
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": far}))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 0, r
+    notice = foreign_host_notice("far.example", emulator.url)
+    assert emulator.url in notice
+    assert r.stderr.splitlines()[0] == "nodecli: warning: " + notice
+    # (a port that is no number is quoted whole by the URL parser: the line is cut)
+    bad = "<https://h:" + "9x" * 200 + '/events?iteration_token=2>; rel="next"'
+    log.push_reply(Reply(200, b"[" + EVENT + b"]", {"Link": bad}))
+    r = invoke("events", "list", "-o", "jsonl", env=node_env)
+    assert r.exit_code == 0, r
+    problem = r.stderr.splitlines()[0].removeprefix("nodecli: warning: ")
+    assert problem.startswith('the Link rel="next" header is not a usable URL (')
+    assert (len(problem), problem[-1]) == (300, "…"), problem
+
+
+# --- a table on a narrow terminal: what stays whole, what is left out -----------------------
+
+NARROW = {"id": "i" * 30, "time": "2026-01-02T03:04:05Z", "user_id": "carol",
+          "types": ["file.created"], "data": {"path": "/" + "p" * 80, "size": 5}}
+
+
+def test_a_page_on_a_narrow_terminal_keeps_id_and_time_whole_and_leaves_out_the_user(
+        node_env, log):
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    log.push_reply(Reply(200, json.dumps([NARROW]).encode(), {}))
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "list"), env, dimensions=(24, 70))
+    assert status == 0, said
+    assert said.split("\r\n")[:3] == [
+        "left out to fit the terminal: user (-o wide shows them)",
+        "id" + " " * 30 + "time                  type     summary",
+        "i" * 30 + "  2026-01-02T03:04:05Z  file.c…  /ppppp…"], said
+    log.push_reply(Reply(200, json.dumps([NARROW]).encode(), {}))
+    status, said = pty_to_the_end(nodecli_cmd("events", "list", "-o", "wide"), env,
+                                  dimensions=(24, 70))
+    assert status == 0 and "left out" not in said and " carol " in said, said
+
+
+def test_every_nodes_page_on_a_narrow_terminal_keeps_node_id_and_time_whole(
+        invoke, emulator, home):
+    from nodecli.emulator.app import build_server
+    from nodecli.emulator.events import log_for
+    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
+
+    other = build_server(emulator.paths, persist=False).start()
+    try:
+        for name, server in (("node-number-one", emulator.server), ("node-number-two", other)):
+            r = invoke("node", "add", name, "--url", server.url, "--user", "admin",
+                       "--password-stdin", input="admin-pass\n")
+            assert r.exit_code == 0, r.stderr
+            log_for(server.state).push_reply(Reply(200, json.dumps([NARROW]).encode(), {}))
+        env = subprocess_env({"TERM": "xterm"})
+        del env["COLUMNS"]
+        status, said = pty_to_the_end(nodecli_cmd("events", "list", "--all-nodes"), env,
+                                      dimensions=(24, 70))
+    finally:
+        other.stop()
+    assert status == 0, said
+    assert said.split("\r\n") == [
+        "node             id" + " " * 30 + "time                  type    summary",
+        *(f"node-number-{n}  {'i' * 30}  2026-01-02T03:04:05Z  file.…  /ppppp…"
+          for n in ("one", "two")), ""], said
