@@ -53,6 +53,7 @@ def test_merged_tail_to_stdout_and_a_file(nodes, invoke, home):
         log_for(server.state).generate(count)
     r = invoke("events", "tail", "--all-nodes", "--since", "1h", "-o", "jsonl")
     assert r.exit_code == 0, r.stderr
+    assert r.stderr == ""  # the events are the output: no "wrote ... to" line
     seen: dict[str, list[str]] = defaultdict(list)
     for line in r.stdout.splitlines():
         event = json.loads(line)
