@@ -286,7 +286,17 @@ def test_watch_waits_the_interval_given_between_polls(invoke, node, monkeypatch)
 def test_a_progress_line_says_the_total_and_an_eta_while_running(change, shown):
     t = {"id": "x", "status": "running", "bytes_expected": 2000, "bytes_transferred": 1000,
          "current_rate_kbps": 8, **change}
-    assert progress_line(t, 0) == f"x {t['status']} {shown}, None files, 0s"
+    assert progress_line(t, 0) == f"x {t['status']} {shown}, ? files, 0s"
+
+
+@pytest.mark.parametrize(("counts", "shown"), [
+    ({}, "? files"), ({"files_completed": 0}, "0 files"),
+    ({"files_expected": 4}, "?/4 files"), ({"files_completed": 3, "files_expected": 4},
+                                          "3/4 files"),
+])
+def test_a_file_count_the_node_left_out_is_a_question_mark(counts, shown):
+    t = {"id": "x", "status": "running", **counts}
+    assert progress_line(t, 0) == f"x running 0 B, -/-, {shown}, 0s"
 
 
 def test_a_watch_past_its_timeout_names_what_still_runs(invoke, node, monkeypatch):

@@ -91,7 +91,9 @@ def row(t: dict[str, Any]) -> dict[str, Any]:
         "remote_host": t.get("remote_host"), "user_id": t.get("user_id"),
         "bytes": _human_bytes(t.get("bytes_transferred")),
         "rate": f"{_rate(t.get('current_rate_kbps'))}/{_rate(t.get('target_rate_kbps'))}",
-        "files": f"{files}/{expected}" if expected is not None else files,
+        # (a count the node left out is "?" beside the expected one, never "None")
+        "files": f"{'?' if files is None else files}/{expected}" if expected is not None
+        else files,
         "started": started, "error": error or None,
     }
 
@@ -349,7 +351,8 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
             eta = f", ETA {describe_delta(left)}"
     r = row(t)
     return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}{eta}, "
-            f"{r['rate']}, {r['files']} files, {describe_delta(elapsed)}")
+            f"{r['rate']}, {'?' if r['files'] is None else r['files']} files, "
+            f"{describe_delta(elapsed)}")
 
 
 def _watch(app: App, client: Any, ids: list[str], interval: float, timeout: float | None,
