@@ -36,6 +36,8 @@ def test_each_message_in_its_colour_on_a_terminal(colour):
     term.success("done")
     term.info("plain")
     term.stopped("interrupted", "run it again")
+    term.verbosity = 1
+    term.debug("GET /info")
     assert err.getvalue() == (
         "\x1b[1;31mnodecli: error: bad thing\x1b[0m\n"
         "\x1b[2mhint: do this\x1b[0m\n"
@@ -43,7 +45,8 @@ def test_each_message_in_its_colour_on_a_terminal(colour):
         "\x1b[32mdone\x1b[0m\n"
         "plain\n"
         "nodecli: interrupted\n"
-        "\x1b[2mhint: run it again\x1b[0m\n")
+        "\x1b[2mhint: run it again\x1b[0m\n"
+        "\x1b[2mdebug: GET /info\x1b[0m\n")
 
 
 def test_an_end_the_user_chose_is_said_even_when_quiet():
@@ -92,6 +95,33 @@ def test_jsonl_rows_are_shaped_on_their_way_out():
     term.shape = Shape.make("json", None, ("id",))
     term.jsonl(iter([{"id": 1}, {"id": 2}]))
     assert out.getvalue() == "1\n2\n"
+
+
+def test_a_shaped_object_is_read_under_its_items_key():
+    from nodecli.render.shape import Shape
+
+    out = io.StringIO()
+    term = Terminal(_stdout=out, _stderr=io.StringIO())
+    term.shape = Shape.make("json", None, ("id",))
+    term.json({"events": [{"id": 1}, {"id": 2}], "next": None}, items="events")
+    assert out.getvalue() == "1\n2\n"
+
+
+def test_a_table_by_default_and_an_empty_one_said_on_stderr():
+    from nodecli.render import Column
+
+    columns = [Column("name", "name"), Column("size", "size")]
+    out, err = io.StringIO(), io.StringIO()
+    term = Terminal(no_color=True, _stdout=out, _stderr=err)
+    term.table([{"name": "a", "size": 1}], columns)
+    term.table([], columns)
+    assert out.getvalue().splitlines() == ["name  size", "a     1"]
+    assert err.getvalue() == "nothing to list\n"
+    out = io.StringIO()
+    term = Terminal(no_color=True, _stdout=out, _stderr=err)
+    term.no_headers = True
+    term.table([{"name": "a", "size": 1}], columns, "csv")
+    assert out.getvalue().splitlines() == ["a,1"]
 
 
 # --- the live status line ---------------------------------------------------------------

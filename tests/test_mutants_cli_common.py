@@ -155,3 +155,24 @@ def test_a_fleet_that_names_no_profile(invoke, home):
     assert r.exit_code == 2
     assert _error(r) == "nodecli: error: no node profile matches"
     assert json.loads(invoke("node", "list", "-o", "json").stdout)[0]["name"] == "a"
+
+
+def test_a_fleet_and_one_node_together_are_refused(invoke, home):
+    r = invoke("node", "info", "--url", "https://h.example:9092", "--all-nodes")
+    assert r.exit_code == 2
+    assert _error(r) == "nodecli: error: give --node/--url or --nodes/--all-nodes, not both"
+
+
+def test_field_with_columns_is_refused_in_words(invoke, home):
+    r = invoke("node", "list", "--field", "name", "-o", "columns=name")
+    assert r.exit_code == 2
+    assert _error(r) == ("nodecli: error: --field prints raw values: not with -o yaml or "
+                         "-o columns=")
+
+
+def test_a_secret_on_stdin_loses_only_its_line_end(invoke, home):
+    for name, typed in (("n1", "p1 \n"), ("n2", "p2X\r\n")):
+        r = invoke("node", "add", name, "--url", "https://h.example:9092", "--user", "u",
+                   "--password-stdin", "--no-check", input=typed)
+        assert r.exit_code == 0, r.stderr
+    assert _secrets(home) == {"node:n1": "p1 ", "node:n2": "p2X"}
