@@ -307,3 +307,60 @@ def test_a_program_that_ends_with_its_line_up_ends(tmp_path):
         assert proc.wait(timeout=60) == 0
     finally:
         reap(proc)
+
+
+# --- a table on a terminal --------------------------------------------------------------
+
+def _table_columns():
+    from nodecli.render import Column
+
+    return [Column("name", "name"), Column("size", "size", drop=1),
+            Column("kind", "kind", drop=2), Column("note", "note", whole=True)]
+
+
+ROW = {"name": "alpha", "size": 12, "kind": "k", "note": "a note of twenty-one"}
+
+
+@pytest.mark.parametrize("coloured", [True, False])
+def test_a_narrow_terminal_leaves_out_the_low_value_columns_and_says_so(
+        monkeypatch, coloured):
+    monkeypatch.setenv("COLUMNS", "30")
+    if coloured:
+        monkeypatch.delenv("NO_COLOR")
+        monkeypatch.setenv("TERM", "xterm")
+    bold = (lambda t: f"\x1b[1m{t}\x1b[0m") if coloured else (lambda t: t)
+    out, err = Tty(), io.StringIO()
+    Terminal(_stdout=out, _stderr=err).table([ROW], _table_columns(), "table", title="T")
+    assert err.getvalue() == "left out to fit the terminal: size, kind (-o wide shows them)\n"
+    if coloured:
+        assert out.getvalue() == (
+            "\x1b[3m             T             \x1b[0m\n"
+            + bold("name ") + bold(" ") + bold(" ") + bold("note                ") + "\n"
+            "alpha  a note of twenty-one\n")
+    else:
+        assert out.getvalue() == "name   note\nalpha  a note of twenty-one\n"
+    out, err = Tty(), io.StringIO()
+    Terminal(_stdout=out, _stderr=err).table([ROW], _table_columns(), "wide", title="T")
+    assert err.getvalue() == ""
+    assert out.getvalue().splitlines()[-1] == "alpha  12    k     a note of twenty-one"
+
+
+def test_a_coloured_table_cuts_free_text_and_can_go_without_headings(monkeypatch, colour):
+    from nodecli.render import Column
+
+    monkeypatch.setenv("COLUMNS", "30")
+    columns = [Column("name", "name"), Column("note", "note")]
+    row = {"name": "alpha", "note": "a long note that does not fit at all"}
+    out = Tty()
+    term = Terminal(_stdout=out, _stderr=io.StringIO())
+    term.no_headers = True
+    term.table([row], columns)
+    assert out.getvalue() == "alpha  a long note that does …\n"
+
+
+def test_a_coloured_message_is_never_read_as_markup_nor_broken(monkeypatch, colour):
+    monkeypatch.setenv("COLUMNS", "30")
+    err = Tty()
+    Terminal(_stdout=io.StringIO(), _stderr=err).warn("[bold]x[/bold] 123 " + "y" * 40)
+    assert err.getvalue() == ("\x1b[33mnodecli: warning: [bold]x[/bold] 123 " + "y" * 40
+                              + "\x1b[0m\n")
