@@ -364,3 +364,14 @@ def test_a_coloured_message_is_never_read_as_markup_nor_broken(monkeypatch, colo
     Terminal(_stdout=io.StringIO(), _stderr=err).warn("[bold]x[/bold] 123 " + "y" * 40)
     assert err.getvalue() == ("\x1b[33mnodecli: warning: [bold]x[/bold] 123 " + "y" * 40
                               + "\x1b[0m\n")
+
+
+def test_an_object_is_cut_to_the_terminal_unless_asked_whole(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "20")
+    pairs = [("name", "x" * 30), ("id", 7)]
+    out = Tty()
+    Terminal(no_color=True, _stdout=out, _stderr=io.StringIO()).fields(pairs)
+    assert out.getvalue() == "name  " + "x" * 13 + "…\nid    7\n"
+    out = Tty()
+    Terminal(no_color=True, _stdout=out, _stderr=io.StringIO()).fields(pairs, whole=True)
+    assert out.getvalue() == "name  " + "x" * 30 + "\nid    7\n"
