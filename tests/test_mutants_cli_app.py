@@ -351,11 +351,12 @@ def test_a_coloured_table_cuts_free_text_and_can_go_without_headings(monkeypatch
     monkeypatch.setenv("COLUMNS", "30")
     columns = [Column("name", "name"), Column("note", "note")]
     row = {"name": "alpha", "note": "a long note that does not fit at all"}
-    out = Tty()
-    term = Terminal(_stdout=out, _stderr=io.StringIO())
+    out, err = Tty(), io.StringIO()
+    term = Terminal(_stdout=out, _stderr=err)
     term.no_headers = True
     term.table([row], columns)
     assert out.getvalue() == "alpha  a long note that does …\n"
+    assert err.getvalue() == ""  # no column left out: nothing said
 
 
 def test_a_coloured_message_is_never_read_as_markup_nor_broken(monkeypatch, colour):
@@ -375,3 +376,20 @@ def test_an_object_is_cut_to_the_terminal_unless_asked_whole(monkeypatch):
     out = Tty()
     Terminal(no_color=True, _stdout=out, _stderr=io.StringIO()).fields(pairs, whole=True)
     assert out.getvalue() == "name  " + "x" * 30 + "\nid    7\n"
+
+
+def test_output_on_the_terminal_takes_the_status_line_off_first():
+    out, err = Tty(), Screen()
+    term = _status(err, [0.0])
+    term._stdout = out  # stdout on the terminal too
+    try:
+        with term.status.lock:
+            term.status.show("working")
+            for write in (lambda: term.data("line"), lambda: term.fields([("a", 1)])):
+                start = len(err.getvalue())
+                write()
+                assert err.getvalue()[start:] == "\r\x1b[K"
+                term.status.redraw()
+    finally:
+        term.status.clear()
+    assert out.getvalue() == "line\na  1\n"
