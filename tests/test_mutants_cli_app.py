@@ -393,3 +393,21 @@ def test_output_on_the_terminal_takes_the_status_line_off_first():
     finally:
         term.status.clear()
     assert out.getvalue() == "line\na  1\n"
+
+
+@pytest.mark.parametrize(("env", "flag", "wanted"), [
+    ({"TERM": "xterm"}, False, True),
+    ({"TERM": "xterm"}, True, False),
+    ({"TERM": "xterm", "NO_COLOR": "1"}, False, False),
+    ({"TERM": "xterm", "no_color": "1"}, False, True),  # (variables have a case)
+    ({"TERM": "dumb"}, False, False),
+    ({"term": "dumb", "TERM": "xterm"}, False, True),
+])
+def test_colour_only_on_a_terminal_that_takes_it(monkeypatch, env, flag, wanted):
+    from nodecli.cli.app import color_wanted
+
+    monkeypatch.delenv("NO_COLOR")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert color_wanted(flag, Tty()) is wanted
+    assert color_wanted(flag, io.StringIO()) is False
