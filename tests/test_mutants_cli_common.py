@@ -99,6 +99,12 @@ def test_a_password_from_nodecli_password(invoke, home):
         "nodecli: error: confirmation needed and stdin is not a terminal: use --yes"]
 
 
+def test_an_empty_password_given_as_a_flag_is_refused_in_words(invoke, home):
+    r = invoke("user", "add", "bob", "-x", "x", "-p", "", input="")
+    assert (r.exit_code, r.stderr) == (2, "nodecli: error: the password is empty\n"), r
+    assert invoke("user", "list", "-o", "json").stdout.strip() == "[]"
+
+
 def test_a_secret_with_no_variable_names_only_its_flags(invoke, home):
     r = invoke("node", "info", "--url", "https://127.0.0.1:1", "--user", "u", input="")
     assert r.exit_code == 2
