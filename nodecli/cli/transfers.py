@@ -91,9 +91,7 @@ def row(t: dict[str, Any]) -> dict[str, Any]:
         "remote_host": t.get("remote_host"), "user_id": t.get("user_id"),
         "bytes": _human_bytes(t.get("bytes_transferred")),
         "rate": f"{_rate(t.get('current_rate_kbps'))}/{_rate(t.get('target_rate_kbps'))}",
-        # (a count the node left out is "?" beside the expected one, never "None")
-        "files": f"{'?' if files is None else files}/{expected}" if expected is not None
-        else files,
+        "files": f"{'?' if files is None else files}/{expected}" if expected is not None else files,
         "started": started, "error": error or None,
     }
 
@@ -351,7 +349,7 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
             eta = f", ETA {describe_delta(left)}"
     r = row(t)
     return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}{eta}, "
-            f"{r['rate']}, {'?' if r['files'] is None else r['files']} files, "
+            f"{r['rate']}, {'?' if r['files'] is None else r['files']} files, "  # never None
             f"{describe_delta(elapsed)}")
 
 
