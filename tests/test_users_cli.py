@@ -243,6 +243,30 @@ def test_interactive_prompt_with_confirmation_in_a_pty(home):
     assert verify_password("s3cret!", _store(home).load().users["usr1"].password_hash)
 
 
+def test_the_password_prompt_is_on_the_terminal_when_stdout_is_a_file(home, tmp_path):
+    """`nodecli user add usr1 -x aspera > added.txt`: the questions still reach the
+    person at the terminal (stderr); the file holds only what the command says."""
+    import pexpect
+
+    out = tmp_path / "added.txt"
+    child = pexpect.spawn("/bin/sh", ["-c", f'exec "$0" -m nodecli "$@" > {out}',
+                                      sys.executable, "user", "add", "usr1", "--xuser",
+                                      "aspera"],
+                          env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",
+                          timeout=30)
+    try:
+        child.expect("Password for usr1: ")
+        child.sendline("s3cret!")
+        child.expect("Repeat for confirmation: ")
+        child.sendline("s3cret!")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert "Password" not in out.read_text() and "s3cret" not in out.read_text()
+    assert verify_password("s3cret!", _store(home).load().users["usr1"].password_hash)
+
+
 @pytest.mark.parametrize("argv", [["user", "list"], ["-l"], ["--help"], ["xuser", "list"],
                                   ["user", "show", "usr1"]])
 def test_local_read_commands_do_not_import_heavy_stacks(with_users, argv):
