@@ -57,6 +57,24 @@ def test_user_delete_asks(two_users, invoke, spawn, answer, code, left):
     assert _users(invoke) == left
 
 
+def test_the_question_is_on_the_terminal_when_stdout_is_a_file(two_users, invoke, tmp_path):
+    """`nodecli user delete u1 > log`: the question reaches the person at the terminal
+    (stderr); the file gets none of it. An empty answer is the default, no."""
+    out = tmp_path / "log"
+    child = pexpect.spawn("/bin/sh", ["-c", f'exec "$0" -m nodecli "$@" > {out}',
+                                      sys.executable, "user", "delete", "u1"],
+                          env=subprocess_env({"NODECLI_HOME": str(two_users)}),
+                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=20)
+    try:
+        child.expect(r"Delete node user 'u1'\? \[y/N\]: ")
+        child.sendline("")
+        assert _finish(child) == 1
+    finally:
+        reap(child)
+    assert "Delete" not in out.read_text()
+    assert _users(invoke) == ["u1", "u2"]
+
+
 def test_xuser_delete_force_names_the_node_users_it_deletes(two_users, invoke, spawn):
     child = spawn(two_users, "xuser", "delete", "x", "--force")
     child.expect(r"Delete transfer user 'x' and its 2 node user\(s\): u1, u2\? \[y/N\]: ")
