@@ -182,3 +182,17 @@ def test_a_secret_on_stdin_loses_only_its_line_end(invoke, home):
                    "--password-stdin", "--no-check", input=typed)
         assert r.exit_code == 0, r.stderr
     assert _secrets(home) == {"node:n1": "p1 ", "node:n2": "p2X"}
+
+
+def test_a_proxy_password_on_stdin_is_refused_in_words_where_it_cannot_be(invoke, home):
+    r = invoke("node", "add", "n1", "--url", "https://h.example:9092", "--user", "u",
+               "--proxy-password-stdin", input="pw\n")
+    assert (r.exit_code, r.stderr) == (
+        2, "nodecli: error: --proxy-password-stdin goes with --proxy URL\n"), r
+    r = invoke("node", "add", "n1", "--url", "https://h.example:9092", "--user", "u",
+               "--proxy", "http://pu@proxy.example:3128", "--proxy-password-stdin",
+               "--password-stdin", input="pw\n")
+    assert (r.exit_code, r.stderr) == (
+        2, "nodecli: error: --proxy-password-stdin and --password-stdin both read stdin: "
+           "give the proxy's password in NODECLI_PROXY_PASSWORD instead\n"), r
+    assert invoke("node", "list", "-o", "json").stdout.strip() == "[]"
