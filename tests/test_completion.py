@@ -124,6 +124,8 @@ CASES = [
     ("nodecli events ship --resume ", ["night-audit", "nightly"]),
     ("nodecli events tail -o ", ["pretty", "plain", "json", "jsonl"]),
     ("nodecli events tail --output j", ["json", "jsonl"]),
+    # a command whose json is not shaped (diff) offers no yaml, raw or columns=
+    ("nodecli diff -o ", ["table", "json"]),
     ("nodecli service show ", ["corp", "corp-test", "staging"]),
     ("nodecli service remove corp", ["corp", "corp-test"]),
     ("nodecli service default s", ["staging"]),
