@@ -314,3 +314,16 @@ def test_a_watch_past_its_timeout_names_what_still_runs(invoke, node, monkeypatc
     r = _run(invoke, node, "watch", "a", "b", "c", "--timeout", "60s")
     assert (r.exit_code, r.stderr.splitlines()[-1]) == (
         8, f"{ERR}still running after --timeout: a, c"), r
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["list", "--since", "nonsense"],
+     "--since: invalid start time 'nonsense': use a duration ago such as 10m, 2h, 1d, or an "
+     "ISO 8601 time such as 2031-01-01T00:00:00Z"),
+    (["watch", "x", "--timeout", "nonsense"],
+     "--timeout: invalid duration 'nonsense': use a number and a unit s, m, h, d or w, "
+     "e.g. 90s, 30m, 2h, 7d, 1h30m"),
+])
+def test_a_duration_that_is_none_is_refused_naming_its_flag(invoke, args, said):
+    r = invoke("transfer", *args)
+    assert (r.exit_code, r.stderr) == (2, f"nodecli: error: {said}\n"), r
