@@ -96,6 +96,7 @@ def test_ctrl_c_on_watch_prints_the_last_state(realistic, invoke):
     after = clean.rfind("^C", 0, said) + 1  # 0 when the terminal echoes nothing
     state = clean.find(tid, after, said)
     assert said > 0 and state >= 0, clean
+    assert clean[said:].startswith("stopped watching; the transfers go on on the node\n"), clean
     assert "ETA " in clean[state:said].split("\n")[0], clean
 
 

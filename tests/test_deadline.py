@@ -133,8 +133,8 @@ def test_transfer_watch_timeout_bounds_its_requests_and_exits_8(hung, certs):
     first request is on its way: 4 s, not 1, so that a start on a machine loaded tenfold
     (a first loaded run saw no request within 1 s) still reaches the node first."""
     proc = subprocess.Popen(
-        nodecli_cmd("transfer", "watch", "t1", "--timeout", "4s", "--url", hung.server.url(),
-                    "--user", "admin"),
+        nodecli_cmd("transfer", "watch", "t1", "t2", "--timeout", "4s", "--url",
+                    hung.server.url(), "--user", "admin"),
         env=subprocess_env({"NODECLI_CACERT": certs[0], "NODECLI_PASSWORD": "pw"}),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -143,7 +143,8 @@ def test_transfer_watch_timeout_bounds_its_requests_and_exits_8(hung, certs):
         proc.kill()
         proc.wait(timeout=30)
     assert proc.returncode == 8, err
-    assert err.strip() == "nodecli: error: no answer from the node within --timeout about: t1"
+    assert err.strip() == ("nodecli: error: no answer from the node within --timeout "
+                           "about: t1, t2")
     assert hung.targets == ["/ops/transfers/t1"]
 
 
