@@ -64,14 +64,12 @@ def kinds(words: str) -> list[str]:
     return [line.split(",", 1)[0] for line in proc.stdout.splitlines()]
 
 
-@pytest.fixture
-def filled_home(invoke, home, node_env, log, tmp_path):
-    """A home with users, transfer users, node and service profiles, a key pair and a
-    checkpoint, each made by the command a user would run."""
-    def ok(*args, **kw):
-        r = invoke(*args, **kw)
+def add_names(invoke, tmp_path) -> None:
+    """Users, transfer users, node and service profiles, each made by the command a
+    user would run."""
+    def ok(*args):
+        r = invoke(*args)
         assert r.exit_code == 0, r
-        return r
 
     ok("xuser", "add", "aspera", "-r", "file:////data/*")
     ok("xuser", "add", "archive", "--docroot", "/archive")
@@ -86,6 +84,18 @@ def filled_home(invoke, home, node_env, log, tmp_path):
     for name in ("corp", "corp-test", "staging"):
         ok("service", "add", name, "--url", f"https://{name}.example", "--token-file",
            str(token))
+
+
+@pytest.fixture
+def filled_home(invoke, home, node_env, log, tmp_path):
+    """A home with users, transfer users, node and service profiles, a key pair and a
+    checkpoint, each made by the command a user would run."""
+    def ok(*args, **kw):
+        r = invoke(*args, **kw)
+        assert r.exit_code == 0, r
+        return r
+
+    add_names(invoke, tmp_path)
     ok("key", "generate", str(home / "keys" / "AKlocal") + "/", "--bits", "1024")
     log.generate(3)
     for name in ("nightly", "night-audit"):

@@ -65,23 +65,9 @@ def emulator_keys(home: Path, text: str) -> None:
 def names_home(invoke, home, tmp_path):
     """A home with node users, transfer users, node and service profiles, made by the
     commands a user runs."""
-    def ok(*args: str) -> None:
-        r = invoke(*args)
-        assert r.exit_code == 0, r
+    from tests.test_completion import add_names
 
-    ok("xuser", "add", "aspera", "-r", "file:////data/*")
-    ok("xuser", "add", "archive", "--docroot", "/archive")
-    for name in ("usr1", "usr2", "ops"):
-        ok("-au", name, "-x", "aspera", "-p", "pw-" + name)
-    ok("node", "add", "prod", "--url", "https://prod:9092", "--access-key", "AKprod",
-       "--no-secret")
-    ok("node", "add", "lab", "--url", "https://lab:9092", "--user", "usr1", "--no-secret")
-    token = tmp_path / "svc.token"
-    token.write_text("opaque-token\n")
-    token.chmod(0o600)
-    for name in ("corp", "corp-test", "staging"):
-        ok("service", "add", name, "--url", f"https://{name}.example", "--token-file",
-           str(token))
+    add_names(invoke, tmp_path)
     return home
 
 
