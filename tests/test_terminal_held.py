@@ -1,10 +1,13 @@
 """Terminal.held: while a full-screen view owns the terminal, messages for stderr wait
-and then come out in order, bounded; a stderr that is no terminal is never held."""
+and then come out in order, bounded; a stderr that is no terminal is never held.
+Terminal.abandon: a thread left running says nothing more."""
 
 from __future__ import annotations
 
 import io
 import threading
+
+import pytest
 
 from nodecli.cli.app import Terminal
 
@@ -70,3 +73,48 @@ def test_messages_from_another_thread_are_held_too_and_none_is_lost():
     assert sorted(lines) == sorted(f"t{n}-{i}" for n in range(4) for i in range(200))
     for n in range(4):  # each thread's lines in the order it said them
         assert [x for x in lines if x.startswith(f"t{n}-")] == [f"t{n}-{i}" for i in range(200)]
+
+
+def _say_in(term: Terminal, said: list[str], go: threading.Event,
+            done: threading.Event) -> threading.Thread:
+    """A thread that says ``said[0]`` at once, then each of the rest after ``go``."""
+    def run() -> None:
+        term.info(said[0])
+        done.set()
+        go.wait(30)
+        for text in said[1:]:
+            term.info(text)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("tty", [True, False], ids=["held", "not held"])
+def test_an_abandoned_thread_says_nothing_more_and_the_others_go_on(tty):
+    err = Tty() if tty else io.StringIO()
+    term = _term(err)
+    go, done = threading.Event(), threading.Event()
+    with term.held():
+        left = _say_in(term, ["before", "after", "later"], go, done)
+        assert done.wait(30)
+        term.abandon(left)
+        go.set()
+        left.join(30)
+        term.info("main")
+    term.info("last")
+    assert err.getvalue() == "before\nmain\nlast\n"  # said before: kept, in order
+
+
+def test_a_thread_not_abandoned_is_still_shown():
+    err = Tty()
+    term = _term(err)
+    go, done = threading.Event(), threading.Event()
+    other = threading.Thread(target=lambda: None)
+    with term.held():
+        kept = _say_in(term, ["one", "two"], go, done)
+        assert done.wait(30)
+        term.abandon(other)  # another thread abandoned: this one is not
+        go.set()
+        kept.join(30)
+    assert err.getvalue() == "one\ntwo\n"

@@ -39,6 +39,21 @@ def color_wanted(no_color_flag: bool, stream: IO[str]) -> bool:
     return is_tty(stream)
 
 
+class _Gate:
+    """The messages held while a full-screen view owns the terminal, and the threads
+    whose messages are no longer shown (Terminal.held, Terminal.abandon)."""
+
+    def __init__(self) -> None:
+        import threading
+        from collections import deque
+
+        self.lock = threading.RLock()  # a message written may say another (a warning)
+        self.current = threading.current_thread
+        self.held: deque[tuple[str, str, str | None]] | None = None
+        self.said = 0  # messages said while held, the ones not kept included
+        self.abandoned: set[Any] = set()
+
+
 class LiveStatus:
     """The one live status line, on stderr: spinner, text and the time since it appeared.
 
@@ -174,8 +189,10 @@ class Terminal:
         # command prints is shaped on its way out; --no-headers for tables and csv
         self.shape: Any = None
         self.no_headers = False
-        # messages waiting while a full-screen view owns the terminal (see held)
-        self._held: Any = None
+        # what messages pass while a full-screen view owns the terminal or a thread was
+        # left running (held, abandon): made by the first of them, so that the
+        # commands that need neither never import threading
+        self._gate: _Gate | None = None
 
     def __repr__(self) -> str:
         return f"Terminal(verbosity={self.verbosity!r}, no_color={self.no_color!r})"
@@ -331,6 +348,11 @@ class Terminal:
 
     # -- messages (stderr) -------------------------------------------------------
 
+    def _gated(self) -> _Gate:
+        if self._gate is None:
+            self._gate = _Gate()
+        return self._gate
+
     @contextmanager
     def held(self, keep: int = 2000) -> Iterator[None]:
         """Messages for stderr wait while a full-screen view owns the terminal (written
@@ -340,31 +362,46 @@ class Terminal:
         if not self.stderr_is_tty:
             yield
             return
-        import threading
         from collections import deque
 
-        held: deque[tuple[str, str, str | None]] = deque(maxlen=keep)
-        self._held = (held, threading.Lock(), [0])
+        gate = self._gated()
+        with gate.lock:
+            gate.held, gate.said = deque(maxlen=keep), 0
         try:
             yield
         finally:
-            _, lock, said = self._held
-            with lock:
-                self._held = None
-                lines = list(held)
-            if said[0] > len(lines):
-                self._msg("", f"({said[0] - len(lines)} earlier messages not kept)", "dim")
-            for line in lines:
-                self._msg(*line)
+            # under the lock: a thread's next line waits until the held ones are out
+            with gate.lock:
+                lines, said, gate.held = gate.held or (), gate.said, None
+                if said > len(lines):
+                    self._write("", f"({said - len(lines)} earlier messages not kept)",
+                                "dim")
+                for line in lines:
+                    self._write(*line)
+
+    def abandon(self, thread: Any) -> None:
+        """What ``thread`` says from now on is not shown: it was left running, its work no
+        longer waited for (a refresh in flight when top's screen is left), and its lines
+        would come after the command's last word."""
+        gate = self._gated()
+        with gate.lock:
+            gate.abandoned.add(thread)
 
     def _msg(self, prefix: str, text: str, style: str | None) -> None:
-        if self._held is not None:
-            held, lock, said = self._held
-            with lock:
-                if self._held is not None:
-                    said[0] += 1
-                    held.append((prefix, text, style))
-                    return
+        gate = self._gate
+        if gate is None:
+            self._write(prefix, text, style)
+            return
+        with gate.lock:
+            if gate.abandoned and gate.current() in gate.abandoned:
+                return
+            if gate.held is not None:
+                gate.said += 1
+                gate.held.append((prefix, text, style))
+                return
+            self._write(prefix, text, style)
+
+    def _write(self, prefix: str, text: str, style: str | None) -> None:
         # every message may quote a server or a file: nothing in it drives the terminal
         line = prefix + sanitize_lines(text)
         with self._above_status(self.err):

@@ -22,10 +22,10 @@ class Feed:
         self.took = 0.0
         self.version = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="top-feed", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="top-feed", daemon=True)
 
     def start(self) -> Feed:
-        self._thread.start()
+        self.thread.start()
         return self
 
     def stop(self) -> None:
@@ -60,7 +60,6 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
 
     from nodecli.render.top import SORTS, top_lines
 
-    feed = Feed(client, interval).start()
     colour = app.term.color_out
 
     def main(screen: Any) -> None:
@@ -96,10 +95,14 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
             screen.refresh()
             drawn, dirty = feed.version, False
 
-    try:
-        with app.term.held():  # -v's lines after the screen, not over it
+    with app.term.held():  # -v's lines after the screen, not over it
+        feed = Feed(client, interval).start()
+        try:
             curses.wrapper(main)
-    finally:
-        feed.stop()
+        finally:
+            feed.stop()
+            # a refresh still in flight is not waited for (the node may be slow): what
+            # it says from now on is not shown, so the line below is the last one
+            app.term.abandon(feed.thread)
     app.term.debug(f"last refresh: {len(feed.transfers)} transfers in "
                    f"{feed.took * 1000:.0f} ms")
