@@ -82,10 +82,16 @@ class Interrupted(NodecliError):
     is_error = False
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """How many of what, as a person says it: '1 event', '2 events', '0 events';
+    ``plural`` where adding an s is not the word ('batch', 'batches')."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
 def interrupted_after(events: int, nodes: int | None = None) -> str:
     """What a stream the user stopped says: how many events went out (from how many
     nodes), 'event' for one."""
-    said = f"interrupted after {events} event{'' if events == 1 else 's'}"
+    said = f"interrupted after {counted(events, 'event')}"
     return said if nodes is None else f"{said} from {nodes} node(s)"
 
 

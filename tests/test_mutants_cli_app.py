@@ -84,7 +84,7 @@ def test_a_full_screen_view_holds_2000_messages_by_default():
         for i in range(2001):
             term.info(f"m{i}")
     lines = err.getvalue().splitlines()
-    assert lines[:2] == ["(1 earlier messages not kept)", "m1"] and len(lines) == 2001
+    assert lines[:2] == ["(1 earlier message not kept)", "m1"] and len(lines) == 2001
 
 
 def test_jsonl_rows_are_shaped_on_their_way_out():

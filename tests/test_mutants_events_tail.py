@@ -712,3 +712,13 @@ def test_a_stopped_stream_says_how_many_events_one_in_the_singular(events, nodes
     from nodecli.errors import interrupted_after
 
     assert interrupted_after(events, nodes) == said
+
+
+@pytest.mark.parametrize(("n", "word", "plural", "said"), [
+    (0, "event", None, "0 events"), (1, "event", None, "1 event"), (2, "event", None, "2 events"),
+    (1, "batch", "batches", "1 batch"), (2, "batch", "batches", "2 batches"),
+    (1234, "folder", None, "1,234 folders")])
+def test_a_count_in_words_is_singular_for_one_only(n, word, plural, said):
+    from nodecli.errors import counted
+
+    assert counted(n, word, plural) == said

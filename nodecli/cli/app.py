@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import IO, Any
 
 from nodecli.config.paths import Paths
+from nodecli.errors import counted
 from nodecli.render import (
     Column,
     is_tty,
@@ -374,8 +375,8 @@ class Terminal:
             with gate.lock:
                 lines, said, gate.held = gate.held or (), gate.said, None
                 if said > len(lines):
-                    self._write("", f"({said - len(lines)} earlier messages not kept)",
-                                "dim")
+                    self._write("", f"({counted(said - len(lines), 'earlier message')} "
+                                "not kept)", "dim")
                 for line in lines:
                     self._write(*line)
 

@@ -11,7 +11,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.lazy import HelpGroup, lazy_completer
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, UsageError, interrupted_after
+from nodecli.errors import Interrupted, UsageError, counted, interrupted_after
 
 complete_checkpoints = lazy_completer("complete_checkpoints")
 
@@ -349,7 +349,7 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
 
 
 def count_text(n: int) -> str:
-    return f"{n} event" if n == 1 else f"{n} events"
+    return counted(n, "event")
 
 
 def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,

@@ -13,7 +13,7 @@ from nodecli.cli.app import App
 from nodecli.cli.common import CONTEXT, Count, output_option, pass_app
 from nodecli.cli.lazy import lazy_completer
 from nodecli.cli.remote import access_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, NodecliError
+from nodecli.errors import Interrupted, NodecliError, counted
 from nodecli.render import Column
 
 SAVE_EVERY_ENV = "NODECLI_TEST_SCAN_SAVE_EVERY"  # the tests' snapshot every N folders
@@ -153,7 +153,7 @@ def run_scan(app: App, scan: Any, path: str, resume_name: str | None) -> Any:
         app.term.status.clear()
         snap = scan.snap
         done = ("" if snap is None else
-                f" after {snap.listings:,} folder{'' if snap.listings == 1 else 's'}")
+                f" after {counted(snap.listings, 'folder')}")
         raise Interrupted(
             f"scan of {path} interrupted{done}",
             hint=("the same command goes on where it stopped (--resume "

@@ -32,6 +32,7 @@ from nodecli.errors import (
     NodecliError,
     NotFoundError,
     UsageError,
+    counted,
     shorten,
 )
 from nodecli.node.events.pages import EventFilter, event_id, fetch_page
@@ -115,7 +116,7 @@ class LogGap(NodecliError):
         super().__init__(
             f"events were lost: the node no longer holds the events after {where} (which "
             f"took {said(taken)} last); the oldest it holds is {said(oldest)}: at least "
-            f"{missed} event{'' if missed == 1 else 's'} missed",
+            f"{counted(missed, 'event')} missed",
             hint="nothing was written or saved; --accept-gap goes on from the oldest event "
                  f"the node holds, after a {GAP_TYPE} event that says what was missed")
 

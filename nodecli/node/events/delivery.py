@@ -27,6 +27,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from nodecli.errors import counted
 from nodecli.node.events.checkpoint import (
     Checkpoint,
     CheckpointFile,
@@ -180,8 +181,8 @@ class Ledger:
         taken = self.sent - self.unread_events()
         if taken <= 0:
             return None
-        text = (f"the pipe's reader stopped after taking {taken} "
-                f"event{'' if taken == 1 else 's'}; it may not have shown them all (a "
+        text = (f"the pipe's reader stopped after taking {counted(taken, 'event')}"
+                "; it may not have shown them all (a "
                 "reader such as head reads ahead), and the checkpoint counts them as "
                 "delivered")
         if left:
