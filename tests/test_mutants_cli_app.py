@@ -170,6 +170,34 @@ def _status(err, clock: list[float]) -> Terminal:
     return term
 
 
+def test_the_line_is_redrawn_every_tenth_of_a_second_until_woken():
+    class Ticks:  # the thread's wait, answered by the test: no time passes
+        def __init__(self) -> None:
+            self.asked: list[float | None] = []
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.asked.append(timeout)
+            return len(self.asked) == 3  # woken at the third wait
+
+        def set(self) -> None:
+            pass
+
+        def clear(self) -> None:
+            pass
+
+    err = Screen("UTF-8")
+    term = _status(err, [0.0])
+    ticks = Ticks()
+    term.status._wake = ticks
+    term.status.show("x")
+    thread = term.status._thread
+    assert thread is not None
+    thread.join(30)
+    assert ticks.asked == [0.1, 0.1, 0.1]
+    assert err.getvalue().count("⠋ x · 0s") == 3  # shown, then redrawn twice
+    term.status.clear()
+
+
 def test_the_line_shows_frame_text_and_time_since_it_appeared():
     clock = [100.0]
     err = Screen("UTF-8")
@@ -343,6 +371,31 @@ def test_a_narrow_terminal_leaves_out_the_low_value_columns_and_says_so(
     Terminal(_stdout=out, _stderr=err).table([ROW], _table_columns(), "wide", title="T")
     assert err.getvalue() == ""
     assert out.getvalue().splitlines()[-1] == "alpha  12    k     a note of twenty-one"
+
+
+def test_a_table_fits_the_terminal_behind_stdout_not_stderrs(monkeypatch):
+    import fcntl
+    import struct
+    import termios
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    ptys = [os.openpty(), os.openpty()]
+    try:
+        for (_, follower), cols in zip(ptys, (30, 200), strict=True):
+            fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+        out = os.fdopen(os.dup(ptys[0][1]), "w", encoding="utf-8")
+        err = os.fdopen(os.dup(ptys[1][1]), "w", encoding="utf-8")
+        monkeypatch.setattr(sys, "stderr", err)  # the process's stderr is as wide too
+        said = io.StringIO()
+        with out, err:
+            Terminal(no_color=True, _stdout=out, _stderr=said).table(
+                [ROW], _table_columns(), "table")
+        assert said.getvalue() == (
+            "left out to fit the terminal: size, kind (-o wide shows them)\n")
+    finally:
+        for pair in ptys:
+            for fd in pair:
+                os.close(fd)
 
 
 def test_a_coloured_table_cuts_free_text_and_can_go_without_headings(monkeypatch, colour):
