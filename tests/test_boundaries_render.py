@@ -978,3 +978,16 @@ def test_an_operations_line_is_its_id_type_and_status_as_text(op, line):
     from nodecli.render.operations import op_line
 
     assert op_line(op) == line
+
+
+@pytest.mark.parametrize(("count", "seconds", "last", "said"), [
+    (0, 0.0, True, "last refresh: 0 transfers in 0 ms"),
+    (1, 0.0004, False, "refresh: 1 transfer in 0 ms"),  # under half a millisecond
+    (2, 0.0005, True, "last refresh: 2 transfers in 0 ms"),  # half: to the even
+    (2, 0.0015, False, "refresh: 2 transfers in 2 ms"),
+    (3, 1.2345, True, "last refresh: 3 transfers in 1234 ms"),
+    (1000, 61.0, False, "refresh: 1,000 transfers in 61000 ms")])
+def test_a_refresh_is_said_in_transfers_and_whole_milliseconds(count, seconds, last, said):
+    from nodecli.render.top import refresh_said
+
+    assert refresh_said(count, seconds, last=last) == said

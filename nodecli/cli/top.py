@@ -58,7 +58,7 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
     f shows only failed transfers."""
     import curses
 
-    from nodecli.render.top import SORTS, top_lines
+    from nodecli.render.top import SORTS, refresh_said, top_lines
 
     colour = app.term.color_out
 
@@ -104,5 +104,4 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
             # a refresh still in flight is not waited for (the node may be slow): what
             # it says from now on is not shown, so the line below is the last one
             app.term.abandon(feed.thread)
-    app.term.debug(f"last refresh: {len(feed.transfers)} transfers in "
-                   f"{feed.took * 1000:.0f} ms")
+    app.term.debug(refresh_said(len(feed.transfers), feed.took, last=True))

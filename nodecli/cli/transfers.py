@@ -489,11 +489,11 @@ def transfer_top(app: App, interval: float, once: bool, output_format: str,
     with open_node_client(app, conn) as client:
         if once or not (app.term.stdout_is_tty and app.term.stdin_is_tty):
             from nodecli.node.transfers import LiveTransfers
+            from nodecli.render.top import refresh_said
 
             started = time.monotonic()
             found = LiveTransfers(client).refresh()
-            app.term.debug(f"refresh: {len(found)} transfers in "
-                           f"{(time.monotonic() - started) * 1000:.0f} ms")
+            app.term.debug(refresh_said(len(found), time.monotonic() - started))
             render(app, found, output_format)
             return
         app.budget.follow()  # each refresh within --deadline, not the whole screen

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from nodecli.errors import counted
 from nodecli.render.numbers import human_bytes, quotient, seconds_left
 from nodecli.render.text import clip, display_width, sanitize
 
@@ -63,6 +64,12 @@ def _cell(value: Any, width: int, right: bool = False) -> str:
     text = clip(sanitize("" if value is None else value), width)
     pad = " " * max(width - display_width(text), 0)
     return pad + text if right else text + pad
+
+
+def refresh_said(transfers: int, seconds: float, *, last: bool = False) -> str:
+    """What -v says of a refresh: how many transfers it read, in how many milliseconds."""
+    return (f"{'last refresh' if last else 'refresh'}: {counted(transfers, 'transfer')} "
+            f"in {seconds * 1000:.0f} ms")
 
 
 def top_lines(transfers: list[dict[str, Any]], *, width: int, height: int,
