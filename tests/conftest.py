@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -258,6 +258,17 @@ def pty_to_the_end(cmd: list[str], env: dict[str, str], **spawn: object) -> tupl
     finally:
         reap(child)
     return child.exitstatus, said
+
+
+def spawn_stdout_to(out: Path, args: Sequence[str], env: dict[str, str], **spawn: object):
+    """``nodecli ARGS > out`` in a real pseudo-terminal (a shell sends stdout to the
+    file; stdin and stderr stay on the terminal): a pexpect child, reaped by the caller."""
+    import pexpect
+
+    return pexpect.spawn("/bin/sh", ["-c", f'exec "$0" -m nodecli "$@" > {out}',
+                                     sys.executable, *args],
+                         env=env, cwd=str(REPO_ROOT), encoding="utf-8",
+                         **{"timeout": 30, **spawn})
 
 
 def _show_stacks(child) -> None:

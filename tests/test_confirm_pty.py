@@ -8,7 +8,7 @@ import sys
 import pexpect
 import pytest
 
-from tests.conftest import REPO_ROOT, reap, subprocess_env
+from tests.conftest import REPO_ROOT, reap, spawn_stdout_to, subprocess_env
 
 
 @pytest.fixture
@@ -61,10 +61,8 @@ def test_the_question_is_on_the_terminal_when_stdout_is_a_file(two_users, invoke
     """`nodecli user delete u1 > log`: the question reaches the person at the terminal
     (stderr); the file gets none of it. An empty answer is the default, no."""
     out = tmp_path / "log"
-    child = pexpect.spawn("/bin/sh", ["-c", f'exec "$0" -m nodecli "$@" > {out}',
-                                      sys.executable, "user", "delete", "u1"],
-                          env=subprocess_env({"NODECLI_HOME": str(two_users)}),
-                          cwd=str(REPO_ROOT), encoding="utf-8", timeout=20)
+    child = spawn_stdout_to(out, ["user", "delete", "u1"],
+                            subprocess_env({"NODECLI_HOME": str(two_users)}), timeout=20)
     try:
         child.expect(r"Delete node user 'u1'\? \[y/N\]: ")
         child.sendline("")

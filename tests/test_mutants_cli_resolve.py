@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-
-import pexpect
 
 from nodecli.emulator.operations import add_operation, mint_service_token, service_state
-from tests.conftest import REPO_ROOT, subprocess_env
+from tests.conftest import spawn_stdout_to, subprocess_env
 from tests.test_operations_pty import APPLY, CONFLICT, ERROR, NEW_NAME, Pty
 
 
@@ -50,10 +47,7 @@ class _StdoutToFile(Pty):
         token = mint_service_token(emulator.state, "u1", "user:all")
         env = subprocess_env({"NODECLI_SERVICE_URL": emulator.url, "NODECLI_TOKEN": token,
                               "TERM": "xterm"})
-        self.child = pexpect.spawn("/bin/sh", ["-c", f'exec "$0" -m nodecli "$@" > {out}',
-                                               sys.executable, *args],
-                                   env=env, cwd=str(REPO_ROOT), encoding="utf-8",
-                                   timeout=15, dimensions=(40, 120))
+        self.child = spawn_stdout_to(out, args, env, timeout=15, dimensions=(40, 120))
         self.transcript = []
 
 

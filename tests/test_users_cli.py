@@ -14,7 +14,7 @@ import pytest
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
 from nodecli.users.passwords import verify_password
-from tests.conftest import REPO_ROOT, subprocess_env
+from tests.conftest import REPO_ROOT, spawn_stdout_to, subprocess_env
 
 
 def _store(home) -> ConfigStore:
@@ -249,11 +249,8 @@ def test_the_password_prompt_is_on_the_terminal_when_stdout_is_a_file(home, tmp_
     import pexpect
 
     out = tmp_path / "added.txt"
-    child = pexpect.spawn("/bin/sh", ["-c", f'exec "$0" -m nodecli "$@" > {out}',
-                                      sys.executable, "user", "add", "usr1", "--xuser",
-                                      "aspera"],
-                          env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",
-                          timeout=30)
+    child = spawn_stdout_to(out, ["user", "add", "usr1", "--xuser", "aspera"],
+                            subprocess_env())
     try:
         child.expect("Password for usr1: ")
         child.sendline("s3cret!")
