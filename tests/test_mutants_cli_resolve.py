@@ -41,14 +41,23 @@ def test_each_question_says_which_operation_of_how_many(emulator):
 
 
 class _StdoutToFile(Pty):
-    """The dialogue of :class:`Pty` with nodecli's stdout sent to ``out`` by a shell."""
+    """The dialogue of :class:`Pty` with ``operations resolve --workspace 100 -o json``,
+    its stdout sent to ``out`` by a shell."""
 
-    def __init__(self, emulator, out, *args: str) -> None:
+    def __init__(self, emulator, out) -> None:
         token = mint_service_token(emulator.state, "u1", "user:all")
         env = subprocess_env({"NODECLI_SERVICE_URL": emulator.url, "NODECLI_TOKEN": token,
                               "TERM": "xterm"})
+        args = ["operations", "resolve", "--workspace", "100", "--interval", "0.01",
+                "-o", "json"]
         self.child = spawn_stdout_to(out, args, env, timeout=15, dimensions=(40, 120))
         self.transcript = []
+
+
+def _folder_conflicts(emulator, *folders: str) -> list:
+    """A stopped operation of workspace 100 with a folder conflict on each of ``folders``."""
+    return [add_operation(emulator.state, parent_id="100", status="stopped", folder_name=f)
+            for f in folders]
 
 
 def test_the_questions_go_to_the_terminal_and_only_the_summary_to_stdout(emulator, tmp_path):
@@ -58,8 +67,7 @@ def test_the_questions_go_to_the_terminal_and_only_the_summary_to_stdout(emulato
     b = add_operation(emulator.state, parent_id="100", status="stopped",
                       data={"type": "internal_server_error"})
     out = tmp_path / "summary.json"
-    p = _StdoutToFile(emulator, out, "operations", "resolve", "--workspace", "100",
-                      "--interval", "0.01", "-o", "json")
+    p = _StdoutToFile(emulator, out)
     p.answer(CONFLICT, "what")
     shown = p.answer(CONFLICT, "r")
     assert "  please answer u / r / t / s" in shown, shown
@@ -81,12 +89,9 @@ def test_a_choice_applied_to_all_is_said_on_the_terminal_not_in_the_summary(emul
                                                                            tmp_path):
     """stdout to a file: each later conflict's line, "-> ... (applied to all)", is on the
     terminal (the rename's too, before its own name is asked); the file is the summary."""
-    a = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="a")
-    b = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="b")
-    c = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="c")
+    a, b, c = _folder_conflicts(emulator, "a", "b", "c")
     out = tmp_path / "summary.json"
-    p = _StdoutToFile(emulator, out, "operations", "resolve", "--workspace", "100",
-                      "--interval", "0.01", "-o", "json")
+    p = _StdoutToFile(emulator, out)
     p.answer(CONFLICT, "r")
     p.answer(NEW_NAME, "a2")
     p.answer(APPLY, "y")
@@ -104,11 +109,9 @@ def test_a_choice_applied_to_all_is_said_on_the_terminal_not_in_the_summary(emul
 
 
 def test_use_existing_applied_to_all_is_said_on_the_terminal(emulator, tmp_path):
-    a = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="a")
-    b = add_operation(emulator.state, parent_id="100", status="stopped", folder_name="b")
+    a, b = _folder_conflicts(emulator, "a", "b")
     out = tmp_path / "summary.json"
-    p = _StdoutToFile(emulator, out, "operations", "resolve", "--workspace", "100",
-                      "--interval", "0.01", "-o", "json")
+    p = _StdoutToFile(emulator, out)
     p.answer(CONFLICT, "u")
     p.answer(APPLY, "y")
     code, shown = p.finish()
