@@ -70,6 +70,17 @@ def test_data_is_a_line_on_stdout():
     assert out.getvalue() == "\none\ntwo" and err.getvalue() == ""
 
 
+def test_messages_keep_their_colour_when_held_and_after(colour):
+    err = Tty()
+    term = Terminal(_stdout=io.StringIO(), _stderr=err)
+    with term.held():
+        term.warn("while")
+    term.abandon(threading.Thread(target=lambda: None))  # another thread: not this one
+    term.warn("after")
+    assert err.getvalue() == ("\x1b[33mnodecli: warning: while\x1b[0m\n"
+                              "\x1b[33mnodecli: warning: after\x1b[0m\n")
+
+
 def test_a_full_screen_view_holds_2000_messages_by_default():
     err = Tty()
     term = Terminal(no_color=True, _stdout=io.StringIO(), _stderr=err)
