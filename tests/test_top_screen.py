@@ -144,6 +144,10 @@ def test_top_reads_then_shows_then_keeps_a_refusal_on_screen_and_quits(top_node,
         child.send("F")
         lines = screen.wait(lambda lines: lines[1].startswith("sort progress · failed only"))
         assert not any("T-ONE" in line for line in lines)
+        for _ in range(6):  # the filter stays on from one refresh to the next
+            seen = len(node.server.seen)
+            lines = screen.wait(lambda _, seen=seen: len(node.server.seen) >= seen + 2)
+            assert lines[1].startswith("sort progress · failed only"), lines
         child.send("f")
         screen.wait("T-ONE")
         # the node now refuses: its words stay on screen, cut at 200 characters
