@@ -990,4 +990,4 @@ def test_an_operations_line_is_its_id_type_and_status_as_text(op, line):
 def test_a_refresh_is_said_in_transfers_and_whole_milliseconds(count, seconds, last, said):
     from nodecli.render.top import refresh_said
 
-    assert refresh_said(count, seconds, last=last) == said
+    assert refresh_said(count, seconds, **({"last": True} if last else {})) == said
