@@ -24,12 +24,14 @@ class TopNode:
         from tests.scripted_server import ScriptedServer
 
         self.gate, self.refuse = threading.Event(), threading.Event()
+        self.asked = threading.Event()  # a request has come
         self.pause = 0.0  # seconds before each answer: a floor under each refresh's time
         self.server = ScriptedServer(self._answer, tls=(certs[1], certs[2]))
 
     def _answer(self, seen):
         from tests.scripted_server import reply
 
+        self.asked.set()
         self.gate.wait(60)
         if self.pause:
             yield self.pause
@@ -227,3 +229,35 @@ def test_verbose_lines_wait_until_the_screen_is_left(top_node, home):
     asked = [line for line in said if "debug: > GET https://" in line]
     assert len(asked) >= 4  # the lines of every refresh, none lost
 
+
+
+def test_a_refresh_in_flight_when_the_screen_is_left_says_nothing_after(top_node):
+    """In process, the feed of the screen (Feed.running) with -v: its request lines are
+    held; the node answers only once the screen is left, and what the refresh then says
+    (the answer's lines) is not shown, even after its thread has ended."""
+    import io
+
+    from nodecli.cli.app import Terminal
+    from nodecli.cli.top import Feed
+    from nodecli.http.client import Auth, Endpoint, open_client
+    from tests.test_terminal_held import Tty
+
+    node, env = top_node
+    err = Tty()
+    term = Terminal(verbosity=1, no_color=True, _stdout=io.StringIO(), _stderr=err)
+    auth = Auth("bearer", token=env["NODECLI_BEARER"], access_key=env["NODECLI_ACCESS_KEY"])
+    client = open_client(Endpoint(env["NODECLI_URL"], auth, cacert=env["NODECLI_CACERT"]),
+                         log=term.debug)
+    try:
+        feed = Feed(client, 0.2)
+        with feed.running(term):
+            assert node.asked.wait(30)  # the first refresh's request, held by the node
+            assert err.getvalue() == ""
+        node.gate.set()
+        feed.thread.join(30)
+        assert not feed.thread.is_alive() and feed.version == 1  # it did end its refresh
+    finally:
+        node.gate.set()
+        client.close()
+    said = err.getvalue().splitlines()
+    assert said and all(line.startswith("debug: > ") for line in said), said

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from nodecli.cli.app import App
@@ -30,6 +32,20 @@ class Feed:
 
     def stop(self) -> None:
         self._stop.set()
+
+    @contextmanager
+    def running(self, term: Any) -> Iterator[Feed]:
+        """Refreshing while a full-screen view owns ``term`` (app.Terminal): -v's lines
+        wait until the view is left (written there, they would be drawn over it). A
+        refresh still in flight then is not waited for (the node may be slow), and
+        what it says from then on is not shown: the command's last line stays last."""
+        with term.held():
+            self.start()
+            try:
+                yield self
+            finally:
+                self.stop()
+                term.abandon(self.thread)
 
     def _run(self) -> None:
         from nodecli.errors import NodecliError
@@ -60,6 +76,7 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
 
     from nodecli.render.top import SORTS, refresh_said, top_lines
 
+    feed = Feed(client, interval)
     colour = app.term.color_out
 
     def main(screen: Any) -> None:
@@ -95,13 +112,6 @@ def run_top(app: App, client: Any, interval: float, label: str) -> None:
             screen.refresh()
             drawn, dirty = feed.version, False
 
-    with app.term.held():  # -v's lines after the screen, not over it
-        feed = Feed(client, interval).start()
-        try:
-            curses.wrapper(main)
-        finally:
-            feed.stop()
-            # a refresh still in flight is not waited for (the node may be slow): what
-            # it says from now on is not shown, so the line below is the last one
-            app.term.abandon(feed.thread)
+    with feed.running(app.term):
+        curses.wrapper(main)
     app.term.debug(refresh_said(len(feed.transfers), feed.took, last=True))
