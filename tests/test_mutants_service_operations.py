@@ -315,6 +315,24 @@ def test_resolve_refuses_an_operation_whose_place_the_service_did_not_say(invoke
     assert hostile.requests == [("GET", "/operations")]
 
 
+@pytest.mark.parametrize("listed", [
+    [],  # not in the user's own list
+    [{"id": "1", "type": "folder.move", "status": "stopped"}],  # listed, parent unknowable
+    [{"id": "1", "type": "workspace.create", "status": "stopped"}],  # listed, no parent id
+])
+def test_show_without_a_parent_it_cannot_find_names_the_fix(invoke, hostile, listed):
+    """An operation `show` cannot place from the top-level list is refused with the
+    flags that name its parent, whether it is missing there or listed without a place."""
+    hostile.on("GET", "/operations", listed)
+    r = invoke("operations", "show", "1", env=hostile.env)
+    assert r.exit_code == 2, r
+    assert r.stderr.splitlines()[0] == (
+        "nodecli: error: operation 1 is not among your operations, so its parent is not "
+        "known: name it with --workspace ID, --workspace-membership ID or "
+        "--group-membership ID")
+    assert hostile.requests == [("GET", "/operations")]
+
+
 # -- watching: the polling schedule, on a clock the test holds ---------------------------------
 
 
