@@ -173,6 +173,58 @@ def test_a_tls_handshake_that_never_ends_is_cut_at_the_deadline_and_says_so(cert
                                  "of 0.5 s"
 
 
+def test_a_connect_that_fails_after_the_watchdog_fired_is_named_by_the_deadline(
+        certs, monkeypatch):
+    """The watchdog fires while the connection is still being made, and the connect then
+    fails for a reason of its own (here the node closes the connection it had left
+    unanswered): the error names the deadline, not that reason. In life the two come
+    at the same instant (the connect timeout is capped at the deadline); here the test
+    orders them: the client's monotonic clock is set back a day, so its connect timeout
+    is not capped (an hour), the watchdog (on the real clock) fires at 0.5 s, and only
+    then (an event: its cut) does the node close the connection."""
+    import socket
+    import threading
+    import time
+    import types
+
+    from nodecli.http import client as client_mod
+    from nodecli.http.deadline import Watchdog
+
+    cut = threading.Event()
+    cut_sockets = Watchdog._cut
+
+    def watched(self) -> None:
+        cut_sockets(self)
+        cut.set()
+
+    monkeypatch.setattr(Watchdog, "_cut", watched)
+    monkeypatch.setattr(client_mod, "time", types.SimpleNamespace(
+        monotonic=lambda: time.monotonic() - 86400.0, time=time.time))
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        silent.settimeout(60)
+        url = f"https://127.0.0.1:{silent.getsockname()[1]}"
+
+        def close_after_the_cut() -> None:
+            conn, _ = silent.accept()
+            with conn:
+                cut.wait(60)
+
+        closer = threading.Thread(target=close_after_the_cut, daemon=True)
+        closer.start()
+        try:
+            ep = Endpoint(url, Auth(), cacert=certs[0], deadline=0.5, connect_timeout=3600.0,
+                          read_timeout=3600.0, max_attempts=1)
+            with Recorder().client(ep) as c, pytest.raises(RemoteError) as info:
+                c.request("GET", "/info")
+        finally:
+            cut.set()
+            closer.join(60)
+    assert info.value.message == f"GET {url}/info: no complete answer within the deadline " \
+                                 "of 0.5 s"
+
+
 def test_a_connect_timeout_shorter_than_the_deadline_is_named_as_such(certs):
     import socket
 

@@ -256,7 +256,8 @@ class Snaps:
 
 @pytest.fixture
 def serve(tmp_path, monkeypatch):
-    """Start MetricsServer(snapshots, within, max_age) on a free port; stopped after."""
+    """Start MetricsServer(snapshots, within, max_age) on a free port (its page from
+    ``collector``, by default one line); stopped after."""
     import asyncio
 
     from prometheus_client import CollectorRegistry
@@ -274,9 +275,10 @@ def serve(tmp_path, monkeypatch):
             g.add_metric(["n"], 1)
             return [g]
 
-    def start(snapshots, within: float = 60.0, max_age: float = 0.0, port: int = 0):
+    def start(snapshots, within: float = 60.0, max_age: float = 0.0, port: int = 0,
+              collector=None):
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(One())
+        registry.register(collector or One())
         server = MetricsServer(registry, snapshots, within, max_age)
         server.start("127.0.0.1", port)
         servers.append(server)
@@ -478,3 +480,59 @@ def test_a_request_head_is_read_up_to_16_kib(serve):
             except ConnectionResetError:  # cut with part of its head unread
                 got = b""
         assert got.startswith(b"HTTP/1.1 200 OK\r\n") is answered, blank_at
+
+
+def test_an_answer_the_scraper_does_not_take_is_given_up_and_its_place_freed(serve,
+                                                                            monkeypatch):
+    """A scraper that reads the status line of a page and then nothing more: the page
+    (about 400 KiB) cannot be written past the socket buffers (the scraper's receive
+    buffer and the server's send buffer set small), so the write is given up after the
+    client's seconds (here 0.5 s instead of 5) and the connection counted out: with one
+    place (MAX_CONNECTIONS 1 here), the next scrape is answered. The test waits for the
+    first connection's handler to end (an event), not for a time; a write never given up
+    leaves it waiting (60 s, then it fails)."""
+    import threading
+
+    from prometheus_client.core import GaugeMetricFamily
+
+    from nodecli.cli import exporter
+
+    monkeypatch.setattr(exporter, "CLIENT_SECONDS", 0.5)
+    monkeypatch.setattr(exporter, "MAX_CONNECTIONS", 1)
+
+    class Big:
+        def collect(self):
+            g = GaugeMetricFamily("nodecli_up", "up", labels=["node"])
+            for n in range(6000):
+                g.add_metric([f"node-{n:06d}-" + "x" * 40], 1)
+            return [g]
+
+    ended = threading.Event()
+    handle = exporter.MetricsServer._client
+
+    async def watched(self, reader, writer):
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        try:
+            await handle(self, reader, writer)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(exporter.MetricsServer, "_client", watched)
+    server = serve(Snaps(age=0.0), max_age=30.0, collector=Big())
+    stuck = socket.socket()
+    try:
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.settimeout(60)
+        stuck.connect(("127.0.0.1", server.port))
+        stuck.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+        got = b""
+        while len(got) < 17:  # the answer has begun; then nothing more is read
+            got += stuck.recv(17 - len(got))
+        assert got == b"HTTP/1.1 200 OK\r\n"
+        assert ended.wait(60), "the write to a scraper that reads nothing was never given up"
+        ended.clear()
+        answer = _ask(server.port, b"GET /metrics HTTP/1.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(b" 1.0\n")
+        assert len(answer) > 400_000
+    finally:
+        stuck.close()

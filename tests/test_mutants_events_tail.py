@@ -465,6 +465,52 @@ def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node,
     assert naps[0] == 7.0 and 0.002 <= naps[1] <= 0.02
 
 
+class Draws:
+    """The backoff's random source, owned by the test: records each range asked for and
+    answers one end of it (``low`` or the top)."""
+
+    def __init__(self, low: bool) -> None:
+        self.low, self.ranges = low, []
+
+    def uniform(self, a: float, b: float) -> float:
+        self.ranges.append((a, b))
+        return a if self.low else b
+
+
+@pytest.mark.parametrize("low", [False, True])
+def test_with_follow_the_backoff_doubles_up_to_the_tails_cap(node, log, monkeypatch, low):
+    """Four bad pages in a row with a base of 1 s and a cap of 2 s: each wait is drawn
+    from 0 up to the base doubled each time but never past the tail's cap (1, 2, 2, 2 s,
+    not the 4 and 8 s of the client's own cap of 30 s), and is never under a fifth of the
+    base (the draw's low end). The random source answers the ends of its range; the
+    waits are recorded, not slept."""
+    from nodecli.emulator.server import Reply
+    from nodecli.http import errors
+    from nodecli.node.events.stop import GracefulStop
+
+    draws = Draws(low)
+    monkeypatch.setattr(errors, "random", draws)
+    log.push_reply(*[Reply(200, b"[x")] * 4,
+                   Reply(200, [], {"Link": '</events?iteration_token=0>; rel="next"'}))
+    stop, naps = GracefulStop(), []
+
+    def status(text: str) -> None:
+        if text == "resumed":
+            stop.requested = True
+
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) > 4:  # (never "resumed": end all the same)
+            raise KeyboardInterrupt
+
+    with pytest.raises(tail_mod.TailInterrupted):
+        run(node(), tail_mod.TailOptions(since=SINCE, follow=True, retry_base=1.0,
+                                         retry_cap=2.0), status=status, stop=stop,
+            sleep=sleep)
+    assert draws.ranges == [(0, 1.0), (0, 2.0), (0, 2.0), (0, 2.0)]
+    assert naps == ([0.2] * 4 if low else [1.0, 2.0, 2.0, 2.0])
+
+
 def test_with_follow_a_tls_failure_is_not_retried(emulator, log):
     from nodecli.errors import RemoteError
     from nodecli.http.client import Auth, Endpoint, open_client

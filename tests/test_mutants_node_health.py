@@ -27,6 +27,7 @@ from nodecli.node.health import (
     _version,
     worst,
 )
+from tests.test_mutants_fsutil import watch as watch  # the fixture (an audit hook)
 
 DAY = 86400.0
 
@@ -723,3 +724,22 @@ def test_the_time_is_now_when_none_is_given(node):
                                              thresholds=Thresholds())}
     assert got["clock"].reason.endswith(" s ahead of this machine (/info current_time)")
     assert got["certificate"].state == OK
+
+
+def test_a_node_url_without_a_port_has_its_certificate_asked_on_443(watch):
+    """`https://127.0.0.1` (no port), nothing asked yet: the certificate check's own
+    handshake connects to port 443, HTTPS's (seen by an audit hook on socket.connect in
+    this thread; no test may listen on that port, so what answers there does not
+    matter: the port asked is the behaviour)."""
+    import threading
+
+    from nodecli.node.health import _cert
+
+    asked: list[tuple[str, int]] = []
+    me = threading.get_ident()
+    watch["socket.connect"] = lambda args: (threading.get_ident() == me
+                                            and asked.append(args[1]))
+    with open_client(Endpoint("https://127.0.0.1", Auth(), connect_timeout=5.0)) as c:
+        got = _cert(c, Thresholds(), NOW)
+    assert asked == [("127.0.0.1", 443)]
+    assert got.name == "certificate"

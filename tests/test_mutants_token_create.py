@@ -208,6 +208,35 @@ def test_a_token_signed_on_the_clock_of_a_node(invoke, users, key_file: Path, fr
     assert "(in 1h)" in r.stderr.splitlines()[1]
 
 
+@pytest.mark.parametrize(("shift", "said", "by"), [
+    (0.75, "ahead of", 1), (-0.75, "behind", 1), (0.0, "ahead of", 0)])
+def test_a_node_clock_less_than_a_second_off_is_said_ahead_or_behind(
+        invoke, users, key_file: Path, frozen_clock, monkeypatch, shift: float,
+        said: str, by: int) -> None:
+    """A node 0.75 s ahead is ahead (not "behind" for being less than a second ahead),
+    0.75 s behind is behind, one exactly on time "0 s ahead of". The test owns both
+    clocks: the node's Date header (whole seconds, taken as half a second later: it was
+    set while the answer was made) and this machine's wall clock as the client reads it
+    when the answer comes."""
+    import types
+
+    from nodecli.http import client as client_mod
+
+    date = 1_900_000_000  # a whole second, as Date headers are
+
+    def script(seen):
+        yield reply(401, b"", [("Date", formatdate(date, usegmt=True))])
+
+    monkeypatch.setattr(client_mod, "time", types.SimpleNamespace(
+        time=lambda: date + 0.5 - shift, monotonic=time.monotonic))
+    with ScriptedServer(script) as node:
+        url = node.url("127.0.0.1")
+        r = _create(invoke, "--key-file-path", str(key_file), "--clock-from-node", url)
+    assert r.exit_code == 0, r
+    assert r.stderr.splitlines()[0] == (f"the clock of {url} is {by} s {said} this "
+                                        "machine's: tokens are signed on the node's clock")
+
+
 @pytest.mark.parametrize("half", [("--renew-into", "token"), ("--every", "10m")])
 def test_half_a_renewal_is_refused_before_the_node_is_asked(invoke, users, key_file: Path,
                                                             tmp_path: Path, half) -> None:
