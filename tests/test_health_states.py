@@ -218,6 +218,36 @@ def test_the_failed_transfer_window_is_one_hour_in_microseconds(node):
 
 # -- a node that never answers -----------------------------------------------------------
 
+@pytest.mark.parametrize(("answers_at", "late"), [(3.0, False), (3.5, True)])
+def test_node_timeout_is_the_time_of_the_whole_node_on_its_clock(invoke, emulator, home, log,
+                                                                 monkeypatch, answers_at,
+                                                                 late):
+    """--node-timeout bounds a node as a whole, not only each of its requests: the
+    emulator answers every request at once, but on the clock the test gives the fleet
+    (nodecli.node.fleet.Clock) the node's checks end at ``answers_at``; past its 3 s it
+    is reachable critical, "no answer within 3 s", and its checks are not shown."""
+    from functools import partial
+
+    from nodecli.node import fleet
+    from tests.test_mutants_node_fleet import NodeClock
+
+    log.generate(1)
+    r = invoke("node", "add", "emu", "--url", emulator.url, "--user", "admin",
+               "--password-stdin", input="admin-pass\n")
+    assert r.exit_code == 0, r.stderr
+    clock = NodeClock(looked_at=0.0, answers_at=answers_at)
+    monkeypatch.setattr(fleet, "ask_each", partial(fleet.ask_each, clock=clock))
+    r = invoke("node", "health", "--all-nodes", "--node-timeout", "3", "-o", "json")
+    rows = [(row["node"], row["check"], row["state"]) for row in json.loads(r.stdout)]
+    assert clock.waits == [3.0]  # the node was looked at at its start: all of its 3 s
+    if late:
+        assert rows == [("emu", "reachable", "critical")]
+        assert json.loads(r.stdout)[0]["reason"] == "no answer within 3 s"
+        assert r.exit_code == 1, r.stderr  # (a node critical, as the one that never answers)
+    else:
+        assert ("emu", "reachable", "ok") in rows and len(rows) > 1, rows
+
+
 def test_node_timeout_bounds_a_node_that_never_answers(invoke, emulator, home, log):
     import socket
 

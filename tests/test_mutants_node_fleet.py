@@ -238,3 +238,52 @@ def test_a_page_with_events_whose_link_names_its_own_token_is_the_last(node):
         counts, token = count_event_types(c, "t5")
     assert (dict(counts), token) == ({"b": 1}, "t5")
     assert len(node.server.seen) == 1
+
+
+# -- the time given each node, on a clock the test owns ----------------------------------
+
+class NodeClock:
+    """``ask_each``'s clock (nodecli.node.fleet.Clock), owned by the test: every node
+    starts at 0 (read on its worker), ask_each looks at it at ``looked_at`` (read on the
+    thread that made this clock, the one that calls ask_each), and it answers at
+    ``answers_at``: its real answer (at once) is taken, then judged on this clock.
+    ``waits`` are the seconds ask_each gave each node it waited for."""
+
+    def __init__(self, *, looked_at: float, answers_at: float) -> None:
+        import threading
+
+        self.caller = threading.get_ident()
+        self.looked_at, self.answers_at = looked_at, answers_at
+        self.waits: list[float] = []
+
+    def now(self) -> float:
+        import threading
+
+        return self.looked_at if threading.get_ident() == self.caller else 0.0
+
+    def result(self, future, timeout: float):
+        self.waits.append(timeout)
+        value = future.result(timeout=60)  # (a ceiling for a hung ask, not a wait)
+        if self.answers_at > self.looked_at + timeout:
+            raise TimeoutError
+        return value
+
+
+@pytest.mark.parametrize(("looked_at", "answers_at", "taken"), [
+    (4.0, 10.0, True),    # before its time, the rest of it (6 s) given, answered at 10
+    (4.0, 10.5, False),   # answered half a second past its time: too late
+    (10.5, 10.5, True),   # already past its time when looked at, but answered by then
+    (10.5, 11.0, False),  # past its time and not answered yet: not one more second
+])
+def test_a_node_is_given_its_time_from_its_start_and_not_a_moment_more(looked_at,
+                                                                       answers_at, taken):
+    from nodecli.node.fleet import TooLate, ask_each
+
+    clock = NodeClock(looked_at=looked_at, answers_at=answers_at)
+    [(name, result)] = ask_each([("a", 21)], lambda i: i * 2, within=10, clock=clock)
+    assert name == "a"
+    if taken:
+        assert result == 42
+    else:
+        assert isinstance(result, TooLate) and result.message == "no answer within 10 s"
+    assert clock.waits == [max(10 - looked_at, 0.0)]

@@ -27,12 +27,32 @@ class TooLate(NodecliError):
     """The node did not answer within the time given to all of them."""
 
 
+class Clock:
+    """The time :func:`ask_each` gives each node: read with ``now()``, a node's answer
+    waited for with ``result(future, seconds)`` (TimeoutError past them). The monotonic
+    clock; the tests give ask_each one of their own, on which a node answers at the
+    time they say, so the boundaries of ``within`` are tested without sleeping."""
+
+    @staticmethod
+    def now() -> float:
+        return time.monotonic()
+
+    @staticmethod
+    def result(future: Future[R], timeout: float) -> R:
+        return future.result(timeout=timeout)
+
+
+MONOTONIC = Clock()
+
+
 def ask_each(items: Sequence[tuple[str, T]], ask: Callable[[T], R], *,
-             within: float | None = None) -> list[tuple[str, R | NodecliError]]:
+             within: float | None = None,
+             clock: Clock = MONOTONIC) -> list[tuple[str, R | NodecliError]]:
     """``ask(item)`` for every ``(name, item)``, at most :data:`MAX_PARALLEL` at once, in
-    the order given. A NodecliError is that node's result; with ``within`` seconds, a
-    node still busy that long after ITS start (a node waiting for a free worker is not
-    charged for the wait) is :class:`TooLate` (its thread is left to finish alone)."""
+    the order given. A NodecliError is that node's result; with ``within`` seconds (on
+    ``clock``), a node still busy that long after ITS start (a node waiting for a free
+    worker is not charged for the wait) is :class:`TooLate` (its thread is left to
+    finish alone)."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
     from concurrent.futures import TimeoutError as Late
@@ -43,7 +63,7 @@ def ask_each(items: Sequence[tuple[str, T]], ask: Callable[[T], R], *,
     started = [0.0] * len(items)
 
     def timed(i: int, item: T) -> R:
-        started[i] = time.monotonic()
+        started[i] = clock.now()
         begun[i].set()
         return ask(item)
 
@@ -57,8 +77,8 @@ def ask_each(items: Sequence[tuple[str, T]], ask: Callable[[T], R], *,
                     results.append((name, future.result()))
                     continue
                 begun[i].wait()  # a worker frees up within ``within`` of its own start
-                left = max(started[i] + within - time.monotonic(), 0.0)
-                results.append((name, future.result(timeout=left)))
+                left = max(started[i] + within - clock.now(), 0.0)
+                results.append((name, clock.result(future, left)))
             except Late:
                 results.append((name, TooLate(f"no answer within {within:g} s")))
             except NodecliError as exc:

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from nodecli.errors import NodecliError, UsageError
-from nodecli.node.events.checkpoint import Checkpoint, CheckpointFile, node_key, resume_path
+from nodecli.node.events.checkpoint import (
+    Checkpoint,
+    CheckpointFile,
+    node_key,
+    pause_for_tests,
+    resume_path,
+)
 from nodecli.node.events.sinks import FileSink, Sink, TextSink
 from nodecli.node.events.stop import GracefulStop
 from nodecli.node.events.tail import TailInterrupted, TailOptions, tail
@@ -251,6 +257,9 @@ def _run_node(run: NodeRun, opts: TailOptions, sink: Sink, stop: FleetStop,
     except TailInterrupted as exc:
         run.emitted += exc.state.emitted
         run.interrupted = True
+        # (the tests' hook: this node ended by the first signal, its count noted; the
+        # thread still alive, as one whose request is in flight at a second signal)
+        pause_for_tests("node-stopped", run.name)
     except NodecliError as exc:
         run.error = exc
     except KeyboardInterrupt:
