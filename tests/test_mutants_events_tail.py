@@ -436,22 +436,10 @@ def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node,
     most twice the base, at least a fifth of it) and says why, its reason cut at 160
     characters (a long type in the URL)."""
     from nodecli.emulator.server import Reply
-    from nodecli.node.events.stop import GracefulStop
 
     log.push_reply(Reply(503, {"error": "busy"}, {"Retry-After": "7"}), Reply(200, b"[x"),
                    Reply(200, [], {"Link": '</events?iteration_token=0>; rel="next"'}))
-    stop, said, naps = GracefulStop(), [], []
-
-    def status(text: str) -> None:
-        said.append(text)
-        if text == "resumed":
-            stop.requested = True
-
-    def sleep(seconds: float) -> None:
-        naps.append(seconds)
-        if len(naps) > 3:  # (never "resumed": end all the same)
-            raise KeyboardInterrupt
-
+    stop, said, naps, status, sleep = _scripted_waits(3)
     flt = EventFilter(type="a" * 100)
     with pytest.raises(tail_mod.TailInterrupted):
         run(node(), tail_mod.TailOptions(flt=flt, since=SINCE, follow=True, retry_base=0.01),
@@ -463,6 +451,27 @@ def test_with_follow_a_retry_waits_its_retry_after_and_a_bad_page_says_why(node,
     assert len(reason) == 160 and reason.endswith("…")
     assert said[2:] == ["resumed"]
     assert naps[0] == 7.0 and 0.002 <= naps[1] <= 0.02
+
+
+def _scripted_waits(most: int):
+    """(stop, said, naps, status, sleep) for a following tail: ``status`` records what is
+    said and asks the tail to stop once it says "resumed"; ``sleep`` records each wait,
+    and ends the tail as Ctrl-C would after ``most`` of them."""
+    from nodecli.node.events.stop import GracefulStop
+
+    stop, said, naps = GracefulStop(), [], []
+
+    def status(text: str) -> None:
+        said.append(text)
+        if text == "resumed":
+            stop.requested = True
+
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) > most:  # (never "resumed": end all the same)
+            raise KeyboardInterrupt
+
+    return stop, said, naps, status, sleep
 
 
 class Draws:
@@ -486,23 +495,12 @@ def test_with_follow_the_backoff_doubles_up_to_the_tails_cap(node, log, monkeypa
     waits are recorded, not slept."""
     from nodecli.emulator.server import Reply
     from nodecli.http import errors
-    from nodecli.node.events.stop import GracefulStop
 
     draws = Draws(low)
     monkeypatch.setattr(errors, "random", draws)
     log.push_reply(*[Reply(200, b"[x")] * 4,
                    Reply(200, [], {"Link": '</events?iteration_token=0>; rel="next"'}))
-    stop, naps = GracefulStop(), []
-
-    def status(text: str) -> None:
-        if text == "resumed":
-            stop.requested = True
-
-    def sleep(seconds: float) -> None:
-        naps.append(seconds)
-        if len(naps) > 4:  # (never "resumed": end all the same)
-            raise KeyboardInterrupt
-
+    stop, _, naps, status, sleep = _scripted_waits(4)
     with pytest.raises(tail_mod.TailInterrupted):
         run(node(), tail_mod.TailOptions(since=SINCE, follow=True, retry_base=1.0,
                                          retry_cap=2.0), status=status, stop=stop,
