@@ -344,12 +344,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
     finally:
         app.term.status.clear()
     if out_file is not None:  # a file shows nothing on the terminal: say what went in
-        app.term.info(f"wrote {count_text(state.emitted)} to {output_file}")
+        app.term.info(f"wrote {counted(state.emitted, 'event')} to {output_file}")
     app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
-
-
-def count_text(n: int) -> str:
-    return counted(n, "event")
 
 
 def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
@@ -389,7 +385,7 @@ def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
             client.close()
     fleet.end_merged(app, runs, failures, resumable=bool(resume_name or output_file),
                      done=None if output_file is None else lambda n: (
-                         f"wrote {count_text(n)} from {len(runs)} node(s) to {output_file}"))
+                         f"wrote {counted(n, 'event')} from {len(runs)} node(s) to {output_file}"))
 
 
 def _from_env(ctx: click.Context, name: str) -> bool:

@@ -14,7 +14,6 @@ from nodecli.cli.app import App
 from nodecli.cli.common import Count, UserPath, fleet_names, fleet_options, output_option, pass_app
 from nodecli.cli.events import (
     complete_checkpoints,
-    count_text,
     events,
     glob_opt,
     reconnect_status,
@@ -24,7 +23,13 @@ from nodecli.cli.events import (
     type_opt,
 )
 from nodecli.cli.remote import node_options, open_node_client, pop_node_options
-from nodecli.errors import Interrupted, NotFoundError, UsageError, interrupted_after
+from nodecli.errors import (
+    Interrupted,
+    NotFoundError,
+    UsageError,
+    counted,
+    interrupted_after,
+)
 
 SINK_ENV = ("NODECLI_SINK_TOKEN", "NODECLI_SINK_USER", "NODECLI_SINK_PASSWORD")
 
@@ -247,8 +252,8 @@ def ship_cmd_impl(app: App, to_url: str, follow: bool, type_: str | None,
             sink.close()  # the batches still in flight first
             sink.batch.close()
     where = _shown(to_url)
-    batches = f" in {sink.batches} batch{'' if sink.batches == 1 else 'es'}" if sink else ""
-    app.term.info(f"shipped {count_text(state.emitted)} to {where}{batches}")
+    batches = f" in {counted(sink.batches, 'batch', 'batches')}" if sink else ""
+    app.term.info(f"shipped {counted(state.emitted, 'event')} to {where}{batches}")
 
 
 def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_url: str,
@@ -310,7 +315,7 @@ def _fleet_ship(app: App, conn: dict[str, Any], names: list[str], opts: Any, to_
         for _, client in clients:
             client.close()
     fleet.end_merged(app, runs, failures, resumable=True, done=lambda n: (
-        f"shipped {count_text(n)} from {len(runs)} node(s) to {_shown(to_url)}"))
+        f"shipped {counted(n, 'event')} from {len(runs)} node(s) to {_shown(to_url)}"))
 
 
 @events.command("ship")
