@@ -349,7 +349,8 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
             eta = f", ETA {describe_delta(left)}"
     r = row(t)
     return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}{eta}, "
-            f"{r['rate']}, {'?' if r['files'] is None else r['files']} files, "  # never None
+            # (row keeps a count the node left out as null, for -o json; here it is ?)
+            f"{r['rate']}, {'?' if r['files'] is None else r['files']} files, "
             f"{describe_delta(elapsed)}")
 
 
