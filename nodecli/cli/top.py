@@ -26,10 +26,6 @@ class Feed:
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="top-feed", daemon=True)
 
-    def start(self) -> Feed:
-        self.thread.start()
-        return self
-
     def stop(self) -> None:
         self._stop.set()
 
@@ -40,7 +36,7 @@ class Feed:
         refresh still in flight then is not waited for (the node may be slow), and
         what it says from then on is not shown: the command's last line stays last."""
         with term.held():
-            self.start()
+            self.thread.start()
             try:
                 yield self
             finally:
