@@ -271,6 +271,22 @@ def spawn_stdout_to(out: Path, args: Sequence[str], env: dict[str, str], **spawn
                          **{"timeout": 30, **spawn})
 
 
+def enter_password_twice(child, user: str, password: str) -> int | None:
+    """Answer a pty child's password question for ``user`` and its confirmation, then
+    wait for its end: its exit status (the child is closed in any case)."""
+    import pexpect
+
+    try:
+        child.expect(f"Password for {user}: ")
+        child.sendline(password)
+        child.expect("Repeat for confirmation: ")
+        child.sendline(password)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    return child.exitstatus
+
+
 def _show_stacks(child) -> None:
     """A pty child still running when its test ends (hung, or the test failed first):
     SIGABRT makes it print every thread's stack (PYTHONFAULTHANDLER, set by

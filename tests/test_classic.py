@@ -13,7 +13,7 @@ import pytest
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
 from nodecli.users.passwords import verify_password
-from tests.conftest import REPO_ROOT, subprocess_env
+from tests.conftest import REPO_ROOT, enter_password_twice, subprocess_env
 
 
 def _store(home) -> ConfigStore:
@@ -153,15 +153,7 @@ def test_classic_add_prompts_twice_in_a_pty(home):
                           timeout=30)
     seen = io.StringIO()
     child.logfile_read = seen
-    try:
-        child.expect("Password for usr1: ")
-        child.sendline("pass1")
-        child.expect("Repeat for confirmation: ")
-        child.sendline("pass1")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-    assert child.exitstatus == 0, seen.getvalue()
+    assert enter_password_twice(child, "usr1", "pass1") == 0, seen.getvalue()
     assert "pass1" not in seen.getvalue()
     assert verify_password("pass1", _store(home).load().users["usr1"].password_hash)
 
@@ -172,13 +164,5 @@ def test_classic_modify_prompts_when_p_omitted_in_a_pty(home, invoke):
     child = pexpect.spawn(sys.executable, ["-m", "nodecli", "-mu", "usr1"],
                           env=subprocess_env(), cwd=str(REPO_ROOT), encoding="utf-8",
                           timeout=30)
-    try:
-        child.expect("Password for usr1: ")
-        child.sendline("new")
-        child.expect("Repeat for confirmation: ")
-        child.sendline("new")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-    assert child.exitstatus == 0
+    assert enter_password_twice(child, "usr1", "new") == 0
     assert verify_password("new", _store(home).load().users["usr1"].password_hash)

@@ -14,7 +14,7 @@ import pytest
 from nodecli.config.paths import resolve_paths
 from nodecli.config.store import ConfigStore
 from nodecli.users.passwords import verify_password
-from tests.conftest import REPO_ROOT, spawn_stdout_to, subprocess_env
+from tests.conftest import REPO_ROOT, enter_password_twice, spawn_stdout_to, subprocess_env
 
 
 def _store(home) -> ConfigStore:
@@ -225,19 +225,17 @@ def test_interactive_prompt_with_confirmation_in_a_pty(home):
                           timeout=30)
     seen = io.StringIO()
     child.logfile_read = seen
-    child.expect("Password for usr1: ")
-    child.sendline("first-try")
-    child.expect("Repeat for confirmation: ")
-    child.sendline("different")
-    child.expect("Error: The two entered values do not match.")
-    child.expect("Password for usr1: ")
-    child.sendline("s3cret!")
-    child.expect("Repeat for confirmation: ")
-    child.sendline("s3cret!")
-    child.expect(pexpect.EOF)
-    child.close()
+    try:
+        child.expect("Password for usr1: ")
+        child.sendline("first-try")
+        child.expect("Repeat for confirmation: ")
+        child.sendline("different")
+        child.expect("Error: The two entered values do not match.")
+        code = enter_password_twice(child, "usr1", "s3cret!")  # asked again
+    finally:
+        child.close(force=True)
     output = seen.getvalue()
-    assert child.exitstatus == 0, output
+    assert code == 0, output
     assert "added node user 'usr1'" in output
     assert "s3cret" not in output and "first-try" not in output  # never echoed
     assert verify_password("s3cret!", _store(home).load().users["usr1"].password_hash)
@@ -246,20 +244,10 @@ def test_interactive_prompt_with_confirmation_in_a_pty(home):
 def test_the_password_prompt_is_on_the_terminal_when_stdout_is_a_file(home, tmp_path):
     """`nodecli user add usr1 -x aspera > added.txt`: the questions still reach the
     person at the terminal (stderr); the file holds only what the command says."""
-    import pexpect
-
     out = tmp_path / "added.txt"
     child = spawn_stdout_to(out, ["user", "add", "usr1", "--xuser", "aspera"],
                             subprocess_env())
-    try:
-        child.expect("Password for usr1: ")
-        child.sendline("s3cret!")
-        child.expect("Repeat for confirmation: ")
-        child.sendline("s3cret!")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-    assert child.exitstatus == 0
+    assert enter_password_twice(child, "usr1", "s3cret!") == 0
     assert "Password" not in out.read_text() and "s3cret" not in out.read_text()
     assert verify_password("s3cret!", _store(home).load().users["usr1"].password_hash)
 
