@@ -347,9 +347,8 @@ def progress_line(t: dict[str, Any], elapsed: float) -> str:
         left = seconds_left(max(total - done, 0), t.get("current_rate_kbps"))
         if t.get("status") == "running" and left is not None:
             eta = f", ETA {describe_delta(left)}"
-    r = row(t)
+    r = row(t)  # (a file count the node left out stays None there, null in -o json)
     return (f"{sanitize(t.get('id'))} {sanitize(t.get('status'))} {size}{eta}, "
-            # (row keeps a count the node left out as null, for -o json; here it is ?)
             f"{r['rate']}, {'?' if r['files'] is None else r['files']} files, "
             f"{describe_delta(elapsed)}")
 
