@@ -243,7 +243,7 @@ def test_a_merged_tail_on_a_terminal_shows_a_files_progress_only(n1, log, tmp_pa
     status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--all-nodes", "--since", "1h",
                                               "--to", str(out)), env)
     assert status == 0, said
-    assert re.search(rf"1 events written; last event \S+; to {re.escape(str(out))} ", said), said
+    assert re.search(rf"1 event written; last event \S+; to {re.escape(str(out))} ", said), said
     status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--all-nodes", "--since", "1h",
                                               "-o", "jsonl"), env)
     assert status == 0 and "written" not in said, said
@@ -342,40 +342,41 @@ def test_plain_on_a_terminal_is_plain_and_pretty_without_colour_is_cut(node_env,
     assert len(pretty_line(shown, 100)) == 100
 
 
-def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, tmp_path):
+def _tail_to_a_file_on_a_pty(node_env, out) -> str:
+    """``events tail --since 1h --to out`` on a real terminal of its own width, to its
+    end (exit 0): all it showed."""
     from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
 
+    env = subprocess_env(dict(node_env, TERM="xterm"))
+    del env["COLUMNS"]
+    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "--to",
+                                              str(out)), env)
+    assert status == 0, said
+    return said
+
+
+def test_a_file_on_a_terminal_shows_how_far_it_has_got(node_env, log, emulator, tmp_path):
     stamp = "2026-01-02T03:04:05.000000Z" + "\x1b[31m" + "x" * 30  # cut at 40, made safe
     log.generate(1)  # (the next page, after the canned one: nothing new)
     log.push_reply(Reply(200, json.dumps([{"id": "7", "time": stamp, "types": ["file.created"],
                                            "data": {}}]).encode(),
                          {"Link": f'<{emulator.url}/events?iteration_token=1>; rel="next"'}))
     out = tmp_path / "ev\x1b[2Jents.jsonl"
-    env = subprocess_env(dict(node_env, TERM="xterm"))
-    del env["COLUMNS"]
-    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "--to",
-                                              str(out)), env)
-    assert status == 0, said
+    said = _tail_to_a_file_on_a_pty(node_env, out)
     shown = str(out).replace("\x1b[2J", "")
-    assert (f"\u280b 1 events written; last event 2026-01-02T03:04:05.000000Z{'x' * 13}; "
+    assert (f"\u280b 1 event written; last event 2026-01-02T03:04:05.000000Z{'x' * 13}; "
             f"to {shown} \u00b7 ") in said
     assert said.endswith(f"\r\x1b[Kwrote 1 event to {shown}\r\n"), said
 
 
 def test_a_file_on_a_terminal_with_events_of_no_time_says_none(node_env, log, emulator,
                                                                 tmp_path):
-    from tests.conftest import nodecli_cmd, pty_to_the_end, subprocess_env
-
     log.generate(1)  # (the next page, after the canned one: nothing new)
     log.push_reply(Reply(200, b'[{"id": "7", "types": ["file.created"], "data": {}}]',
                          {"Link": f'<{emulator.url}/events?iteration_token=1>; rel="next"'}))
     out = tmp_path / "events.jsonl"
-    env = subprocess_env(dict(node_env, TERM="xterm"))
-    del env["COLUMNS"]
-    status, said = pty_to_the_end(nodecli_cmd("events", "tail", "--since", "1h", "--to",
-                                              str(out)), env)
-    assert status == 0, said
-    assert f"\u280b 1 events written; to {out} \u00b7 " in said, said
+    said = _tail_to_a_file_on_a_pty(node_env, out)
+    assert f"\u280b 1 event written; to {out} \u00b7 " in said, said
 
 
 # --- events list: what goes to stderr with a page --------------------------------------------

@@ -654,7 +654,7 @@ def test_every_node_with_a_window_of_one_sends_nothing_past_a_refused_batch(
                "--resume", "w1", "--batch", "1", "--window", "1",
                env={"NODECLI_SINK_CACERT": emulator.ca_file})
     assert r.exit_code == 6, r.stderr
-    assert "n1: the collector refused batch n1:1:1 (1 events)" in r.stderr
+    assert "n1: the collector refused batch n1:1:1 (1 event)" in r.stderr
     assert collector.state.posts == 1  # batch 2 waits for batch 1: it is never sent
 
 

@@ -92,7 +92,7 @@ def test_which_answers_are_delivery_a_failure_or_a_refusal(sink_of, collector, s
     if outcome == "retryable":
         assert err.value.message.startswith("the collector did not take batch n1:1:1: ")
     else:
-        assert err.value.message.startswith("the collector refused batch n1:1:1 (1 events): ")
+        assert err.value.message.startswith("the collector refused batch n1:1:1 (1 event): ")
         assert err.value.hint is not None and "--dead-letter FILE" in err.value.hint
     assert collector.state.posts == 1
 

@@ -345,7 +345,8 @@ def tail_cmd(app: App, follow: bool, type_: str | None, type_glob: str | None,
         app.term.status.clear()
     if out_file is not None:  # a file shows nothing on the terminal: say what went in
         app.term.info(f"wrote {counted(state.emitted, 'event')} to {output_file}")
-    app.term.debug(f"{state.emitted} events from {state.start}; stopped: {state.stopped_by}")
+    app.term.debug(f"{counted(state.emitted, 'event')} from {state.start}; "
+                   f"stopped: {state.stopped_by}")
 
 
 def _fleet_tail(app: App, conn: dict[str, Any], names: list[str], opts: Any, *,
@@ -469,7 +470,7 @@ def _file_progress(app: App, path: str | None) -> Any:
 
     def show(written: int, last_time: Any) -> None:
         when = f"; last event {sanitize(str(last_time))[:40]}" if last_time else ""
-        app.term.status.show(f"{written} events written{when}; to {sanitize(path)}")
+        app.term.status.show(f"{counted(written, 'event')} written{when}; to {sanitize(path)}")
 
     return show
 

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from nodecli.cli.app import App
-from nodecli.errors import Interrupted, NodecliError, interrupted_after
+from nodecli.errors import Interrupted, NodecliError, counted, interrupted_after
 from nodecli.render import Column
 
 
@@ -79,7 +79,7 @@ def end_merged(app: App, runs: list[Any], failures: list[tuple[str, NodecliError
                           if resumable else None)
     if done is not None:
         app.term.info(done(total))
-    app.term.debug("; ".join(f"{r.name}: {r.emitted} events" for r in runs))
+    app.term.debug("; ".join(f"{r.name}: {counted(r.emitted, 'event')}" for r in runs))
     finish(worst(failures))
 
 

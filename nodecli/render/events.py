@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nodecli.errors import shorten
+from nodecli.errors import counted, shorten
 from nodecli.remote_json import strings
 from nodecli.render.numbers import human_bytes, human_rate
 from nodecli.render.text import iso_time, sanitize
@@ -109,7 +109,7 @@ def transfer_summary(data: dict[str, Any], whole: bool = False) -> str:
     parts.append(f"target {human_rate(_int(data.get('target_rate_kbps')))}")
     files = _int(data.get("files_completed"))
     if files:
-        parts.append(f"{files} files")
+        parts.append(counted(files, "file"))
     code = _int(data.get("error_code"))
     if code:
         parts.append(f"error {code}: {clean(data.get('error_desc'), cut())}")

@@ -205,7 +205,7 @@ class Ledger:
                 break
             if status is not None and not told:
                 status(f"waiting up to {seconds:.0f} s for the reader to take the last "
-                       f"{self.unread_events()} events")
+                       f"{counted(self.unread_events(), 'event')}")
                 told = True
             time.sleep(0.02)
         return self.unread_events()

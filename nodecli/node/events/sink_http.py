@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nodecli.errors import AuthError, NodecliError, RemoteError, UsageError, shorten
+from nodecli.errors import (
+    AuthError,
+    NodecliError,
+    RemoteError,
+    UsageError,
+    counted,
+    shorten,
+)
 from nodecli.node.events.batch import Shipped, SinkContext, SinkError
 
 if TYPE_CHECKING:
@@ -89,7 +96,7 @@ class HttpSink:
 
     def _refused(self, batch: Sequence[Shipped], key: str, exc: NodecliError) -> None:
         if self.ctx.dead_letter is None:
-            raise SinkError(f"the collector refused batch {key} ({len(batch)} events): "
+            raise SinkError(f"the collector refused batch {key} ({counted(len(batch), 'event')}): "
                             f"{shorten(exc.message, 300)}",
                             hint="the checkpoint stays before this batch; fix what the "
                                  "collector says, or set refused batches aside with "
@@ -97,7 +104,7 @@ class HttpSink:
         dead_letter(self.ctx.dead_letter, batch)
         self.set_aside += 1
         if self.ctx.notice is not None:
-            self.ctx.notice(f"the collector refused batch {key} ({len(batch)} events): "
+            self.ctx.notice(f"the collector refused batch {key} ({counted(len(batch), 'event')}): "
                             f"{shorten(exc.message, 200)}; set aside in {self.ctx.dead_letter}")
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ from nodecli.errors import (
     NotFoundError,
     RemoteError,
     UsageError,
+    counted,
     interrupted_after,
     shorten,
 )
@@ -169,7 +170,7 @@ def tail(client: Client, opts: TailOptions, sink: Sink, *,
     if said and notice is not None:
         notice(said)
     elif left and notice is not None:
-        notice(f"the reader did not take the last {left} events from the pipe; the "
+        notice(f"the reader did not take the last {counted(left, 'event')} from the pipe; the "
                "checkpoint stops before them, so they are sent again next time")
     return st
 
